@@ -1,0 +1,228 @@
+"""Per-call time of the dynamics from Python: dynamics_cy's kernels and facade next to Pinocchio and
+pydrake, measured in one process. Prints a markdown table of medians (µs) and ratios to Pinocchio.
+
+    python benchmarks/bench_dynamics.py [--repeats 15] [--calls 2000]
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import sysconfig
+import time
+from pathlib import Path
+
+import numpy as np
+
+import dynamics_cy as dc
+
+REPO = Path(__file__).resolve().parent.parent
+ROBOT_DATA = Path(sysconfig.get_paths()["purelib"]) / "cmeel.prefix" / "share" / "example-robot-data"
+OPS = ("gravity", "inverse dynamics", "mass matrix", "forward dynamics", "frame pose", "jacobian")
+
+
+def median_us(fn, calls: int, repeats: int) -> float:
+    for _ in range(calls // 10):
+        fn()
+    samples = []
+    for _ in range(repeats):
+        t0 = time.perf_counter_ns()
+        for _ in range(calls):
+            fn()
+        samples.append((time.perf_counter_ns() - t0) / calls / 1e3)
+    return float(np.median(samples))
+
+
+class Model:
+    """A robot as loaded by each implementation, with two states to alternate (no caching)."""
+
+    def __init__(self, label, path, weld=None, drake=True):
+        self.label, self.path, self.weld, self.drake_ok = label, str(path), weld, drake
+        self.plant = self._load(dc)
+        self.nv = self.plant.num_velocities()
+        rng = np.random.default_rng(0)
+        self.states = []
+        for _ in range(2):
+            q = self.plant.GetDefaultPositions() + rng.normal(size=self.plant.num_positions()) * 0.3
+            if self.plant.GetFloatingBaseBodies():
+                q[:4] /= np.linalg.norm(q[:4])
+            self.states.append((q, rng.normal(size=self.nv), rng.normal(size=self.nv), rng.normal(size=self.nv)))
+        frames = [self.plant.get_frame(i) for i in range(self.plant.num_frames())]
+        self.frame = max(frames, key=lambda f: len(self._path_to_world(f.body())))
+
+    def _path_to_world(self, body):
+        path = []
+        while not body.is_world_body():
+            j = body.inboard_joint()
+            path.append(j)
+            body = j.parent_body()
+        return path
+
+    def _load(self, module):
+        plant = module.MultibodyPlant(0.0)
+        parser = module.Parser(plant, nonphysical_inertia="warn") if module is dc else module.Parser(plant)
+        if ROBOT_DATA.is_dir():
+            parser.package_map().Add("example-robot-data", str(ROBOT_DATA))
+        parser.AddModels(self.path)
+        if self.weld:
+            plant.WeldFrames(plant.world_frame(), plant.GetFrameByName(self.weld))
+        plant.Finalize()
+        return plant
+
+
+def bench_ours(m: Model, calls, repeats) -> dict:
+    k = m.plant.kernels()
+    out, M, X, J = np.zeros(m.nv), np.zeros((m.nv, m.nv)), np.zeros((4, 4)), np.zeros((6, m.nv))
+    s = m.states
+    f = m.frame
+    i = [0]
+
+    def st():
+        i[0] ^= 1
+        return s[i[0]]
+
+    kernel = {
+        "gravity": lambda: k.gravity(st()[0], out),
+        "inverse dynamics": lambda: k.inverse_dynamics(*st()[:3], out),
+        "mass matrix": lambda: k.mass_matrix(st()[0], M),
+        "forward dynamics": lambda: k.forward_dynamics(st()[0], st()[1], st()[3], out),
+        "frame pose": lambda: k.frame_pose(st()[0], f, X),
+        "jacobian": lambda: k.jacobian(st()[0], f, J),
+    }
+    plant, ctx = m.plant, m.plant.CreateDefaultContext()
+    forces = dc.MultibodyForces(plant)
+    W = plant.world_frame()
+
+    def set_state():
+        q, v, vd, tau = st()
+        plant.SetPositions(ctx, q)
+        plant.SetVelocities(ctx, v)
+        return vd, tau
+
+    facade = {
+        "gravity": lambda: (set_state(), plant.CalcGravityGeneralizedForces(ctx)),
+        "inverse dynamics": lambda: plant.CalcInverseDynamics(ctx, set_state()[0], forces),
+        "mass matrix": lambda: (set_state(), plant.CalcMassMatrix(ctx)),
+        "forward dynamics": lambda: plant.CalcForwardDynamics(ctx, set_state()[1]),
+        "frame pose": lambda: (set_state(), plant.CalcRelativeTransform(ctx, W, f)),
+        "jacobian": lambda: (set_state(), plant.CalcJacobianSpatialVelocity(
+            ctx, dc.JacobianWrtVariable.kV, f, np.zeros(3), W, W)),
+    }
+    return {"dynamics_cy kernels": {op: median_us(kernel[op], calls, repeats) for op in OPS},
+            "dynamics_cy facade": {op: median_us(facade[op], calls // 4, repeats) for op in OPS}}
+
+
+def bench_pinocchio(m: Model, calls, repeats) -> dict:
+    try:
+        import pinocchio as pin
+    except ImportError:
+        return {}
+    free = bool(m.plant.GetFloatingBaseBodies())
+    model = pin.buildModelFromUrdf(m.path, pin.JointModelFreeFlyer()) if free else pin.buildModelFromUrdf(m.path)
+    if model.nv != m.nv:
+        return {}
+    data = model.createData()
+    rng = np.random.default_rng(1)
+    qs = [pin.randomConfiguration(model, -np.ones(model.nq), np.ones(model.nq)) for _ in range(2)]
+    v, a, tau = (rng.normal(size=model.nv) for _ in range(3))
+    fid = model.getFrameId(m.frame.name()) if model.existFrame(m.frame.name()) else model.nframes - 1
+    i = [0]
+
+    def q():
+        i[0] ^= 1
+        return qs[i[0]]
+
+    def pose():
+        pin.forwardKinematics(model, data, q())
+        return pin.updateFramePlacement(model, data, fid)
+
+    ops = {
+        "gravity": lambda: pin.computeGeneralizedGravity(model, data, q()),
+        "inverse dynamics": lambda: pin.rnea(model, data, q(), v, a),
+        "mass matrix": lambda: pin.crba(model, data, q()),
+        "forward dynamics": lambda: pin.aba(model, data, q(), v, tau),
+        "frame pose": pose,
+        "jacobian": lambda: pin.computeFrameJacobian(model, data, q(), fid, pin.LOCAL_WORLD_ALIGNED),
+    }
+    return {"Pinocchio " + pin.__version__: {op: median_us(ops[op], calls, repeats) for op in OPS}}
+
+
+def bench_drake(m: Model, calls, repeats) -> dict:
+    try:
+        import pydrake
+        from pydrake.multibody import parsing, plant as dplant, tree
+    except ImportError:
+        return {}
+    if not m.drake_ok:
+        return {}
+    logging.getLogger("drake").setLevel(logging.ERROR)
+
+    class Module:
+        MultibodyPlant, Parser = dplant.MultibodyPlant, parsing.Parser
+
+    plant = m._load(Module)
+    ctx = plant.CreateDefaultContext()
+    forces = tree.MultibodyForces(plant)
+    W, f = plant.world_frame(), plant.GetFrameByName(m.frame.name())
+    i = [0]
+
+    def set_state():
+        i[0] ^= 1
+        q, v, vd, tau = m.states[i[0]]
+        plant.SetPositions(ctx, q)
+        plant.SetVelocities(ctx, v)
+        return vd, tau
+
+    ops = {
+        "gravity": lambda: (set_state(), plant.CalcGravityGeneralizedForces(ctx)),
+        "inverse dynamics": lambda: plant.CalcInverseDynamics(ctx, set_state()[0], forces),
+        "mass matrix": lambda: (set_state(), plant.CalcMassMatrix(ctx)),
+        "frame pose": lambda: (set_state(), plant.CalcRelativeTransform(ctx, W, f)),
+        "jacobian": lambda: (set_state(), plant.CalcJacobianSpatialVelocity(
+            ctx, tree.JacobianWrtVariable.kV, f, np.zeros(3), W, W)),
+    }
+    return {"pydrake " + pydrake.__version__ if hasattr(pydrake, "__version__") else "pydrake":
+            {op: median_us(ops[op], calls // 4, repeats) if op in ops else float("nan") for op in OPS}}
+
+
+def table(m: Model, results: dict) -> str:
+    peer = next((r for name, r in results.items() if name.startswith("Pinocchio")), None)
+    lines = [f"### {m.label} (nv = {m.nv}, frame '{m.frame.name()}')", "",
+             "| implementation | " + " | ".join(OPS) + " |", "|---|" + "---:|" * len(OPS)]
+    for name, r in results.items():
+        cells = []
+        for op in OPS:
+            t = r[op]
+            ratio = f" ({t / peer[op]:.2f}×)" if peer and not np.isnan(t) else ""
+            cells.append("n/a" if np.isnan(t) else f"{t:.2f}{ratio}")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--repeats", type=int, default=15, help="batches per measurement (median reported)")
+    ap.add_argument("--calls", type=int, default=2000, help="calls per batch")
+    args = ap.parse_args(argv)
+    logging.getLogger("dynamics_cy").setLevel(logging.ERROR)
+    models = [Model("KUKA iiwa14 (configs/robots)", REPO / "configs" / "robots" / "iiwa14.urdf")]
+    if ROBOT_DATA.is_dir():
+        robots = ROBOT_DATA / "robots"
+        models += [Model("Franka Panda, base welded", robots / "panda_description/urdf/panda.urdf", weld="panda_link0"),
+                   Model("Unitree G1 humanoid, floating", robots / "g1_description/urdf/g1_29dof_rev_1_0.urdf"),
+                   Model("Talos humanoid (reduced), floating", robots / "talos_data/robots/talos_reduced.urdf",
+                         drake=False)]
+    else:
+        print("example-robot-data is not installed: only the iiwa is measured", file=sys.stderr)
+    print("Median µs per call from Python (ratio to Pinocchio); lower is better. "
+          "Facade and pydrake rows include setting q and v in the context.\n")
+    for m in models:
+        results = bench_ours(m, args.calls, args.repeats)
+        results.update(bench_pinocchio(m, args.calls, args.repeats))
+        results.update(bench_drake(m, args.calls, args.repeats))
+        print(table(m, results) + "\n", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

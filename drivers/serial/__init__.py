@@ -1,0 +1,43 @@
+"""Serial link to a motor-controller board: protocol, codec and stream parser.
+
+See docs/serial_protocol.md. A driver keeps one FrameEncoder for what it sends and one
+StreamParser for what it receives; both are built for the robot's joint count.
+"""
+from .codec import FrameDecoder, FrameEncoder, read_header
+from .crc import CRC32_CHECK, crc32
+from .errors import CrcError, HeaderError, JointCountError, PayloadError, ProtocolError
+from .messages import (
+    Command,
+    Config,
+    ConfigRequest,
+    FaultReport,
+    Heartbeat,
+    JointState,
+    LatestMessages,
+    Message,
+)
+from .parser import LinkStats, StreamParser
+from .protocol import (
+    MAX_FAULT_TEXT,
+    MAX_FRAME_SIZE,
+    MAX_JOINTS,
+    NO_JOINT,
+    PROTOCOL_VERSION,
+    CommandMode,
+    EffortKind,
+    FaultCode,
+    JointKind,
+    MsgType,
+    NodeState,
+    StatusFlag,
+    frame_size,
+)
+
+__all__ = [
+    "CRC32_CHECK", "MAX_FAULT_TEXT", "MAX_FRAME_SIZE", "MAX_JOINTS", "NO_JOINT",
+    "PROTOCOL_VERSION", "Command", "CommandMode", "Config", "ConfigRequest", "CrcError",
+    "EffortKind", "FaultCode", "FaultReport", "FrameDecoder", "FrameEncoder", "HeaderError",
+    "Heartbeat", "JointCountError", "JointKind", "JointState", "LatestMessages", "LinkStats",
+    "Message", "MsgType", "NodeState", "PayloadError", "ProtocolError", "StatusFlag",
+    "StreamParser", "crc32", "frame_size", "read_header",
+]

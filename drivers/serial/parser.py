@@ -1,0 +1,181 @@
+"""Resynchronising stream parser: bytes in, checked and decoded messages out, link counters kept."""
+import time
+from collections import deque
+from dataclasses import dataclass
+
+from .codec import FrameDecoder, read_header
+from .errors import CrcError, HeaderError, JointCountError, PayloadError, ProtocolError
+from .protocol import CRC_SIZE, HEADER_SIZE, MAX_FRAME_SIZE, SYNC
+
+
+@dataclass(slots=True)
+class LinkStats:
+    """Counters of one receive direction since the parser was made (plain ints, never reset).
+
+    bytes_received = bytes of accepted frames + bytes_dropped + StreamParser.buffered.
+    """
+
+    bytes_received: int = 0
+    frames_ok: int = 0  # frames accepted and decoded
+    crc_errors: int = 0
+    header_errors: int = 0  # bad version, type or length after a sync pattern
+    payload_errors: int = 0  # intact frames (CRC good) with invalid content
+    joint_count_errors: int = 0  # intact frames for another joint count
+    resyncs: int = 0  # times the parser lost framing and had to hunt for sync
+    bytes_dropped: int = 0  # bytes that were not part of an accepted frame
+    seq_gaps: int = 0  # accepted frames whose seq did not follow the previous one
+    frames_missed: int = 0  # seq numbers skipped by forward gaps (u16 wraparound aware)
+    last_frame_ns: int = 0  # clock reading when the last frame was accepted
+
+    def age_ns(self, now_ns: int) -> int:
+        """How stale the link is: time since the last accepted frame."""
+        return now_ns - self.last_frame_ns
+
+
+class StreamParser:
+    """Finds frames in a byte stream, decodes them into `latest`, counts what went wrong.
+
+    feed() takes reads of any size and chunking. A bad header or CRC drops one byte and
+    hunts for the next sync pattern, so the frames after a corrupted one are recovered; an
+    intact frame with bad content (e.g. another joint count) is skipped whole. Rejections are
+    counted in `stats` and kept in `errors` (the most recent 64) -- feed() does not raise,
+    unless `strict`: then it raises the first error of the call after consuming all its bytes.
+    `on_message(msg)` is called for each accepted message; `msg` is the container in
+    `latest`, valid until the next frame of its type.
+    """
+
+    def __init__(
+        self,
+        joint_count: int,
+        on_message=None,
+        *,
+        strict: bool = False,
+        clock=time.monotonic_ns,
+        buffer_size: int = 4096,
+    ):
+        if buffer_size < MAX_FRAME_SIZE:
+            raise ValueError(f"buffer_size must be at least {MAX_FRAME_SIZE}, got {buffer_size}")
+        self._decoder = FrameDecoder(joint_count)
+        self.latest = self._decoder.latest
+        self.stats = LinkStats()
+        self.errors = deque(maxlen=64)
+        self.on_message = on_message
+        self.strict = strict
+        self._clock = clock
+        self._buffer = bytearray(buffer_size)
+        self._view = memoryview(self._buffer)
+        self._head = 0  # first unparsed byte
+        self._tail = 0  # end of buffered bytes
+        self._last_seq = -1
+        self._hunting = False
+        self._first_error = None
+
+    @property
+    def buffered(self) -> int:
+        """Bytes held back: the start of a frame whose rest has not arrived yet."""
+        return self._tail - self._head
+
+    def feed(self, data) -> int:
+        """Consumes `data` (a bytes-like object); returns the number of frames accepted."""
+        src = memoryview(data)
+        size = len(src)
+        self.stats.bytes_received += size
+        frames_before = self.stats.frames_ok
+        done = 0
+        while done < size:
+            self._compact()
+            count = min(len(self._buffer) - self._tail, size - done)
+            self._view[self._tail : self._tail + count] = src[done : done + count]
+            self._tail += count
+            done += count
+            self._scan()
+        if self.strict and self._first_error is not None:
+            error, self._first_error = self._first_error, None
+            raise error
+        return self.stats.frames_ok - frames_before
+
+    def _compact(self):
+        """Moves the held-back bytes to the start of the buffer."""
+        kept = self._tail - self._head
+        if kept and self._head:
+            self._view[:kept] = self._view[self._head : self._tail]
+        self._head, self._tail = 0, kept
+
+    def _scan(self):
+        buf, end, stats = self._buffer, self._tail, self.stats
+        while True:
+            p = self._head
+            start = buf.find(SYNC, p, end)
+            if start < 0:  # keep a trailing first sync byte: its partner may come next
+                keep = 1 if end > p and buf[end - 1] == SYNC[0] else 0
+                self._drop(end - p - keep)
+                return
+            self._drop(start - p)
+            p = start
+            if end - p < HEADER_SIZE:
+                return
+            try:
+                msg_type, length, seq = read_header(buf, p)
+            except HeaderError as error:
+                stats.header_errors += 1
+                self._reject(error)
+                self._drop(1)
+                continue
+            size = HEADER_SIZE + length + CRC_SIZE
+            if end - p < size:
+                return
+            try:
+                msg = self._decoder.decode(self._view[p : p + size], (msg_type, length, seq))
+            except CrcError as error:
+                stats.crc_errors += 1
+                self._reject(error)
+                self._drop(1)
+                continue
+            except JointCountError as error:
+                stats.joint_count_errors += 1
+                self._skip_intact(error, size)
+                continue
+            except PayloadError as error:
+                stats.payload_errors += 1
+                self._skip_intact(error, size)
+                continue
+            self._head = p + size
+            self._accept(msg)
+
+    def _drop(self, count: int):
+        """Discards `count` bytes at the head while hunting for sync."""
+        if count:
+            self._head += count
+            self.stats.bytes_dropped += count
+            if not self._hunting:
+                self._hunting = True
+                self.stats.resyncs += 1
+
+    def _skip_intact(self, error: ProtocolError, size: int):
+        """Skips a rejected frame whose CRC was good: framing is intact, no resync."""
+        self._reject(error)
+        self._head += size
+        self.stats.bytes_dropped += size
+        self._hunting = False
+
+    def _reject(self, error: ProtocolError):
+        self.errors.append(error)
+        if self.strict and self._first_error is None:
+            self._first_error = error
+
+    def _accept(self, msg):
+        stats = self.stats
+        now = self._clock()
+        msg.rx_time_ns = now
+        stats.last_frame_ns = now
+        stats.frames_ok += 1
+        self._hunting = False
+        if self._last_seq >= 0:
+            gap = (msg.seq - self._last_seq - 1) & 0xFFFF
+            if gap:
+                stats.seq_gaps += 1
+                if gap < 0x8000:  # a backward jump (the sender restarted) misses nothing
+                    stats.frames_missed += gap
+        self._last_seq = msg.seq
+        if self.on_message is not None:
+            self.on_message(msg)

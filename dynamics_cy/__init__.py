@@ -1,0 +1,24 @@
+"""dynamics_cy: compiled multibody dynamics with pydrake's MultibodyPlant API.
+
+    from dynamics_cy import MultibodyPlant, Parser
+    plant = MultibodyPlant(time_step=0.0)
+    Parser(plant).AddModels("configs/robots/iiwa14.urdf")
+    plant.Finalize()
+    k = plant.kernels()          # allocation-free kernels for the control loop
+"""
+from .context import Context, MultibodyForces
+from .errors import ModelError, ParseError
+from .geometry import (Box, Capsule, CalcContactFrictionFromSurfaceProperties, CoulombFriction, Cylinder,
+                       GeometryInstance, HalfSpace, Mesh, Shape, Sphere)
+from .inertia import RotationalInertia, SpatialInertia, UnitInertia
+from .joints import (BallRpyJoint, Joint, PlanarJoint, PrismaticJoint, QuaternionFloatingJoint, RevoluteJoint,
+                     WeldJoint)
+from .parsing import PackageMap, Parser
+from .plant import JacobianWrtVariable, MultibodyPlant
+from .spatial_math import (Quaternion, RigidTransform, RollPitchYaw, RotationMatrix, SpatialAcceleration,
+                           SpatialForce, SpatialMomentum, SpatialVelocity)
+from .tree import (BodyIndex, FixedOffsetFrame, Frame, FrameIndex, JointActuator, JointActuatorIndex, JointIndex,
+                   ModelInstanceIndex, RigidBody, RigidBodyFrame, UniformGravityFieldElement,
+                   default_model_instance, world_index, world_model_instance)
+
+__all__ = [name for name in dir() if not name.startswith("_")]

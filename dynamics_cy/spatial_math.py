@@ -1,0 +1,419 @@
+"""Rotations, rigid transforms and spatial vectors with Drake's names and conventions.
+
+RotationMatrix ``R_AB`` maps vectors expressed in B to A: ``v_A = R_AB v_B``.
+RollPitchYaw ``[r, p, y]`` is the space-fixed X-Y-Z sequence: ``R = Rz(y) Ry(p) Rx(r)``.
+Quaternion coefficients are ``[w, x, y, z]``. RigidTransform ``X_AB = (R_AB, p_AoBo_A)``.
+Spatial vectors are ``[angular; linear]`` (``V_WB = [w_WB; v_WBo]``).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def _vec3(value, what: str) -> np.ndarray:
+    a = np.asarray(value, dtype=float).reshape(-1)
+    if a.shape != (3,):
+        raise ValueError(f"{what} must have 3 elements, got shape {np.shape(value)}")
+    return a
+
+
+def skew(w) -> np.ndarray:
+    """[w]x, the matrix with [w]x u = w x u."""
+    return np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
+
+
+class Quaternion:
+    """Unit quaternion ``[w, x, y, z]`` (Drake's ``Quaternion``/Eigen order)."""
+
+    __slots__ = ("_wxyz",)
+
+    def __init__(self, *args):
+        if not args:
+            wxyz = (1.0, 0.0, 0.0, 0.0)
+        elif len(args) == 1:
+            wxyz = args[0].wxyz() if isinstance(args[0], Quaternion) else args[0]
+        elif len(args) == 4:
+            wxyz = args
+        else:
+            raise TypeError("Quaternion(), Quaternion(wxyz) or Quaternion(w, x, y, z)")
+        a = np.array(wxyz, dtype=float).reshape(-1)
+        if a.shape != (4,):
+            raise ValueError(f"a quaternion has 4 coefficients [w x y z], got {a.shape}")
+        self._wxyz = a
+
+    @staticmethod
+    def Identity() -> "Quaternion":
+        return Quaternion()
+
+    def w(self) -> float:
+        return float(self._wxyz[0])
+
+    def x(self) -> float:
+        return float(self._wxyz[1])
+
+    def y(self) -> float:
+        return float(self._wxyz[2])
+
+    def z(self) -> float:
+        return float(self._wxyz[3])
+
+    def wxyz(self) -> np.ndarray:
+        return self._wxyz.copy()
+
+    def xyz(self) -> np.ndarray:
+        return self._wxyz[1:].copy()
+
+    def norm(self) -> float:
+        return float(np.linalg.norm(self._wxyz))
+
+    def normalized(self) -> "Quaternion":
+        return Quaternion(self._wxyz / np.linalg.norm(self._wxyz))
+
+    def conjugate(self) -> "Quaternion":
+        return Quaternion(self._wxyz * [1.0, -1.0, -1.0, -1.0])
+
+    def inverse(self) -> "Quaternion":
+        return Quaternion(self.conjugate()._wxyz / float(self._wxyz @ self._wxyz))
+
+    def multiply(self, other: "Quaternion") -> "Quaternion":
+        w1, v1 = self._wxyz[0], self._wxyz[1:]
+        w2, v2 = other._wxyz[0], other._wxyz[1:]
+        return Quaternion(np.r_[w1 * w2 - v1 @ v2, w1 * v2 + w2 * v1 + np.cross(v1, v2)])
+
+    __matmul__ = multiply
+
+    def rotation(self) -> np.ndarray:
+        """The 3x3 rotation matrix of the (normalized) quaternion."""
+        return quaternion_to_matrix(self._wxyz)
+
+    def __repr__(self) -> str:
+        w, x, y, z = self._wxyz
+        return f"Quaternion(w={w!r}, x={x!r}, y={y!r}, z={z!r})"
+
+
+def quaternion_to_matrix(wxyz) -> np.ndarray:
+    """R(q) for q = [w x y z], normalized first."""
+    w, x, y, z = np.asarray(wxyz, dtype=float) / np.linalg.norm(wxyz)
+    return np.array([
+        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+    ])
+
+
+def matrix_to_quaternion(R) -> np.ndarray:
+    """[w x y z] with w >= 0 of the rotation matrix R (Shepperd's method)."""
+    R = np.asarray(R, dtype=float)
+    t = np.trace(R)
+    if t > 0:
+        s = 2.0 * math.sqrt(1.0 + t)
+        q = [0.25 * s, (R[2, 1] - R[1, 2]) / s, (R[0, 2] - R[2, 0]) / s, (R[1, 0] - R[0, 1]) / s]
+    elif R[0, 0] > R[1, 1] and R[0, 0] > R[2, 2]:
+        s = 2.0 * math.sqrt(1.0 + R[0, 0] - R[1, 1] - R[2, 2])
+        q = [(R[2, 1] - R[1, 2]) / s, 0.25 * s, (R[0, 1] + R[1, 0]) / s, (R[0, 2] + R[2, 0]) / s]
+    elif R[1, 1] > R[2, 2]:
+        s = 2.0 * math.sqrt(1.0 + R[1, 1] - R[0, 0] - R[2, 2])
+        q = [(R[0, 2] - R[2, 0]) / s, (R[0, 1] + R[1, 0]) / s, 0.25 * s, (R[1, 2] + R[2, 1]) / s]
+    else:
+        s = 2.0 * math.sqrt(1.0 + R[2, 2] - R[0, 0] - R[1, 1])
+        q = [(R[1, 0] - R[0, 1]) / s, (R[0, 2] + R[2, 0]) / s, (R[1, 2] + R[2, 1]) / s, 0.25 * s]
+    q = np.array(q)
+    return -q if q[0] < 0 else q
+
+
+def rpy_to_matrix(rpy) -> np.ndarray:
+    """R = Rz(y) Ry(p) Rx(r)."""
+    r, p, y = rpy
+    cr, sr, cp, sp, cy, sy = math.cos(r), math.sin(r), math.cos(p), math.sin(p), math.cos(y), math.sin(y)
+    return np.array([
+        [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+        [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+        [-sp, cp * sr, cp * cr],
+    ])
+
+
+def matrix_to_rpy(R) -> np.ndarray:
+    """[r, p, y] with p in [-pi/2, pi/2] of R = Rz(y) Ry(p) Rx(r)."""
+    R = np.asarray(R, dtype=float)
+    p = math.atan2(-R[2, 0], math.hypot(R[0, 0], R[1, 0]))
+    if abs(math.cos(p)) > 1e-12:
+        r = math.atan2(R[2, 1], R[2, 2])
+        y = math.atan2(R[1, 0], R[0, 0])
+    else:  # gimbal lock: only r - y (p = pi/2) or r + y (p = -pi/2) is defined; put it all in r
+        y = 0.0
+        r = math.atan2(-R[1, 2], R[1, 1])
+    return np.array([r, p, y])
+
+
+class RotationMatrix:
+    """R_AB, the orientation of frame B in frame A."""
+
+    __slots__ = ("_R",)
+
+    def __init__(self, value=None):
+        if value is None:
+            self._R = np.eye(3)
+        elif isinstance(value, RotationMatrix):
+            self._R = value._R.copy()
+        elif isinstance(value, RollPitchYaw):
+            self._R = rpy_to_matrix(value.vector())
+        elif isinstance(value, Quaternion):
+            self._R = quaternion_to_matrix(value.wxyz())
+        else:
+            R = np.array(value, dtype=float)
+            if R.shape != (3, 3):
+                raise ValueError(f"a rotation matrix is 3x3, got shape {R.shape}")
+            if not np.all(np.isfinite(R)) or not np.allclose(R @ R.T, np.eye(3), atol=1e-9) \
+                    or np.linalg.det(R) < 0:
+                raise ValueError(f"not a proper orthonormal rotation matrix:\n{R}")
+            self._R = R
+
+    @staticmethod
+    def Identity() -> "RotationMatrix":
+        return RotationMatrix()
+
+    @staticmethod
+    def MakeXRotation(theta: float) -> "RotationMatrix":
+        return RotationMatrix(RollPitchYaw(theta, 0.0, 0.0))
+
+    @staticmethod
+    def MakeYRotation(theta: float) -> "RotationMatrix":
+        return RotationMatrix(RollPitchYaw(0.0, theta, 0.0))
+
+    @staticmethod
+    def MakeZRotation(theta: float) -> "RotationMatrix":
+        return RotationMatrix(RollPitchYaw(0.0, 0.0, theta))
+
+    @classmethod
+    def _trusted(cls, R: np.ndarray) -> "RotationMatrix":
+        out = cls.__new__(cls)
+        out._R = R
+        return out
+
+    def matrix(self) -> np.ndarray:
+        return self._R.copy()
+
+    def col(self, i: int) -> np.ndarray:
+        return self._R[:, i].copy()
+
+    def row(self, i: int) -> np.ndarray:
+        return self._R[i, :].copy()
+
+    def inverse(self) -> "RotationMatrix":
+        return RotationMatrix._trusted(self._R.T.copy())
+
+    transpose = inverse
+
+    def multiply(self, other):
+        """R_AB * R_BC -> R_AC, or R_AB * v_B -> v_A (a 3-vector or 3xN matrix)."""
+        if isinstance(other, RotationMatrix):
+            return RotationMatrix._trusted(self._R @ other._R)
+        return self._R @ np.asarray(other, dtype=float)
+
+    __matmul__ = multiply
+
+    def ToQuaternion(self) -> Quaternion:
+        return Quaternion(matrix_to_quaternion(self._R))
+
+    def ToRollPitchYaw(self) -> "RollPitchYaw":
+        return RollPitchYaw(self)
+
+    def IsNearlyEqualTo(self, other: "RotationMatrix", tolerance: float) -> bool:
+        return bool(np.max(np.abs(self._R - other._R)) <= tolerance)
+
+    def __repr__(self) -> str:
+        return f"RotationMatrix({self._R.tolist()!r})"
+
+
+class RollPitchYaw:
+    """Space-fixed X-Y-Z angles [roll, pitch, yaw]."""
+
+    __slots__ = ("_rpy",)
+
+    def __init__(self, *args):
+        if len(args) == 3:
+            self._rpy = np.array(args, dtype=float)
+        elif len(args) == 1 and isinstance(args[0], RotationMatrix):
+            self._rpy = matrix_to_rpy(args[0].matrix())
+        elif len(args) == 1 and isinstance(args[0], Quaternion):
+            self._rpy = matrix_to_rpy(args[0].rotation())
+        elif len(args) == 1:
+            self._rpy = _vec3(args[0], "RollPitchYaw")
+        else:
+            raise TypeError("RollPitchYaw(r, p, y), RollPitchYaw(rpy), or RollPitchYaw(R)")
+
+    def vector(self) -> np.ndarray:
+        return self._rpy.copy()
+
+    def roll_angle(self) -> float:
+        return float(self._rpy[0])
+
+    def pitch_angle(self) -> float:
+        return float(self._rpy[1])
+
+    def yaw_angle(self) -> float:
+        return float(self._rpy[2])
+
+    def ToRotationMatrix(self) -> RotationMatrix:
+        return RotationMatrix(self)
+
+    def ToQuaternion(self) -> Quaternion:
+        return RotationMatrix(self).ToQuaternion()
+
+    def __repr__(self) -> str:
+        r, p, y = self._rpy
+        return f"RollPitchYaw(roll={r!r}, pitch={p!r}, yaw={y!r})"
+
+
+class RigidTransform:
+    """X_AB: the pose of frame B in frame A, (R_AB, p_AoBo_A)."""
+
+    __slots__ = ("_R", "_p")
+
+    def __init__(self, *args):
+        R, p = np.eye(3), np.zeros(3)
+        if len(args) == 1 and isinstance(args[0], RigidTransform):
+            R, p = args[0]._R.copy(), args[0]._p.copy()
+        elif len(args) == 1 and isinstance(args[0], (RotationMatrix, RollPitchYaw, Quaternion)):
+            R = RotationMatrix(args[0])._R
+        elif len(args) == 1:
+            a = np.asarray(args[0], dtype=float)
+            if a.shape in ((4, 4), (3, 4)):
+                R, p = RotationMatrix(a[:3, :3])._R, a[:3, 3].copy()
+            else:
+                p = _vec3(a, "RigidTransform translation")
+        elif len(args) == 2:
+            R, p = RotationMatrix(args[0])._R, _vec3(args[1], "RigidTransform translation")
+        elif args:
+            raise TypeError("RigidTransform(), (R), (p), (R, p) or (4x4 matrix)")
+        self._R, self._p = R, p
+
+    @staticmethod
+    def Identity() -> "RigidTransform":
+        return RigidTransform()
+
+    @classmethod
+    def _trusted(cls, R: np.ndarray, p: np.ndarray) -> "RigidTransform":
+        out = cls.__new__(cls)
+        out._R, out._p = R, p
+        return out
+
+    def rotation(self) -> RotationMatrix:
+        return RotationMatrix._trusted(self._R.copy())
+
+    def translation(self) -> np.ndarray:
+        return self._p.copy()
+
+    def set_rotation(self, R) -> None:
+        self._R = RotationMatrix(R)._R
+
+    def set_translation(self, p) -> None:
+        self._p = _vec3(p, "translation")
+
+    def GetAsMatrix4(self) -> np.ndarray:
+        X = np.eye(4)
+        X[:3, :3], X[:3, 3] = self._R, self._p
+        return X
+
+    def GetAsMatrix34(self) -> np.ndarray:
+        return self.GetAsMatrix4()[:3]
+
+    def inverse(self) -> "RigidTransform":
+        Rt = self._R.T
+        return RigidTransform._trusted(Rt.copy(), -Rt @ self._p)
+
+    def multiply(self, other):
+        """X_AB * X_BC -> X_AC, or X_AB * p_BoQ_B -> p_AoQ_A (3-vector or 3xN)."""
+        if isinstance(other, RigidTransform):
+            return RigidTransform._trusted(self._R @ other._R, self._R @ other._p + self._p)
+        p = np.asarray(other, dtype=float)
+        if p.ndim == 2:
+            return self._R @ p + self._p[:, None]
+        return self._R @ p + self._p
+
+    __matmul__ = multiply
+
+    def IsNearlyEqualTo(self, other: "RigidTransform", tolerance: float) -> bool:
+        return bool(np.max(np.abs(self.GetAsMatrix34() - other.GetAsMatrix34())) <= tolerance)
+
+    def __repr__(self) -> str:
+        rpy = matrix_to_rpy(self._R)
+        return f"RigidTransform(rpy={rpy.tolist()!r}, p={self._p.tolist()!r})"
+
+
+class _SpatialVector:
+    """A 6-vector [angular; linear]."""
+
+    __slots__ = ("_v",)
+
+    def __init__(self, *args):
+        if len(args) == 2:
+            self._v = np.r_[_vec3(args[0], "rotational part"), _vec3(args[1], "translational part")]
+        elif len(args) == 1:
+            a = np.array(args[0], dtype=float).reshape(-1)
+            if a.shape != (6,):
+                raise ValueError(f"a spatial vector has 6 elements, got {np.shape(args[0])}")
+            self._v = a
+        elif not args:
+            self._v = np.zeros(6)
+        else:
+            raise TypeError(f"{type(self).__name__}(), (V6) or (rotational, translational)")
+
+    @classmethod
+    def Zero(cls):
+        return cls()
+
+    def rotational(self) -> np.ndarray:
+        return self._v[:3].copy()
+
+    def translational(self) -> np.ndarray:
+        return self._v[3:].copy()
+
+    def get_coeffs(self) -> np.ndarray:
+        return self._v.copy()
+
+    def IsApprox(self, other, tolerance: float = 1e-12) -> bool:
+        return bool(np.max(np.abs(self._v - other._v)) <= tolerance)
+
+    def __add__(self, other):
+        return type(self)(self._v + other._v)
+
+    def __sub__(self, other):
+        return type(self)(self._v - other._v)
+
+    def __neg__(self):
+        return type(self)(-self._v)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(rotational={self._v[:3].tolist()!r}, " \
+               f"translational={self._v[3:].tolist()!r})"
+
+
+class SpatialVelocity(_SpatialVector):
+    """V_AB = [w_AB; v_ABo]."""
+
+    def Shift(self, p_BoQ_E) -> "SpatialVelocity":
+        w = self._v[:3]
+        return SpatialVelocity(w, self._v[3:] + np.cross(w, p_BoQ_E))
+
+
+class SpatialAcceleration(_SpatialVector):
+    """A_AB = [alpha_AB; a_ABo] (classical accelerations)."""
+
+
+class SpatialForce(_SpatialVector):
+    """F_Bo = [torque about Bo; force]."""
+
+    def Shift(self, p_BoQ_E) -> "SpatialForce":
+        f = self._v[3:]
+        return SpatialForce(self._v[:3] - np.cross(p_BoQ_E, f), f)
+
+
+class SpatialMomentum(_SpatialVector):
+    """L_WS_P = [angular momentum about P; linear momentum]."""
+
+    def Shift(self, p_PQ_E) -> "SpatialMomentum":
+        h = self._v[3:]
+        return SpatialMomentum(self._v[:3] - np.cross(p_PQ_E, h), h)

@@ -1,0 +1,138 @@
+"""Finalize-time topology: the spanning forest, coordinate assignment and the flat model arrays.
+
+The ordering is Drake's: a depth-first forest under the world, children in joint-index order.
+The world's subtrees come in this order: bodies joined to the world by a user joint (joint order),
+then trees not connected to the world (by root body index), then lone bodies (by body index). Each
+root not connected to the world gets a QuaternionFloatingJoint named after its body.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import ModelError
+from .joints import QuaternionFloatingJoint
+from .spatial_math import RigidTransform
+
+
+def inboard_joints(bodies, joints) -> dict:
+    """body index -> the joint whose child it is; raises on a body with two parents."""
+    inboard = {}
+    for j in joints:
+        b = int(j.child_body().index())
+        if b == 0:
+            raise ModelError(f"joint '{j.name()}' has the world as its child; the world cannot move")
+        if b in inboard:
+            raise ModelError(
+                f"body '{j.child_body().name()}' is the child of two joints, '{inboard[b].name()}' and "
+                f"'{j.name()}': kinematic loops and bodies with two parents are not supported")
+        inboard[b] = j
+    return inboard
+
+
+def plan_forest(plant):
+    """Returns (floating bodies to give a free joint, bodies in depth-first order)."""
+    bodies, joints = plant._bodies, plant._joints
+    inboard = inboard_joints(bodies, joints)
+    children = {i: [] for i in range(len(bodies))}
+    for j in joints:   # joint-index order
+        children[int(j.parent_body().index())].append(int(j.child_body().index()))
+
+    def root_of(b: int) -> int:
+        seen = set()
+        while b in inboard:
+            if b in seen:
+                names = " -> ".join(bodies[k].name() for k in seen)
+                raise ModelError(f"the joints form a cycle through bodies {names}: kinematic loops are not supported")
+            seen.add(b)
+            b = int(inboard[b].parent_body().index())
+        return b
+
+    roots = sorted({root_of(b) for b in range(1, len(bodies))} - {0})
+    with_joints = [r for r in roots if children[r]]
+    lone = [r for r in roots if not children[r]]
+    order = [0]
+
+    def visit(b: int) -> None:
+        order.append(b)
+        for c in children[b]:
+            visit(c)
+
+    for c in children[0]:
+        visit(c)
+    for r in with_joints + lone:
+        visit(r)
+    return with_joints + lone, order
+
+
+def floating_joint_for(plant, body) -> QuaternionFloatingJoint:
+    """The free joint Drake adds for a root body: named after the body, made unique in its instance."""
+    name = body.name()
+    taken = {j.name() for j in plant._joints if j.model_instance() == body.model_instance()}
+    while name in taken:
+        name = "_" + name
+    return QuaternionFloatingJoint(name, plant.world_frame(), body.body_frame())
+
+
+def _merge_inertia(R, p, m, h, I, acc: dict) -> None:
+    """Adds the rigid body (m, h = m p_BoBcm_B, I about Bo in B) placed at X_NB = (R, p) into the node's
+    (m, h, I) about No in N."""
+    Rh = R @ h
+    acc["m"] += m
+    acc["h"] += Rh + m * p
+    acc["I"] += R @ I @ R.T + (2 * p @ Rh + m * p @ p) * np.eye(3) - np.outer(Rh, p) - np.outer(p, Rh) \
+        - m * np.outer(p, p)
+
+
+def compile_arrays(plant, order, inboard) -> dict:
+    """The flat arrays CompiledTree takes. Nodes are the world and the bodies with a moving inboard
+    joint, in the depth-first `order`; a welded body is placed on its nearest moving ancestor."""
+    bodies = plant._bodies
+    node_of, X_NB = {0: 0}, {0: RigidTransform()}
+    nodes = [0]
+    for b in order[1:]:
+        j = inboard[b]
+        P = int(j.parent_body().index())
+        X_PF = j.frame_on_parent().GetFixedPoseInBodyFrame() @ j._X_FM_default()
+        X_MB = j.frame_on_child().GetFixedPoseInBodyFrame().inverse()
+        if j.num_velocities() == 0:
+            node_of[b], X_NB[b] = node_of[P], X_NB[P] @ X_PF @ X_MB
+        else:
+            node_of[b], X_NB[b] = len(nodes), RigidTransform()
+            nodes.append(b)
+    nb = len(nodes)
+    cols = {k: [0] for k in ("parent", "jtype", "qs", "vs", "nvj")}
+    R_PF, p_PF = np.tile(np.eye(3), (nb, 1, 1)), np.zeros((nb, 3))
+    R_MB, p_MB = np.tile(np.eye(3), (nb, 1, 1)), np.zeros((nb, 3))
+    axis = np.zeros((nb, 3))
+    for t, b in enumerate(nodes[1:], start=1):
+        j = inboard[b]
+        P = int(j.parent_body().index())
+        X_NF = X_NB[P] @ j.frame_on_parent().GetFixedPoseInBodyFrame()
+        X_MB = j.frame_on_child().GetFixedPoseInBodyFrame().inverse()
+        R_PF[t], p_PF[t] = X_NF.rotation().matrix(), X_NF.translation()
+        R_MB[t], p_MB[t] = X_MB.rotation().matrix(), X_MB.translation()
+        axis[t] = j._axis()
+        for k, value in (("parent", node_of[P]), ("jtype", j._type_code), ("qs", j._q_start),
+                         ("vs", j._v_start), ("nvj", j.num_velocities())):
+            cols[k].append(value)
+    acc = [{"m": 0.0, "h": np.zeros(3), "I": np.zeros((3, 3))} for _ in range(nb)]
+    for b, body in enumerate(bodies):
+        M = body.default_spatial_inertia()
+        X = X_NB[b]
+        _merge_inertia(X.rotation().matrix(), X.translation(), M.get_mass(), M.get_mass() * M.get_com(),
+                       M.CalcRotationalInertia().CopyToFullMatrix3(), acc[node_of[b]])
+    frames = plant._frames
+    X_NF = [X_NB[int(f.body().index())] @ f.GetFixedPoseInBodyFrame() for f in frames]
+    cols.update(
+        node_joint=[""] + [inboard[b].name() for b in nodes[1:]],
+        nb=nb, nq=plant._nq, nv=plant._nv, nf=len(frames), nbodies=len(bodies),
+        R_PF=R_PF, p_PF=p_PF, R_MB=R_MB, p_MB=p_MB, axis=axis,
+        mass=np.array([a["m"] for a in acc]), h=np.array([a["h"] for a in acc]),
+        Io=np.array([a["I"] for a in acc]),
+        frame_node=[node_of[int(f.body().index())] for f in frames],
+        R_NF=np.array([X.rotation().matrix() for X in X_NF]), p_NF=np.array([X.translation() for X in X_NF]),
+        body_node=[node_of[b] for b in range(len(bodies))],
+        R_NB=np.array([X_NB[b].rotation().matrix() for b in range(len(bodies))]),
+        p_NB=np.array([X_NB[b].translation() for b in range(len(bodies))]),
+        gravity=plant._gravity.gravity_vector())
+    return cols

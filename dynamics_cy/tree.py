@@ -1,0 +1,292 @@
+"""Multibody elements with Drake's names: indices, RigidBody, frames and JointActuator.
+
+Elements belong to one MultibodyPlant (``GetParentPlant()``) once added to it. Methods that take a
+context read the plant's state from it; the plant does the computing.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .inertia import SpatialInertia
+from .spatial_math import RigidTransform, SpatialForce
+
+
+class _Index(int):
+    """A typed integer index, like Drake's TypeSafeIndex."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({int(self)})"
+
+    def is_valid(self) -> bool:
+        return int(self) >= 0
+
+
+class BodyIndex(_Index):
+    pass
+
+
+class FrameIndex(_Index):
+    pass
+
+
+class JointIndex(_Index):
+    pass
+
+
+class JointActuatorIndex(_Index):
+    pass
+
+
+class ModelInstanceIndex(_Index):
+    pass
+
+
+def world_model_instance() -> ModelInstanceIndex:
+    return ModelInstanceIndex(0)
+
+
+def default_model_instance() -> ModelInstanceIndex:
+    return ModelInstanceIndex(1)
+
+
+def world_index() -> BodyIndex:
+    return BodyIndex(0)
+
+
+class MultibodyElement:
+    """Something that belongs to a plant: a name, an index and a model instance."""
+
+    def __init__(self, name: str, model_instance: ModelInstanceIndex | None):
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"an element name must be a non-empty string, got {name!r}")
+        self._name = name
+        self._model_instance = model_instance
+        self._index = None
+        self._plant = None
+
+    def name(self) -> str:
+        return self._name
+
+    def index(self):
+        return self._index
+
+    def model_instance(self) -> ModelInstanceIndex:
+        return self._model_instance
+
+    def GetParentPlant(self):
+        if self._plant is None:
+            raise RuntimeError(f"'{self._name}' has not been added to a MultibodyPlant")
+        return self._plant
+
+    def scoped_name(self) -> str:
+        return f"{self.GetParentPlant().GetModelInstanceName(self._model_instance)}::{self._name}"
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} name='{self._name}' index={self._index} " \
+               f"model_instance={self._model_instance}>"
+
+
+class Frame(MultibodyElement):
+    """A frame F fixed to a body B with constant pose X_BF."""
+
+    def body(self) -> "RigidBody":
+        raise NotImplementedError
+
+    def is_world_frame(self) -> bool:
+        return self.body()._index == 0
+
+    def is_body_frame(self) -> bool:
+        return False
+
+    def GetFixedPoseInBodyFrame(self) -> RigidTransform:
+        raise NotImplementedError
+
+    def CalcPoseInWorld(self, context) -> RigidTransform:
+        return self.GetParentPlant().CalcRelativeTransform(context, self._plant.world_frame(), self)
+
+    def CalcPose(self, context, frame_M: "Frame") -> RigidTransform:
+        return self.GetParentPlant().CalcRelativeTransform(context, frame_M, self)
+
+    def CalcRotationMatrixInWorld(self, context):
+        return self.CalcPoseInWorld(context).rotation()
+
+    def CalcSpatialVelocityInWorld(self, context):
+        return self.GetParentPlant()._frame_spatial_velocity_in_world(context, self)
+
+    def CalcSpatialVelocity(self, context, frame_M: "Frame", frame_E: "Frame"):
+        return self.GetParentPlant()._frame_spatial_velocity(context, self, frame_M, frame_E)
+
+
+class RigidBodyFrame(Frame):
+    """The frame B of a rigid body: origin Bo, X_BB = identity."""
+
+    def __init__(self, body: "RigidBody"):
+        super().__init__(body.name(), body.model_instance())
+        self._body = body
+
+    def body(self) -> "RigidBody":
+        return self._body
+
+    def is_body_frame(self) -> bool:
+        return True
+
+    def GetFixedPoseInBodyFrame(self) -> RigidTransform:
+        return RigidTransform()
+
+
+class FixedOffsetFrame(Frame):
+    """F fixed to parent frame P with pose X_PF."""
+
+    def __init__(self, name: str, P: Frame, X_PF: RigidTransform | None = None,
+                 model_instance: ModelInstanceIndex | None = None):
+        if not isinstance(P, Frame):
+            raise TypeError(f"FixedOffsetFrame '{name}': the parent must be a Frame, got {type(P).__name__}")
+        super().__init__(name, P.model_instance() if model_instance is None else model_instance)
+        self._parent = P
+        self._X_PF = RigidTransform() if X_PF is None else RigidTransform(X_PF)
+
+    def parent_frame(self) -> Frame:
+        return self._parent
+
+    def body(self) -> "RigidBody":
+        return self._parent.body()
+
+    def GetFixedPoseInBodyFrame(self) -> RigidTransform:
+        return self._parent.GetFixedPoseInBodyFrame() @ self._X_PF
+
+    def GetFixedPoseInParentFrame(self) -> RigidTransform:
+        return RigidTransform(self._X_PF)
+
+
+class RigidBody(MultibodyElement):
+    """A rigid body B with spatial inertia M_BBo_B and its body frame."""
+
+    def __init__(self, name: str, model_instance: ModelInstanceIndex | None = None,
+                 M_BBo_B: SpatialInertia | None = None):
+        super().__init__(name, model_instance)
+        self._M = SpatialInertia() if M_BBo_B is None else M_BBo_B
+        self._frame = RigidBodyFrame(self)
+        self._visuals = []
+        self._collisions = []
+
+    def body_frame(self) -> RigidBodyFrame:
+        return self._frame
+
+    def default_mass(self) -> float:
+        return self._M.get_mass()
+
+    def default_com(self) -> np.ndarray:
+        return self._M.get_com()
+
+    def default_unit_inertia(self):
+        return self._M.get_unit_inertia()
+
+    def default_rotational_inertia(self):
+        return self._M.CalcRotationalInertia()
+
+    def default_spatial_inertia(self) -> SpatialInertia:
+        return self._M
+
+    def is_world_body(self) -> bool:
+        return self._index == 0
+
+    def inboard_joint(self):
+        """The joint whose child is this body (after Finalize), or None for the world."""
+        return self.GetParentPlant()._inboard_joint_of(self)
+
+    def is_floating_base_body(self) -> bool:
+        j = self.inboard_joint()
+        return j is not None and j.type_name() == "quaternion_floating" and j.parent_body().is_world_body()
+
+    is_floating = is_floating_base_body
+
+    def has_quaternion_dofs(self) -> bool:
+        j = self.inboard_joint()
+        return j is not None and j.type_name() == "quaternion_floating"
+
+    def floating_positions_start(self) -> int:
+        if not self.is_floating_base_body():
+            raise RuntimeError(f"body '{self._name}' is not a floating base body")
+        return self.inboard_joint().position_start()
+
+    def floating_velocities_start_in_v(self) -> int:
+        if not self.is_floating_base_body():
+            raise RuntimeError(f"body '{self._name}' is not a floating base body")
+        return self.inboard_joint().velocity_start()
+
+    def EvalPoseInWorld(self, context) -> RigidTransform:
+        return self.GetParentPlant().EvalBodyPoseInWorld(context, self)
+
+    def EvalSpatialVelocityInWorld(self, context):
+        return self.GetParentPlant().EvalBodySpatialVelocityInWorld(context, self)
+
+    def AddInForceInWorld(self, context, F_Bo_W: SpatialForce, forces) -> None:
+        """Adds F_Bo_W (applied at Bo, expressed in W) to this body's entry of ``forces``."""
+        forces._body_forces[int(self._index)] += F_Bo_W.get_coeffs()
+
+    def AddInForce(self, context, p_BoBq_B, F_Bq_E: SpatialForce, frame_E: Frame, forces) -> None:
+        """Adds F_Bq_E, applied at point Bq of B and expressed in frame E."""
+        plant = self.GetParentPlant()
+        R_WE = plant.CalcRelativeTransform(context, plant.world_frame(), frame_E).rotation().matrix()
+        R_WB = plant.EvalBodyPoseInWorld(context, self).rotation().matrix()
+        tau_W, f_W = R_WE @ F_Bq_E.rotational(), R_WE @ F_Bq_E.translational()
+        p_BoBq_W = R_WB @ np.asarray(p_BoBq_B, float)
+        forces._body_forces[int(self._index)] += np.r_[tau_W + np.cross(p_BoBq_W, f_W), f_W]
+
+    def GetForceInWorld(self, context, forces) -> SpatialForce:
+        return SpatialForce(forces._body_forces[int(self._index)])
+
+
+class JointActuator(MultibodyElement):
+    """An actuator applying a generalized force u to a single-dof joint."""
+
+    def __init__(self, name: str, joint, effort_limit: float = np.inf):
+        super().__init__(name, joint.model_instance())
+        if joint.num_velocities() != 1:
+            raise ValueError(f"actuator '{name}': joint '{joint.name()}' has {joint.num_velocities()} "
+                             "dofs; actuators drive single-dof joints")
+        if not effort_limit > 0:
+            raise ValueError(f"actuator '{name}': effort limit must be positive, got {effort_limit}")
+        self._joint = joint
+        self._effort_limit = float(effort_limit)
+        self._input_start = None
+
+    def joint(self):
+        return self._joint
+
+    def effort_limit(self) -> float:
+        return self._effort_limit
+
+    def set_effort_limit(self, limit: float) -> None:
+        self._effort_limit = float(limit)
+
+    def input_start(self) -> int:
+        return self._input_start
+
+    def num_inputs(self) -> int:
+        return 1
+
+    def get_actuation_vector(self, u) -> np.ndarray:
+        return np.asarray(u)[self._input_start:self._input_start + 1].copy()
+
+    def set_actuation_vector(self, u_actuator, u) -> None:
+        u[self._input_start:self._input_start + 1] = u_actuator
+
+
+class UniformGravityFieldElement:
+    """Uniform gravity g_W, default [0, 0, -9.81] m/s^2."""
+
+    kDefaultStrength = 9.81
+
+    def __init__(self, g_W=(0.0, 0.0, -9.81)):
+        self._g = np.array(g_W, dtype=float).reshape(3)
+        self._plant = None
+
+    def gravity_vector(self) -> np.ndarray:
+        return self._g.copy()
+
+    def set_gravity_vector(self, g_W) -> None:
+        if self._plant is not None and self._plant.is_finalized():
+            raise RuntimeError("Post-finalize calls to 'set_gravity_vector()' are not allowed; "
+                               "calls to this method must happen before Finalize().")
+        self._g = np.array(g_W, dtype=float).reshape(3)

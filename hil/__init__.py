@@ -1,0 +1,1 @@
+"""hil: the real-time HIL loop, controllers, safety, telemetry and the `hil` command line."""

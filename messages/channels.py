@@ -1,0 +1,78 @@
+"""LCM channel names and the default LCM URL.
+
+The Drake channels default to the names Drake's drivers, DrakeVisualizer,
+ContactResultsToLcm and Meldis use. `Channels` bundles the names one robot's
+loop uses; `Channels.for_robot` derives them for a robot kind and an optional
+prefix, which keeps several robots on one LCM bus apart.
+"""
+import dataclasses
+
+DEFAULT_LCM_URL = "udpm://239.255.76.67:7667?ttl=0"
+"""LCM's default multicast group with ttl=0: messages stay on this host."""
+
+# Drake's drivers and simulated drivers.
+IIWA_STATUS = "IIWA_STATUS"
+IIWA_COMMAND = "IIWA_COMMAND"
+PANDA_STATUS = "PANDA_STATUS"
+PANDA_COMMAND = "PANDA_COMMAND"
+
+# drake_visualizer / Meldis. DrakeVisualizer appends "_ILLUSTRATION",
+# "_PROXIMITY" or "_PERCEPTION" to the first three when its
+# use_role_channel_suffix parameter is set.
+DRAKE_VIEWER_LOAD_ROBOT = "DRAKE_VIEWER_LOAD_ROBOT"
+DRAKE_VIEWER_DRAW = "DRAKE_VIEWER_DRAW"
+DRAKE_VIEWER_DEFORMABLE = "DRAKE_VIEWER_DEFORMABLE"
+CONTACT_RESULTS = "CONTACT_RESULTS"
+
+# This project's (hilmsg types).
+HIL_TELEMETRY = "HIL_TELEMETRY"
+HIL_SAFETY = "HIL_SAFETY"
+HIL_ESTOP = "HIL_ESTOP"
+HIL_PLAN = "HIL_PLAN"
+DRIVER_HEALTH = "DRIVER_HEALTH"
+
+_ROBOT_CHANNELS = {"iiwa": (IIWA_STATUS, IIWA_COMMAND), "panda": (PANDA_STATUS, PANDA_COMMAND)}
+
+
+@dataclasses.dataclass(frozen=True)
+class Channels:
+    """The channels one robot's HIL loop, driver and viewer bridge use."""
+
+    status: str = IIWA_STATUS
+    command: str = IIWA_COMMAND
+    viewer_load_robot: str = DRAKE_VIEWER_LOAD_ROBOT
+    viewer_draw: str = DRAKE_VIEWER_DRAW
+    contact_results: str = CONTACT_RESULTS
+    telemetry: str = HIL_TELEMETRY
+    safety: str = HIL_SAFETY
+    estop: str = HIL_ESTOP
+    plan: str = HIL_PLAN
+    driver_health: str = DRIVER_HEALTH
+
+    @classmethod
+    def for_robot(cls, kind="iiwa", prefix="", **overrides):
+        """Channels for a robot of `kind` ("iiwa" or "panda").
+
+        `prefix` is prepended to the robot's own channels (status, command,
+        telemetry, safety, plan, driver_health), e.g. "LEFT_" gives
+        "LEFT_IIWA_STATUS". The viewer and contact channels keep Drake's names
+        (Meldis listens on those) and the e-stop stays cell-wide; any field can
+        be set explicitly with a keyword, e.g. viewer_draw="DRAKE_VIEWER_DRAW_ILLUSTRATION".
+        """
+        if kind not in _ROBOT_CHANNELS:
+            raise ValueError(f"unknown robot kind {kind!r}; expected one of {sorted(_ROBOT_CHANNELS)}")
+        unknown = overrides.keys() - {field.name for field in dataclasses.fields(cls)}
+        if unknown:
+            raise ValueError(f"unknown channel key(s) {sorted(unknown)}; "
+                             f"expected some of {[field.name for field in dataclasses.fields(cls)]}")
+        status, command = _ROBOT_CHANNELS[kind]
+        names = {
+            "status": prefix + status,
+            "command": prefix + command,
+            "telemetry": prefix + HIL_TELEMETRY,
+            "safety": prefix + HIL_SAFETY,
+            "plan": prefix + HIL_PLAN,
+            "driver_health": prefix + DRIVER_HEALTH,
+        }
+        names.update(overrides)
+        return cls(**names)

@@ -1,0 +1,240 @@
+"""Agreement with pydrake and Pinocchio on real robot models (skipped when they are absent).
+
+The models are the default iiwa14 and URDFs from example-robot-data: arms and floating-base
+quadrupeds and humanoids. Agreement is required to 1e-8 relative; it is ~1e-14 in practice.
+"""
+import logging
+
+import numpy as np
+import pytest
+
+import dynamics_cy as dc
+from dynamics_cy import JacobianWrtVariable
+
+RTOL = 1e-8
+ARMS = ["panda_description/urdf/panda.urdf", "ur_description/urdf/ur5_robot.urdf", "z1_description/urdf/z1.urdf",
+        "xarm_description/urdf/xarm7.urdf", "baxter_description/urdf/baxter.urdf"]
+FLOATING = ["solo_description/robots/solo12.urdf", "anymal_c_simple_description/urdf/anymal.urdf",
+            "a1_description/urdf/a1.urdf", "go2_description/urdf/go2.urdf", "romeo_description/urdf/romeo.urdf",
+            "talos_data/robots/talos_full_v2.urdf", "g1_description/urdf/g1_29dof_rev_1_0.urdf",
+            "bolt_description/robots/bolt.urdf", "tiago_pro_description/robots/tiago_pro.urdf"]
+
+
+def relerr(a, b):
+    return float(np.max(np.abs(np.asarray(a) - np.asarray(b))) / max(1e-300, float(np.max(np.abs(b)))))
+
+
+def load_ours(path, robot_data=None):
+    plant = dc.MultibodyPlant(0.0)
+    parser = dc.Parser(plant, nonphysical_inertia="warn")      # Drake's parser accepts them too
+    if robot_data is not None:
+        parser.package_map().Add("example-robot-data", str(robot_data))
+    parser.AddModels(str(path))
+    plant.Finalize()
+    return plant
+
+
+def load_drake(path, robot_data=None):
+    from pydrake.multibody.parsing import Parser
+    from pydrake.multibody.plant import MultibodyPlant
+    logging.getLogger("drake").setLevel(logging.ERROR)
+    plant = MultibodyPlant(0.0)
+    parser = Parser(plant)
+    if robot_data is not None:
+        parser.package_map().Add("example-robot-data", str(robot_data))
+    parser.AddModels(str(path))
+    plant.Finalize()
+    return plant
+
+
+def random_state(plant, seed):
+    rng = np.random.default_rng(seed)
+    q = plant.GetDefaultPositions() + rng.normal(size=plant.num_positions()) * 0.5
+    for j in plant._joints:
+        if j.type_name() == "quaternion_floating":
+            s = j.position_start()
+            q[s:s + 4] /= np.linalg.norm(q[s:s + 4])
+    n = plant.num_velocities()
+    return q, rng.normal(size=n), rng.normal(size=n), rng.normal(size=n)
+
+
+def subtree_mass(plant, joint):
+    """The mass of every body the joint moves."""
+    bodies, stack = [], [joint.child_body()]
+    while stack:
+        b = stack.pop()
+        bodies.append(b)
+        stack += [j.child_body() for j in plant._joints if j.parent_body() is b]
+    return sum(b.default_mass() for b in bodies)
+
+
+def check_forward_dynamics(ours, context, tau, inverse_dynamics):
+    """v̇ = FD(τ) gives back τ through the peer's inverse dynamics; a model whose FD is singular must
+    name a joint that moves no mass."""
+    try:
+        vdot = ours.CalcForwardDynamics(context, tau)
+    except RuntimeError as e:
+        joint = str(e).split("joint '")[1].split("'")[0]
+        assert "singular" in str(e) and subtree_mass(ours, ours.GetJointByName(joint)) == 0
+        return
+    assert relerr(inverse_dynamics(vdot), tau) < RTOL
+
+
+def compare_with_drake(ours, drake):
+    from pydrake.multibody.tree import JacobianWrtVariable as DJ
+    from pydrake.multibody.tree import MultibodyForces as DForces
+    assert (ours.num_positions(), ours.num_velocities()) == (drake.num_positions(), drake.num_velocities())
+    for j in ours._joints:       # same state layout, joint by joint
+        dj = drake.GetJointByName(j.name(), drake.GetModelInstanceByName(ours.GetModelInstanceName(j.model_instance())))
+        assert (j.position_start(), j.velocity_start(), j.type_name()) == \
+            (dj.position_start(), dj.velocity_start(), dj.type_name()), j.name()
+    c, d = ours.CreateDefaultContext(), drake.CreateDefaultContext()
+    np.testing.assert_array_equal(ours.GetPositions(c), drake.GetPositions(d))
+    for seed in range(3):
+        q, v, vdot, tau = random_state(ours, seed)
+        ours.SetPositions(c, q)
+        ours.SetVelocities(c, v)
+        drake.SetPositions(d, q)
+        drake.SetVelocities(d, v)
+        assert relerr(ours.CalcMassMatrix(c), drake.CalcMassMatrix(d)) < RTOL
+        assert relerr(ours.CalcBiasTerm(c), drake.CalcBiasTerm(d)) < RTOL
+        assert relerr(ours.CalcGravityGeneralizedForces(c), drake.CalcGravityGeneralizedForces(d)) < RTOL
+        f, df = dc.MultibodyForces(ours), DForces(drake)
+        ours.CalcForceElementsContribution(c, f)
+        drake.CalcForceElementsContribution(d, df)
+        np.testing.assert_allclose(f.generalized_forces(), df.generalized_forces(), atol=1e-12)
+        assert relerr(ours.CalcInverseDynamics(c, vdot, f), drake.CalcInverseDynamics(d, vdot, df)) < RTOL
+        check_forward_dynamics(ours, c, tau, lambda vd: drake.CalcInverseDynamics(d, vd, df))
+        assert ours.CalcPotentialEnergy(c) == pytest.approx(drake.CalcPotentialEnergy(d), rel=RTOL, abs=1e-10)
+        assert ours.CalcKineticEnergy(c) == pytest.approx(drake.CalcKineticEnergy(d), rel=RTOL)
+        assert relerr(ours.CalcCenterOfMassPositionInWorld(c), drake.CalcCenterOfMassPositionInWorld(d)) < RTOL
+        p = np.array([0.1, -0.2, 0.3])
+        assert relerr(ours.CalcSpatialMomentumInWorldAboutPoint(c, p).get_coeffs(),
+                      drake.CalcSpatialMomentumInWorldAboutPoint(d, p).get_coeffs()) < RTOL
+        assert relerr(ours.MapVelocityToQDot(c, v), drake.MapVelocityToQDot(d, v)) < RTOL
+        A, dA = ours.CalcSpatialAccelerationsFromVdot(c, vdot), drake.CalcSpatialAccelerationsFromVdot(d, vdot)
+        assert max(relerr(a.get_coeffs(), da.get_coeffs()) for a, da in zip(A, dA) if np.any(da.get_coeffs())) < 1e-7
+        frames = [ours.get_frame(i) for i in range(ours.num_frames())]
+        for f_b in frames[1:]:
+            d_b = drake.GetFrameByName(f_b.name(), drake.GetModelInstanceByName(
+                ours.GetModelInstanceName(f_b.model_instance())))
+            X, dX = ours.CalcRelativeTransform(c, ours.world_frame(), f_b), drake.CalcRelativeTransform(
+                d, drake.world_frame(), d_b)
+            np.testing.assert_allclose(X.GetAsMatrix4(), dX.GetAsMatrix4(), atol=1e-12)
+        for f_b in frames[1::max(1, len(frames) // 6)]:
+            d_b = drake.GetFrameByName(f_b.name(), drake.GetModelInstanceByName(
+                ours.GetModelInstanceName(f_b.model_instance())))
+            for wrt, dwrt in ((JacobianWrtVariable.kV, DJ.kV), (JacobianWrtVariable.kQDot, DJ.kQDot)):
+                J = ours.CalcJacobianSpatialVelocity(c, wrt, f_b, p, ours.world_frame(), f_b)
+                dJ = drake.CalcJacobianSpatialVelocity(d, dwrt, d_b, p, drake.world_frame(), d_b)
+                np.testing.assert_allclose(J, dJ, atol=1e-10)
+
+
+def test_iiwa_matches_drake(iiwa_urdf):
+    pytest.importorskip("pydrake", reason="pydrake is not installed (pip install drake)")
+    compare_with_drake(load_ours(iiwa_urdf), load_drake(iiwa_urdf))
+
+
+@pytest.mark.parametrize("model", ARMS + FLOATING)
+def test_example_robot_data_matches_drake(model, robot_data):
+    pytest.importorskip("pydrake", reason="pydrake is not installed (pip install drake)")
+    path = robot_data / "robots" / model
+    compare_with_drake(load_ours(path, robot_data), load_drake(path, robot_data))
+
+
+# --- Pinocchio ------------------------------------------------------------------------------------
+class PinocchioMap:
+    """Maps our (q, v, τ) to Pinocchio's for the same URDF: joints matched by name; a free base is
+    [x y z qx qy qz qw] with v = [v_B; w_B] in the base frame; continuous joints are [cos θ, sin θ]."""
+
+    def __init__(self, ours, model):
+        self.ours, self.model = ours, model
+        self.free = next((j for j in ours._joints if j.type_name() == "quaternion_floating"), None)
+
+    def q(self, q):
+        qp = np.zeros(self.model.nq)
+        for jid in range(1, self.model.njoints):
+            jm, name = self.model.joints[jid], self.model.names[jid]
+            if jm.shortname() == "JointModelFreeFlyer":
+                s = self.free.position_start()
+                w, x, y, z = q[s:s + 4]
+                qp[jm.idx_q:jm.idx_q + 7] = np.r_[q[s + 4:s + 7], x, y, z, w]
+                continue
+            s = self.ours.GetJointByName(name).position_start()
+            qp[jm.idx_q:jm.idx_q + jm.nq] = [np.cos(q[s]), np.sin(q[s])] if jm.nq == 2 else q[s]
+        return qp
+
+    def T(self, q):
+        """v_pin = T v_ours."""
+        T = np.zeros((self.model.nv, self.ours.num_velocities()))
+        for jid in range(1, self.model.njoints):
+            jm, name = self.model.joints[jid], self.model.names[jid]
+            if jm.shortname() == "JointModelFreeFlyer":
+                s = self.free.position_start()
+                R = dc.Quaternion(q[s:s + 4]).rotation()
+                vs = self.free.velocity_start()
+                T[jm.idx_v:jm.idx_v + 3, vs + 3:vs + 6] = R.T
+                T[jm.idx_v + 3:jm.idx_v + 6, vs:vs + 3] = R.T
+            else:
+                T[jm.idx_v, self.ours.GetJointByName(name).velocity_start()] = 1.0
+        return T
+
+
+def load_pinocchio(path, floating):
+    pin = pytest.importorskip("pinocchio", reason="Pinocchio is not installed (pip install pin)")
+    model = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer()) if floating else \
+        pin.buildModelFromUrdf(str(path))
+    return pin, model
+
+
+def compare_with_pinocchio(ours, path):
+    pin, model = load_pinocchio(path, floating=bool(ours.GetFloatingBaseBodies()))
+    data = model.createData()
+    m = PinocchioMap(ours, model)
+    assert model.nv == ours.num_velocities()
+    c = ours.CreateDefaultContext()
+    for seed in range(3):
+        q, v, vdot, tau = random_state(ours, seed)
+        ours.SetPositions(c, q)
+        ours.SetVelocities(c, v)
+        qp, T = m.q(q), m.T(q)
+        vp = T @ v
+        # v̇_pin differs from T v̇ by Ṫ v for the free base: d/dt (Rᵀ v_W) = Rᵀ a_W - w_B x v_B
+        bias = np.zeros(model.nv)
+        if m.free is not None:
+            vb = vp[:6]
+            bias[:3] = -np.cross(vb[3:], vb[:3])
+        Mp = pin.crba(model, data, qp)
+        Mp = np.triu(Mp) + np.triu(Mp, 1).T
+        assert relerr(ours.CalcMassMatrix(c), T.T @ Mp @ T) < RTOL
+        assert relerr(ours.CalcGravityGeneralizedForces(c), -T.T @ pin.computeGeneralizedGravity(model, data, qp)) \
+            < RTOL
+        k, out = ours.kernels(), np.zeros(ours.num_velocities())
+        k.inverse_dynamics(q, v, vdot, out)
+        assert relerr(out, T.T @ pin.rnea(model, data, qp, vp, T @ vdot + bias)) < RTOL
+        # CalcForwardDynamics includes joint damping -d∘v; Pinocchio's RNEA has none
+        check_forward_dynamics(ours, c, tau, lambda vd: T.T @ pin.rnea(model, data, qp, vp, T @ vd + bias)
+                               + ours.GetDampingVector() * v)
+        pin.framesForwardKinematics(model, data, qp)
+        for fid, frame in enumerate(model.frames):
+            if ours.HasFrameNamed(frame.name) and frame.name != "universe":
+                X = ours.CalcRelativeTransform(c, ours.world_frame(), ours.GetFrameByName(frame.name))
+                np.testing.assert_allclose(X.GetAsMatrix4(), data.oMf[fid].homogeneous, atol=1e-12)
+        name = model.frames[len(model.frames) - 1].name
+        if ours.HasFrameNamed(name):
+            fid = model.getFrameId(name)
+            Jp = pin.computeFrameJacobian(model, data, qp, fid, pin.LOCAL_WORLD_ALIGNED)
+            J = ours.CalcJacobianSpatialVelocity(c, JacobianWrtVariable.kV, ours.GetFrameByName(name), np.zeros(3),
+                                                 ours.world_frame(), ours.world_frame())
+            np.testing.assert_allclose(J, np.vstack([Jp[3:], Jp[:3]]) @ T, atol=1e-10)
+
+
+def test_iiwa_matches_pinocchio(iiwa_urdf):
+    compare_with_pinocchio(load_ours(iiwa_urdf), iiwa_urdf)
+
+
+@pytest.mark.parametrize("model", ARMS[:4] + ["solo_description/robots/solo12.urdf", "a1_description/urdf/a1.urdf",
+                                              "talos_data/robots/talos_full_v2.urdf", "romeo_description/urdf/romeo.urdf"])
+def test_example_robot_data_matches_pinocchio(model, robot_data):
+    path = robot_data / "robots" / model
+    compare_with_pinocchio(load_ours(path, robot_data), path)

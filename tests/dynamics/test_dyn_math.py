@@ -1,0 +1,84 @@
+"""Rotations, transforms and mass properties."""
+import numpy as np
+import pytest
+
+from dynamics_cy import (Quaternion, RigidTransform, RollPitchYaw, RotationalInertia, RotationMatrix, SpatialInertia,
+                         UnitInertia)
+
+
+def test_roll_pitch_yaw_round_trip_including_gimbal_lock():
+    rng = np.random.default_rng(0)
+    for rpy in list(rng.uniform(-3, 3, (50, 3))) + [[0.3, np.pi / 2, 0.0], [0.3, -np.pi / 2, 0.0]]:
+        R = RollPitchYaw(rpy).ToRotationMatrix()
+        back = RollPitchYaw(R).ToRotationMatrix()
+        assert back.IsNearlyEqualTo(R, 1e-12)
+        assert abs(RollPitchYaw(R).pitch_angle()) <= np.pi / 2
+
+
+def test_space_fixed_xyz_convention():
+    r, p, y = 0.2, -0.4, 1.1
+    expected = RotationMatrix.MakeZRotation(y) @ RotationMatrix.MakeYRotation(p) @ RotationMatrix.MakeXRotation(r)
+    assert RollPitchYaw(r, p, y).ToRotationMatrix().IsNearlyEqualTo(expected, 1e-15)
+
+
+def test_quaternion_round_trip_and_product():
+    rng = np.random.default_rng(1)
+    for _ in range(50):
+        q = rng.normal(size=4)
+        q /= np.linalg.norm(q)
+        R = RotationMatrix(Quaternion(q))
+        q2 = R.ToQuaternion().wxyz()
+        assert np.allclose(q2, q, atol=1e-12) or np.allclose(q2, -q, atol=1e-12)
+        a, b = Quaternion(q), Quaternion(rng.normal(size=4)).normalized()
+        np.testing.assert_allclose((a @ b).rotation(), a.rotation() @ b.rotation(), atol=1e-12)
+
+
+def test_rigid_transform_compose_inverse_and_points():
+    X = RigidTransform(RollPitchYaw(0.1, 0.2, 0.3), [1, 2, 3])
+    Y = RigidTransform(RollPitchYaw(-0.3, 0.5, 0.0), [0.5, 0, -1])
+    np.testing.assert_allclose((X @ Y).GetAsMatrix4(), X.GetAsMatrix4() @ Y.GetAsMatrix4(), atol=1e-15)
+    assert (X @ X.inverse()).IsNearlyEqualTo(RigidTransform(), 1e-15)
+    pts = np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]])
+    np.testing.assert_allclose(X @ pts, (X.GetAsMatrix4() @ np.vstack([pts, np.ones(2)]))[:3], atol=1e-15)
+    with pytest.raises(ValueError, match="rotation matrix"):
+        RotationMatrix(np.ones((3, 3)))
+
+
+def solid_integral(inside, lo, hi, n=60):
+    """Unit inertia about the origin of the uniform solid `inside`, by midpoint quadrature."""
+    axes = [np.linspace(a, b, n, endpoint=False) + (b - a) / (2 * n) for a, b in zip(lo, hi)]
+    x, y, z = np.meshgrid(*axes, indexing="ij")
+    keep = inside(x, y, z)
+    P = np.stack([x[keep], y[keep], z[keep]])
+    return (np.sum(P * P) * np.eye(3) - P @ P.T) / keep.sum()
+
+
+def test_unit_inertias_match_volume_integrals():
+    r, L = 0.2, 0.5
+    cyl = solid_integral(lambda x, y, z: x * x + y * y <= r * r, [-r, -r, -L / 2], [r, r, L / 2])
+    np.testing.assert_allclose(UnitInertia.SolidCylinder(r, L, [0, 0, 1]).CopyToFullMatrix3(), cyl, rtol=2e-2,
+                               atol=1e-5)
+    cap = solid_integral(lambda x, y, z: x * x + y * y + np.maximum(np.abs(z) - L / 2, 0) ** 2 <= r * r,
+                         [-r, -r, -L / 2 - r], [r, r, L / 2 + r])
+    np.testing.assert_allclose(UnitInertia.SolidCapsule(r, L, [0, 0, 1]).CopyToFullMatrix3(), cap, rtol=2e-2,
+                               atol=1e-5)
+    box = solid_integral(lambda x, y, z: np.ones_like(x, bool), [-0.1, -0.2, -0.3], [0.1, 0.2, 0.3])
+    np.testing.assert_allclose(UnitInertia.SolidBox(0.2, 0.4, 0.6).CopyToFullMatrix3(), box, rtol=1e-3, atol=1e-6)
+
+
+def test_unit_inertias_match_drake():
+    mt = pytest.importorskip("pydrake.multibody.tree", reason="pydrake is not installed")
+    axis = np.array([1.0, 2.0, 3.0]) / np.sqrt(14.0)
+    pairs = [(UnitInertia.SolidCapsule(0.1, 0.3, axis), mt.UnitInertia.SolidCapsule(0.1, 0.3, axis)),
+             (UnitInertia.SolidCylinder(0.1, 0.3, [0, 1, 0]), mt.UnitInertia.SolidCylinder(0.1, 0.3, [0, 1, 0])),
+             (UnitInertia.SolidBox(0.1, 0.2, 0.3), mt.UnitInertia.SolidBox(0.1, 0.2, 0.3))]
+    for ours, drake in pairs:
+        np.testing.assert_allclose(ours.CopyToFullMatrix3(), drake.CopyToFullMatrix3(), rtol=1e-12)
+
+
+def test_spatial_inertia_shift_and_validity():
+    M = SpatialInertia.MakeFromCentralInertia(2.0, [0.1, 0.0, -0.2], RotationalInertia(0.1, 0.2, 0.25))
+    shifted = M.Shift([0.3, 0.1, 0.0]).Shift([-0.3, -0.1, 0.0])
+    np.testing.assert_allclose(shifted.CopyToFullMatrix6(), M.CopyToFullMatrix6(), atol=1e-15)
+    assert M.IsPhysicallyValid() and np.all(np.linalg.eigvalsh(M.CopyToFullMatrix6()) > 0)
+    assert not SpatialInertia(1.0, [0, 0, 0], UnitInertia(1, 1, 3), skip_validity_check=True).IsPhysicallyValid()

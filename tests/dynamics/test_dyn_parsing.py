@@ -1,0 +1,256 @@
+"""URDF and SDFormat parsing: features, Drake's conventions, and errors that name file and element."""
+import numpy as np
+import pytest
+
+from dynamics_cy import (Box, Capsule, Cylinder, Mesh, MultibodyPlant, PackageMap, ParseError, Parser, RigidTransform,
+                         RollPitchYaw, Sphere)
+
+
+def parse(text, kind="urdf", finalize=True, **options):
+    plant = MultibodyPlant(0.0)
+    parser = Parser(plant, **options)
+    instances = parser.AddModelsFromString(text, kind)
+    if finalize:
+        plant.Finalize()
+    return plant, parser, instances
+
+
+def link(name, mass=1.0, xyz="0 0 0", rpy="0 0 0", inertia="0.1 0.2 0.3"):
+    ixx, iyy, izz = inertia.split()
+    return (f'<link name="{name}"><inertial><origin xyz="{xyz}" rpy="{rpy}"/><mass value="{mass}"/>'
+            f'<inertia ixx="{ixx}" iyy="{iyy}" izz="{izz}" ixy="0" ixz="0" iyz="0"/></inertial></link>')
+
+
+def robot(*parts, name="r"):
+    return f'<robot name="{name}" xmlns:drake="http://drake.mit.edu">' + "".join(parts) + "</robot>"
+
+
+def test_default_iiwa_model(iiwa):
+    assert (iiwa.num_positions(), iiwa.num_actuators(), iiwa.num_bodies()) == (7, 7, 12)
+    np.testing.assert_array_equal(iiwa.GetEffortUpperLimits(), [320, 320, 176, 176, 110, 40, 40])
+    np.testing.assert_array_equal(iiwa.GetAccelerationUpperLimits(), [8.57, 8.57, 8.74, 11.36, 12.23, 15.72, 15.72])
+    np.testing.assert_allclose(iiwa.GetVelocityUpperLimits()[:2], [1.4835298641951802] * 2)
+    np.testing.assert_array_equal(iiwa.GetDampingVector(), [0.5] * 7)
+    assert iiwa.GetBodyByName("iiwa_link_3").default_mass() == 3.5
+    assert iiwa.GetJointByName("iiwa_joint_2").frame_on_parent().name() == "iiwa_joint_2_parent"
+    assert iiwa.GetModelInstanceName(iiwa.GetBodyByName("base").model_instance()) == "iiwa14"
+    assert not iiwa.GetBodyByName("base").is_floating_base_body()      # welded through the URDF's world link
+    assert iiwa.num_visual_geometries() == 8 and iiwa.num_collision_geometries() == 8
+    visual = iiwa.GetVisualGeometriesForBody(iiwa.GetBodyByName("iiwa_link_1"))[0]
+    assert isinstance(visual.shape, Cylinder) and visual.shape.radius() == 0.075
+    np.testing.assert_allclose(visual.diffuse_color, [1.0, 0.423529, 0.039216, 1.0])
+
+
+def test_inertial_origin_with_rotation():
+    text = robot(link("a", 2.0, xyz="0.1 0.2 0.3", rpy="0.3 -0.2 0.5", inertia="0.1 0.2 0.25"))
+    plant, _, _ = parse(text)
+    M = plant.GetBodyByName("a").default_spatial_inertia()
+    R = RollPitchYaw(0.3, -0.2, 0.5).ToRotationMatrix().matrix()
+    c = np.array([0.1, 0.2, 0.3])
+    I_Bo = R @ np.diag([0.1, 0.2, 0.25]) @ R.T + 2.0 * (c @ c * np.eye(3) - np.outer(c, c))
+    assert M.get_mass() == 2.0
+    np.testing.assert_allclose(M.get_com(), c)
+    np.testing.assert_allclose(M.CalcRotationalInertia().CopyToFullMatrix3(), I_Bo, atol=1e-15)
+
+
+def joint(name, jtype, parent, child, extra="", xyz="0 0 0", rpy="0 0 0"):
+    return (f'<joint name="{name}" type="{jtype}"><parent link="{parent}"/><child link="{child}"/>'
+            f'<origin xyz="{xyz}" rpy="{rpy}"/>{extra}</joint>')
+
+
+def test_every_urdf_joint_type_and_its_attributes():
+    text = robot(link("world"), link("a"), link("b"), link("c"), link("d"), link("e"), link("f"),
+                 joint("rev", "revolute", "world", "a", '<axis xyz="0 2 0"/><limit lower="-1" upper="2" effort="5" '
+                       'velocity="3" drake:acceleration="7"/><dynamics damping="0.4" friction="0.1"/>'),
+                 joint("cont", "continuous", "a", "b", '<axis xyz="1 0 0"/><limit lower="-1" upper="1"/>'),
+                 joint("pri", "prismatic", "b", "c", '<axis xyz="0 0 1"/><limit lower="-0.1" upper="0.2"/>'),
+                 joint("fix", "fixed", "c", "d", xyz="0 0 0.5"),
+                 joint("float", "floating", "world", "e"),
+                 joint("plane", "planar", "world", "f", '<axis xyz="1 0 0"/>'),
+                 '<transmission name="t"><type>transmission_interface/SimpleTransmission</type>'
+                 '<joint name="rev"/><actuator name="motor"/></transmission>')
+    plant, parser, _ = parse(text)
+    rev, cont, pri = (plant.GetJointByName(n) for n in ("rev", "cont", "pri"))
+    assert rev.type_name() == "revolute" and rev.revolute_axis().tolist() == [0, 1, 0]
+    assert (rev.position_lower_limit(), rev.position_upper_limit(), rev.default_damping()) == (-1, 2, 0.4)
+    assert rev.velocity_upper_limit() == 3 and rev.acceleration_lower_limit() == -7
+    assert cont.position_lower_limits().tolist() == [-np.inf]
+    assert pri.type_name() == "prismatic" and pri.position_upper_limits().tolist() == [0.2]
+    assert plant.GetJointByName("fix").type_name() == "weld"
+    assert plant.GetJointByName("float").type_name() == "quaternion_floating"
+    assert plant.GetJointByName("plane").type_name() == "planar"
+    assert plant.num_actuators() == 1 and plant.GetJointActuatorByName("motor").effort_limit() == 5
+    assert any("friction" in d for d in parser.diagnostics)
+    # the planar joint moves f in the plane normal to its axis (the world's y-z plane)
+    ctx = plant.CreateDefaultContext()
+    plane = plant.GetJointByName("plane")
+    plane.set_pose(ctx, [0.3, -0.4], 0.0)
+    p = plant.EvalBodyPoseInWorld(ctx, plant.GetBodyByName("f")).translation()
+    assert p[0] == pytest.approx(0.0, abs=1e-15) and np.hypot(p[1], p[2]) == pytest.approx(0.5)
+
+
+def test_mimic_is_recorded_and_reported():
+    text = robot(link("world"), link("a"), link("b"),
+                 joint("j1", "revolute", "world", "a", '<axis xyz="0 0 1"/>'),
+                 joint("j2", "revolute", "a", "b", '<axis xyz="0 0 1"/><mimic joint="j1" multiplier="-2" offset="0.1"/>'))
+    plant, parser, _ = parse(text)
+    assert plant.GetMimicJoints()[0]["joint"] == "j2" and plant.GetMimicJoints()[0]["multiplier"] == -2.0
+    assert any("mimics 'j1'" in d and "not enforced" in d for d in parser.diagnostics)
+
+
+def test_geometry_materials_and_package_urls(tmp_path):
+    pkg = tmp_path / "my_robot"
+    (pkg / "meshes").mkdir(parents=True)
+    (pkg / "package.xml").write_text("<package><name>my_robot</name></package>")
+    (pkg / "meshes" / "arm.obj").write_text("v 0 0 0\n")
+    text = robot(
+        '<material name="blue"><color rgba="0 0 1 1"/></material>',
+        '<link name="a"><visual><geometry><box size="1 2 3"/></geometry><material name="blue"/></visual>'
+        '<visual name="ball"><origin xyz="0 0 1"/><geometry><sphere radius="0.5"/></geometry>'
+        '<material name="red"><color rgba="1 0 0 0.5"/></material></visual>'
+        '<visual><geometry><mesh filename="package://my_robot/meshes/arm.obj" scale="2 2 2"/></geometry></visual>'
+        '<collision><geometry><capsule radius="0.1" length="0.4"/></geometry>'
+        '<drake:proximity_properties><drake:mu_static value="0.8"/><drake:mu_dynamic value="0.5"/>'
+        '</drake:proximity_properties></collision>'
+        '<collision><geometry><cylinder radius="0.2" length="1"/></geometry></collision></link>')
+    plant = MultibodyPlant(0.0)
+    parser = Parser(plant)
+    parser.package_map().PopulateFromFolder(str(tmp_path))
+    parser.AddModelsFromString(text, "urdf")
+    body = plant.GetBodyByName("a")
+    box, ball, mesh = plant.GetVisualGeometriesForBody(body)
+    assert isinstance(box.shape, Box) and box.shape.size().tolist() == [1, 2, 3]
+    assert box.diffuse_color.tolist() == [0, 0, 1, 1]
+    assert isinstance(ball.shape, Sphere) and ball.name == "ball" and ball.X_BG.translation().tolist() == [0, 0, 1]
+    assert ball.diffuse_color.tolist() == [1, 0, 0, 0.5]
+    assert isinstance(mesh.shape, Mesh) and mesh.shape.filename() == str(pkg / "meshes" / "arm.obj")
+    assert mesh.shape.scale() == 2.0
+    capsule, cylinder = plant.GetCollisionGeometriesForBody(body)
+    assert isinstance(capsule.shape, Capsule) and capsule.friction.static_friction() == 0.8
+    assert capsule.friction.dynamic_friction() == 0.5 and isinstance(cylinder.shape, Cylinder)
+
+
+def test_package_map_resolution_and_errors(tmp_path):
+    pm = PackageMap()
+    pm.Add("p", str(tmp_path))
+    assert pm.ResolveUrl("package://p/x/y.stl") == str(tmp_path / "x" / "y.stl")
+    assert pm.ResolveUrl("meshes/a.obj", "/models") == "/models/meshes/a.obj"
+    with pytest.raises(RuntimeError, match="package 'q' is not known"):
+        pm.GetPath("q")
+    with pytest.raises(RuntimeError, match="not an existing directory"):
+        pm.Add("r", str(tmp_path / "missing"))
+    text = robot('<link name="a"><visual><geometry><mesh filename="package://nowhere/m.obj"/></geometry></visual></link>')
+    _, parser, _ = parse(text, finalize=False)
+    assert any("kept unresolved" in d for d in parser.diagnostics)
+
+
+SDF = """<?xml version="1.0"?>
+<sdf version="1.9">
+  <model name="arm">
+    <link name="base"><pose>0 0 0.1 0 0 0</pose>
+      <inertial><mass>3</mass><inertia><ixx>0.1</ixx><iyy>0.1</iyy><izz>0.1</izz></inertia></inertial>
+      <visual name="v"><geometry><cylinder><radius>0.1</radius><length>0.2</length></cylinder></geometry>
+        <material><diffuse>0.2 0.3 0.4 1</diffuse></material></visual>
+      <collision name="c"><geometry><box><size>0.1 0.2 0.3</size></box></geometry>
+        <surface><friction><ode><mu>0.6</mu></ode></friction></surface></collision>
+    </link>
+    <link name="upper"><pose relative_to="base">0 0 0.5 0 0 0</pose>
+      <inertial><pose>0 0 0.2 0 0 0</pose><mass>2</mass>
+        <inertia><ixx>0.05</ixx><iyy>0.05</iyy><izz>0.01</izz></inertia></inertial></link>
+    <link name="hand"><pose relative_to="upper">0 0 0.4 0 0 0</pose>
+      <inertial><mass>0.5</mass><inertia><ixx>0.001</ixx><iyy>0.001</iyy><izz>0.001</izz></inertia></inertial></link>
+    <link name="box"><pose>1 0 0 0 0 1.5707963267948966</pose>
+      <inertial><mass>1</mass><inertia><ixx>0.01</ixx><iyy>0.01</iyy><izz>0.01</izz></inertia></inertial></link>
+    <joint name="anchor" type="fixed"><parent>world</parent><child>base</child></joint>
+    <joint name="shoulder" type="revolute"><parent>base</parent><child>upper</child>
+      <axis><xyz expressed_in="__model__">0 1 0</xyz>
+        <limit><lower>-1</lower><upper>1.5</upper><effort>50</effort><velocity>2</velocity></limit>
+        <dynamics><damping>0.3</damping></dynamics></axis></joint>
+    <joint name="wrist" type="ball"><parent>upper</parent><child>hand</child><pose>0 0 -0.05 0 0 0</pose></joint>
+    <frame name="tool" attached_to="hand"><pose relative_to="hand">0 0 0.1 0 0 0</pose></frame>
+  </model>
+</sdf>"""
+
+
+def test_sdformat_subset():
+    plant, _, (instance,) = parse(SDF, "sdf")
+    assert plant.GetModelInstanceName(instance) == "arm"
+    shoulder, wrist = plant.GetJointByName("shoulder"), plant.GetJointByName("wrist")
+    assert shoulder.revolute_axis().tolist() == [0, 1, 0] and shoulder.position_upper_limit() == 1.5
+    assert shoulder.default_damping() == 0.3 and shoulder.velocity_upper_limit() == 2
+    assert plant.GetJointActuatorByName("shoulder").effort_limit() == 50
+    assert wrist.type_name() == "ball_rpy" and wrist.num_velocities() == 3
+    assert plant.GetBodyByName("box").is_floating_base_body()
+    ctx = plant.CreateDefaultContext()
+    X = plant.CalcRelativeTransform(ctx, plant.world_frame(), plant.GetFrameByName("tool"))
+    np.testing.assert_allclose(X.translation(), [0, 0, 1.1], atol=1e-15)
+    # the wrist joint frame sits 0.05 below the hand origin, on both sides of the joint
+    np.testing.assert_allclose(plant.CalcRelativeTransform(ctx, plant.GetFrameByName("upper"),
+                                                           wrist.frame_on_parent()).translation(), [0, 0, 0.35])
+    np.testing.assert_allclose(plant.GetFreeBodyPose(ctx, plant.GetBodyByName("box")).translation(), [1, 0, 0])
+    visual = plant.GetVisualGeometriesForBody(plant.GetBodyByName("base"))[0]
+    assert visual.diffuse_color.tolist() == [0.2, 0.3, 0.4, 1]
+    collision = plant.GetCollisionGeometriesForBody(plant.GetBodyByName("base"))[0]
+    assert collision.friction.static_friction() == 0.6
+    shoulder.set_angle(ctx, 0.5)
+    R = plant.EvalBodyPoseInWorld(ctx, plant.GetBodyByName("upper")).rotation()
+    assert R.IsNearlyEqualTo(RollPitchYaw(0, 0.5, 0).ToRotationMatrix(), 1e-15)
+
+
+@pytest.mark.parametrize("text, kind, message, element", [
+    (robot(link("a"), joint("j", "hinge", "a", "b")), "urdf", "joint 'j'.*child link 'b' is not defined", "<child>"),
+    (robot(link("a"), link("b"), joint("j", "hinge", "a", "b")), "urdf", "unknown type 'hinge'", "<joint name='j'>"),
+    (robot(link("a"), joint("j", "revolute", "ghost", "a")), "urdf", "parent link 'ghost' is not defined", "<parent"),
+    (robot(link("a", mass=-1)), "urdf", "mass -1.0 is negative", "<mass>"),
+    (robot(link("a", inertia="1 1 3")), "urdf", "triangle inequality", "<inertia>"),
+    (robot(link("a", mass="nan")), "urdf", "must be finite", "<mass>"),
+    (robot(link("a", xyz="0 0")), "urdf", "origin xyz must have 3 numbers", "<origin>"),
+    (robot(link("a"), link("a")), "urdf", "duplicate link name 'a'", "<link name='a'>"),
+    (robot(link("a"), link("b"), link("c"), joint("j1", "revolute", "a", "b", '<axis xyz="0 0 1"/>'),
+           joint("j2", "revolute", "c", "b", '<axis xyz="0 0 1"/>')), "urdf", "child of two joints", "<joint name='j2'>"),
+    (robot(link("a"), link("b"), joint("j", "revolute", "a", "b", '<axis xyz="0 0 0"/>')), "urdf",
+     "axis must be non-zero", "<axis>"),
+    (robot(link("a"), link("b"), joint("j", "revolute", "a", "b", '<limit lower="1" upper="-1"/>')), "urdf",
+     "lower limit 1.0 exceeds upper limit -1.0", "<limit>"),
+    ("<robot name='r'><link name='a'>", "urdf", "malformed XML", ""),
+    ("<model/>", "urdf", "root element must be <robot>", "<model>"),
+    ('<robot><link name="a"/></robot>', "urdf", "needs a name attribute", "<robot>"),
+    ('<sdf version="1.9"><model name="m"><link name="a"/><joint name="j" type="screw"><parent>world</parent>'
+     '<child>a</child><axis><xyz>0 0 1</xyz></axis></joint></model></sdf>', "sdf", "unsupported type 'screw'", "<joint"),
+    ('<sdf version="1.9"><model name="m"><link name="a"><pose relative_to="b"/></link>'
+     '<link name="b"><pose relative_to="a"/></link></model></sdf>', "sdf", "pose graph cycle", ""),
+])
+def test_bad_models_name_the_source_and_element(text, kind, message, element):
+    with pytest.raises(ParseError, match=message) as info:
+        parse(text, kind)
+    assert str(info.value).startswith("<string>")
+    assert element in str(info.value)
+
+
+def test_kinematic_loop_in_a_file_is_rejected(tmp_path):
+    path = tmp_path / "loop.urdf"
+    path.write_text(robot(link("a"), link("b"), joint("ab", "revolute", "a", "b", '<axis xyz="0 0 1"/>'),
+                          joint("ba", "revolute", "b", "a", '<axis xyz="0 0 1"/>')))
+    plant = MultibodyPlant(0.0)
+    with pytest.raises(ParseError, match=r"loop.urdf:1 \(<joint name='(ab|ba)'>\): .*kinematic loop"):
+        Parser(plant).AddModels(str(path))
+
+
+def test_errors_name_the_file_and_line(tmp_path):
+    path = tmp_path / "bad.urdf"
+    path.write_text(robot("\n", link("a"), "\n", link("b", mass=-2.0)))
+    with pytest.raises(ParseError, match=r"bad\.urdf:3 \(<mass>\): link 'b': mass -2.0 is negative"):
+        Parser(MultibodyPlant(0.0)).AddModels(str(path))
+    with pytest.raises(ParseError, match="no such model file"):
+        Parser(MultibodyPlant(0.0)).AddModels(str(tmp_path / "missing.urdf"))
+    with pytest.raises(ParseError, match="unknown model format 'obj'"):
+        Parser(MultibodyPlant(0.0)).AddModelsFromString("", "obj")
+
+
+def test_nonphysical_inertia_can_be_accepted_like_drake():
+    text = robot(link("a", mass=2.0, inertia="0.001 0.001 0.01"))
+    plant, parser, _ = parse(text, nonphysical_inertia="warn")
+    M = plant.GetBodyByName("a").default_spatial_inertia()
+    radius = np.cbrt(3 * 2.0 / (4 * np.pi * 1000.0))          # a water sphere of the link's mass
+    np.testing.assert_allclose(M.CalcRotationalInertia().get_moments(), [0.4 * 2.0 * radius**2] * 3)
+    assert any("triangle inequality" in d for d in parser.diagnostics)
