@@ -6,6 +6,7 @@
     plant.Finalize()
     k = plant.kernels()          # allocation-free kernels for the control loop
 """
+from .contact_results import ContactResults, PenetrationAsPointPair, PointPairContactInfo
 from .context import Context, MultibodyForces
 from .errors import ModelError, ParseError
 from .geometry import (Box, Capsule, CalcContactFrictionFromSurfaceProperties, CoulombFriction, Cylinder,

@@ -133,9 +133,10 @@ def CalcContactFrictionFromSurfaceProperties(surface_properties1: CoulombFrictio
                            combine(surface_properties1._d, surface_properties2._d))
 
 
-@dataclass
+@dataclass(eq=False)
 class GeometryInstance:
-    """One geometry on a body: its pose X_BG, shape, name and role properties."""
+    """One geometry on a body: its pose X_BG, shape, name and role properties (hashable by identity,
+    like a geometry id)."""
 
     body_index: int
     X_BG: RigidTransform

@@ -26,6 +26,7 @@ import numpy as np
 from messages import errors
 from messages.drake import (lcmt_iiwa_command, lcmt_iiwa_status, lcmt_panda_command,
                             lcmt_panda_status, lcmt_robot_state)
+from messages.hilmsg import lcmt_hil_telemetry
 from messages.registry import fingerprint as _fingerprint
 
 cnp.import_array()
@@ -876,3 +877,65 @@ cdef class RobotStateEncoder(_Encoder):
     def encode_or_raise(self, int64_t utime, position):
         """encode(...), raising the typed error instead of returning None."""
         return self._or_raise(self.encode(utime, position))
+
+
+# ---------------------------------------------------------------- telemetry
+
+cdef class TelemetryEncoder(_Encoder):
+    """Encodes hilmsg.lcmt_hil_telemetry for the loop, allocation-free between text changes.
+
+    The two strings (controller_name, fault_text) fix the message layout: `set_text` lays the buffer
+    out anew for new strings (call it when the fault text changes, e.g. at a safety transition);
+    `encode` only writes numbers into it.
+    """
+
+    cdef readonly str controller_name, fault_text
+    cdef Py_ssize_t mid, tail     # offsets of controller_state and of status_utime
+
+    def __init__(self, int num_joints, str controller_name, channel=None):
+        _check_num_joints(num_joints)
+        self._setup(lcmt_hil_telemetry, num_joints, channel)
+        self.set_text(controller_name, "")
+
+    def set_text(self, str controller_name, str fault_text):
+        """Lays the buffer out for these strings (allocates; not for every tick)."""
+        name, text = controller_name.encode("utf-8"), fault_text.encode("utf-8")
+        if b"\0" in name or b"\0" in text:
+            raise ValueError("telemetry strings must not contain NUL characters")
+        cdef Py_ssize_t n = self.num_joints
+        cdef Py_ssize_t p = 8 + 7 * 8
+        self._allocate(p + 4 + len(name) + 1 + 2 + 4 + 4 + len(text) + 1 + 16 + 4 + 4 * 8 * n)
+        put_u32(self.out + p, <uint32_t>(len(name) + 1))
+        memcpy(self.out + p + 4, <const char*>name, len(name))
+        p += 4 + len(name) + 1
+        self.mid = p
+        p += 2 + 4
+        put_u32(self.out + p, <uint32_t>(len(text) + 1))
+        memcpy(self.out + p + 4, <const char*>text, len(text))
+        self.tail = p + 4 + len(text) + 1
+        put_u32(self.out + self.tail + 16, <uint32_t>n)
+        self.controller_name, self.fault_text = controller_name, fault_text
+        self._ready = False
+
+    def encode(self, int64_t utime, int64_t tick, int64_t period_ns, int64_t compute_ns, int64_t lateness_ns,
+               int64_t deadline_misses, int64_t overruns, int controller_state, int safety_state,
+               int fault_code, int64_t status_utime, int64_t status_rejected, q, v, q_desired,
+               tau_commanded):
+        """Writes one telemetry message; returns a memoryview of it, or None if an array is invalid."""
+        cdef int64_t head[7]
+        cdef int i
+        cdef Py_ssize_t n = self.num_joints, base = self.tail + 20
+        head[0], head[1], head[2], head[3] = utime, tick, period_ns, compute_ns
+        head[4], head[5], head[6] = lateness_ns, deadline_misses, overruns
+        self._ready = False
+        for i in range(7):
+            put_u64(self.out + 8 + 8 * i, <uint64_t>head[i])
+        self.out[self.mid] = <uint8_t><int8_t>controller_state
+        self.out[self.mid + 1] = <uint8_t><int8_t>safety_state
+        put_u32(self.out + self.mid + 2, <uint32_t>fault_code)
+        put_u64(self.out + self.tail, <uint64_t>status_utime)
+        put_u64(self.out + self.tail + 8, <uint64_t>status_rejected)
+        ok = (self._put_f64s(15, base, q, "q") and self._put_f64s(16, base + 8 * n, v, "v")
+              and self._put_f64s(17, base + 16 * n, q_desired, "q_desired")
+              and self._put_f64s(18, base + 24 * n, tau_commanded, "tau_commanded"))
+        return self._returned(ok)

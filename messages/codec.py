@@ -7,6 +7,7 @@
     StatusEncoder(kind="iiwa", num_joints=7, channel=None)      arrays -> status (driver, sim)
     RobotStateDecoder(joint_names=None, num_joints=None, channel=None)
     RobotStateEncoder(joint_names, channel=None)                 lcmt_robot_state
+    TelemetryEncoder(num_joints, controller_name, channel=None)  lcmt_hil_telemetry (HIL loop)
 
 kind is "iiwa" (lcmt_iiwa_*) or "panda" (lcmt_panda_*). Decoders own their
 output arrays and expose them as attributes; `decode(data) -> bool` never
@@ -29,6 +30,7 @@ try:
         RobotStateEncoder,
         StatusDecoder,
         StatusEncoder,
+        TelemetryEncoder,
     )
 except ImportError as error:  # pragma: no cover - depends on the build
     raise ImportError(
@@ -36,4 +38,4 @@ except ImportError as error:  # pragma: no cover - depends on the build
         "(make build) or `cythonize -i -3 messages/_codec.pyx`") from error
 
 __all__ = ["ERROR_NAMES", "CommandDecoder", "CommandEncoder", "RobotStateDecoder",
-           "RobotStateEncoder", "StatusDecoder", "StatusEncoder"]
+           "RobotStateEncoder", "StatusDecoder", "StatusEncoder", "TelemetryEncoder"]

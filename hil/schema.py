@@ -1,0 +1,166 @@
+"""YAML configs validated into dataclasses, with errors that name the file and the key.
+
+    @dataclass
+    class Ground:
+        height: float = 0.0
+        stiffness: float = field(default=1e5, metadata={"min": 0, "exclusive": True})
+
+    ground = load(Ground, {"stiffness": 2e5}, "sim.contact.ground")
+
+Supported field types: bool, int, float, str, Literal[...], Optional[T], list[T], tuple[float, ...],
+dict[str, T] and nested dataclasses. Field metadata may hold "min"/"max" (inclusive unless
+"exclusive"), "len" (exact length of a list) and "help" (shown in messages). Unknown keys are errors
+with a suggestion; so are missing required fields and values of the wrong type.
+"""
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import math
+import types
+import typing
+from pathlib import Path
+
+import yaml
+
+
+class ConfigError(ValueError):
+    """A config value that cannot be used; the message names the source and the key."""
+
+    def __init__(self, key: str, message: str, source: str | None = None):
+        where = f"{source}: " if source else ""
+        super().__init__(f"{where}{key}: {message}" if key else f"{where}{message}")
+        self.key, self.source = key, source
+
+
+def read_yaml(path: str | Path) -> dict:
+    """The mapping in a YAML file (yaml.safe_load); errors name the file and line."""
+    p = Path(path)
+    try:
+        data = yaml.safe_load(p.read_text())
+    except FileNotFoundError:
+        raise ConfigError("", "no such config file", str(p)) from None
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        line = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise ConfigError("", f"not valid YAML{line}: {getattr(e, 'problem', e)}", str(p)) from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError("", f"the top level must be a mapping of keys, got {type(data).__name__}", str(p))
+    return data
+
+
+def _join(path: str, key) -> str:
+    return f"{path}[{key}]" if isinstance(key, int) else (f"{path}.{key}" if path else str(key))
+
+
+def _type_name(tp) -> str:
+    return getattr(tp, "__name__", str(tp).replace("typing.", ""))
+
+
+def _scalar(tp, value, path: str):
+    if tp is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(path, f"must be true or false, got {value!r}")
+        return value
+    if tp is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(path, f"must be an integer, got {value!r}")
+        return value
+    if tp is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ConfigError(path, f"must be a number, got {value!r}")
+        if math.isnan(value):
+            raise ConfigError(path, "must be a number, got NaN")
+        return float(value)
+    if tp is str:
+        if not isinstance(value, str):
+            raise ConfigError(path, f"must be a string, got {value!r}")
+        return value
+    raise TypeError(f"unsupported config field type {tp!r} at {path}")
+
+
+def convert(tp, value, path: str):
+    """`value` checked and converted to the annotated type `tp`."""
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin in (typing.Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        inner = [a for a in args if a is not type(None)]
+        return convert(inner[0], value, path)
+    if origin is typing.Literal:
+        if value not in args:
+            raise ConfigError(path, f"must be one of {', '.join(repr(a) for a in args)}, got {value!r}")
+        return value
+    if origin in (list, tuple):
+        if not isinstance(value, (list, tuple)):
+            raise ConfigError(path, f"must be a list, got {value!r}")
+        item = args[0] if args else typing.Any
+        return origin(convert(item, v, _join(path, i)) for i, v in enumerate(value))
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise ConfigError(path, f"must be a mapping, got {value!r}")
+        return {str(k): convert(args[1], v, _join(path, k)) for k, v in value.items()}
+    if dataclasses.is_dataclass(tp):
+        return load(tp, value, path)
+    if tp is typing.Any:
+        return value
+    return _scalar(tp, value, path)
+
+
+def _check_bounds(f: dataclasses.Field, value, path: str) -> None:
+    meta = f.metadata
+    values = value if isinstance(value, (list, tuple)) else [value]
+    if "len" in meta and isinstance(value, (list, tuple)) and len(value) != meta["len"]:
+        raise ConfigError(path, f"must have {meta['len']} entries, got {len(value)}")
+    for v in values:
+        if not isinstance(v, (int, float)) or isinstance(v, bool):
+            continue
+        lo, hi, strict = meta.get("min"), meta.get("max"), meta.get("exclusive", False)
+        if lo is not None and (v < lo or (strict and v == lo)):
+            raise ConfigError(path, f"must be {'>' if strict else '>='} {lo}, got {v}")
+        if hi is not None and v > hi:
+            raise ConfigError(path, f"must be <= {hi}, got {v}")
+
+
+def load(cls, data, path: str = ""):
+    """An instance of the dataclass `cls` from the mapping `data` (None means all defaults)."""
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(path, f"must be a mapping of keys, got {data!r}")
+    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
+    unknown = [k for k in data if k not in fields]
+    if unknown:
+        k = unknown[0]
+        close = difflib.get_close_matches(str(k), list(fields), n=1)
+        hint = f" (did you mean '{close[0]}'?)" if close else f" (known keys: {', '.join(fields)})"
+        raise ConfigError(_join(path, k), f"unknown key{hint}")
+    hints = typing.get_type_hints(cls)
+    kwargs = {}
+    for name, f in fields.items():
+        key = _join(path, name)
+        if name not in data:
+            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                help_ = f" ({f.metadata['help']})" if "help" in f.metadata else ""
+                raise ConfigError(key, f"is required{help_}")
+            continue
+        value = convert(hints[name], data[name], key)
+        _check_bounds(f, value, key)
+        kwargs[name] = value
+    try:
+        return cls(**kwargs)
+    except ConfigError:
+        raise
+    except (ValueError, TypeError) as e:
+        raise ConfigError(path, str(e)) from None
+
+
+def load_file(cls, path: str | Path, section: str | None = None):
+    """`cls` from a YAML file (or one top-level section of it); errors name the file."""
+    data = read_yaml(path)
+    try:
+        return load(cls, data.get(section) if section else data, section or "")
+    except ConfigError as e:
+        raise ConfigError(e.key, str(e).split(": ", 1)[-1] if e.key else str(e), str(path)) from None

@@ -1,0 +1,32 @@
+"""planning: inverse kinematics, time-optimal path parameterization and multibody optimization on
+dynamics_cy, with the names and semantics of pydrake.solvers, pydrake.multibody.inverse_kinematics,
+pydrake.multibody.optimization and pydrake.trajectories. See docs/planning.md.
+
+    from planning import InverseKinematics, Solve
+    ik = InverseKinematics(plant)
+    ik.AddPositionConstraint(frame_E, [0, 0, 0], plant.world_frame(), p_WG, p_WG)
+    ik.AddOrientationConstraint(plant.world_frame(), R_WG, frame_E, RotationMatrix(), 0.0)
+    ik.prog().SetInitialGuess(ik.q(), q0)
+    result = Solve(ik.prog())
+    q = result.GetSolution(ik.q()) if result.is_success() else None
+"""
+from .cartesian import plan_cartesian_move
+from .collision import (CollisionCandidates, DistanceConstraint, ExponentiallySmoothedHingeLoss,
+                        MinimumDistanceConstraint, QuadraticallySmoothedHingeLoss)
+from .distance import CalcSignedDistance, SignedDistance
+from .fast_ik import DampedLeastSquaresIK
+from .inverse_kinematics import InverseKinematics
+from .kinematic_constraints import (AddUnitQuaternionConstraintOnPlant, AngleBetweenVectorsConstraint,
+                                    GazeTargetConstraint, OrientationConstraint, PointToPointDistanceConstraint,
+                                    PositionConstraint, UnitQuaternionConstraint)
+from .multibody_constraints import (CentroidalMomentumConstraint, ContactWrenchFromForceInWorldFrameEvaluator,
+                                    QuaternionEulerIntegrationConstraint, SpatialVelocityConstraint)
+from .program import (Binding, BoundingBoxConstraint, Constraint, Cost, EvaluatorBase, LinearConstraint, LinearCost,
+                      LinearEqualityConstraint, MathematicalProgram, QuadraticCost, Variable)
+from .solve import MathematicalProgramResult, SolutionResult, Solve, SolverId
+from .static_equilibrium import (ContactWrench, StaticEquilibriumConstraint, StaticEquilibriumProblem,
+                                 StaticFrictionConeComplementarityConstraint)
+from .toppra import CalcGridPointsOptions, PathConstraint, Toppra, ToppraDiscretization
+from .trajectories import PathParameterizedTrajectory, PiecewisePolynomial
+
+__all__ = [name for name in dir() if not name.startswith("_")]

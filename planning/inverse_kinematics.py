@@ -1,0 +1,92 @@
+"""InverseKinematics: a MathematicalProgram over the generalized positions q, with the constraint
+methods of pydrake.multibody.inverse_kinematics.InverseKinematics. Solve it with planning.Solve.
+
+A quadratic cost on q - q_nominal is added through the program, as in Drake:
+    ik.prog().AddQuadraticErrorCost(W, q_nominal, ik.q())
+"""
+from __future__ import annotations
+
+from .collision import DistanceConstraint, MinimumDistanceConstraint
+from .kinematic_constraints import (AddUnitQuaternionConstraintOnPlant, AngleBetweenVectorsConstraint,
+                                    GazeTargetConstraint, OrientationConstraint, PointToPointDistanceConstraint,
+                                    PositionConstraint)
+from .program import Binding, MathematicalProgram
+
+
+class InverseKinematics:
+    """IK on a finalized dynamics_cy MultibodyPlant. The program holds q (nq variables) with, by default,
+    the joint-limit bounding box (with_joint_limits) and, for quaternion-floating joints, zᵀz = 1 with
+    -1 ≤ z ≤ 1 and an initial guess [1 0 0 0]. Every constraint evaluates on the IK's plant context.
+
+    Unlike Drake, collision constraints need no SceneGraph: they use the plant's collision geometry
+    (see planning.distance for the supported shapes)."""
+
+    def __init__(self, plant, plant_context=None, with_joint_limits: bool = True):
+        if not plant.is_finalized():
+            raise RuntimeError("InverseKinematics: the plant must be finalized")
+        self._plant = plant
+        self._context = plant.CreateDefaultContext() if plant_context is None else plant_context
+        plant.GetPositions(self._context)  # raises unless the context belongs to the plant
+        self._prog = MathematicalProgram()
+        self._q = self._prog.NewContinuousVariables(plant.num_positions(), "q")
+        if with_joint_limits:
+            self._prog.AddBoundingBoxConstraint(plant.GetPositionLowerLimits(), plant.GetPositionUpperLimits(),
+                                                self._q)
+        AddUnitQuaternionConstraintOnPlant(plant, self._q, self._prog)
+
+    def q(self):
+        """The decision variables of the generalized positions (numpy object array of Variable)."""
+        return self._q
+
+    def prog(self) -> MathematicalProgram:
+        return self._prog
+
+    def get_mutable_prog(self) -> MathematicalProgram:
+        return self._prog
+
+    def context(self):
+        return self._context
+
+    def get_mutable_context(self):
+        return self._context
+
+    def _add(self, constraint) -> Binding:
+        return self._prog.AddConstraint(constraint, self._q)
+
+    def AddPositionConstraint(self, frameB, p_BQ, frameA, p_AQ_lower, p_AQ_upper) -> Binding:
+        """p_AQ_lower ≤ p_AQ ≤ p_AQ_upper for the point Q fixed to frame B."""
+        return self._add(PositionConstraint(self._plant, frameA, p_AQ_lower, p_AQ_upper, frameB, p_BQ,
+                                            self._context))
+
+    def AddOrientationConstraint(self, frameAbar, R_AbarA, frameBbar, R_BbarB, theta_bound: float) -> Binding:
+        """angle(R_AB) ≤ θ_bound, imposed as trace(R_AB) ≥ 2 cos θ_bound + 1."""
+        return self._add(OrientationConstraint(self._plant, frameAbar, R_AbarA, frameBbar, R_BbarB, theta_bound,
+                                               self._context))
+
+    def AddGazeTargetConstraint(self, frameA, p_AS, n_A, frameB, p_BT, cone_half_angle: float) -> Binding:
+        """The point T fixed to B lies in the cone about n_A from S (fixed to A) of the given half angle."""
+        return self._add(GazeTargetConstraint(self._plant, frameA, p_AS, n_A, frameB, p_BT, cone_half_angle,
+                                              self._context))
+
+    def AddAngleBetweenVectorsConstraint(self, frameA, na_A, frameB, nb_B, angle_lower: float,
+                                         angle_upper: float) -> Binding:
+        """angle_lower ≤ angle(na, nb) ≤ angle_upper."""
+        return self._add(AngleBetweenVectorsConstraint(self._plant, frameA, na_A, frameB, nb_B, angle_lower,
+                                                       angle_upper, self._context))
+
+    def AddPointToPointDistanceConstraint(self, frame1, p_B1P1, frame2, p_B2P2, distance_lower: float,
+                                          distance_upper: float) -> Binding:
+        """distance_lower ≤ |p_P1P2| ≤ distance_upper."""
+        return self._add(PointToPointDistanceConstraint(self._plant, frame1, p_B1P1, frame2, p_B2P2,
+                                                        distance_lower, distance_upper, self._context))
+
+    def AddMinimumDistanceConstraint(self, minimum_distance: float,
+                                     influence_distance_offset: float = 1.0) -> Binding:
+        """Every collision candidate pair at least minimum_distance apart (see MinimumDistanceConstraint)."""
+        return self._add(MinimumDistanceConstraint(self._plant, minimum_distance, self._context,
+                                                   influence_distance_offset=influence_distance_offset))
+
+    def AddDistanceConstraint(self, geometry_pair, distance_lower: float, distance_upper: float) -> Binding:
+        """distance_lower ≤ φ ≤ distance_upper for a pair of collision GeometryInstances."""
+        return self._add(DistanceConstraint(self._plant, geometry_pair, self._context, distance_lower,
+                                            distance_upper))

@@ -1,0 +1,391 @@
+"""A small MathematicalProgram with pydrake.solvers' names and semantics.
+
+Decision variables are `Variable` objects (numpy object arrays of them, as pydrake's symbolic
+variables). Evaluators map x ∈ ℝⁿ to y ∈ ℝᵐ; instead of Drake's AutoDiff they give explicit
+gradients:
+
+    y = evaluator.Eval(x)                    # (m,)
+    y, dy_dx = evaluator.EvalWithGradient(x)  # (m,), (m, n)
+
+A Constraint adds bounds lower_bound() ≤ y ≤ upper_bound(); a Cost has m = 1. A Binding ties an
+evaluator to the program's variables it reads, in order.
+"""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+
+class Variable:
+    """A scalar decision variable: a name and a unique id (pydrake.symbolic.Variable)."""
+
+    __slots__ = ("_name", "_id")
+    _ids = itertools.count()
+
+    def __init__(self, name: str):
+        self._name = str(name)
+        self._id = next(Variable._ids)
+
+    def get_name(self) -> str:
+        return self._name
+
+    def get_id(self) -> int:
+        return self._id
+
+    def __repr__(self) -> str:
+        return self._name
+
+
+def _as_vector(values, n: int | None, what: str) -> np.ndarray:
+    a = np.asarray(values, dtype=float).reshape(-1)
+    if n is not None and a.shape[0] != n:
+        raise ValueError(f"{what} has {a.shape[0]} elements; expected {n}")
+    return a
+
+
+def _as_bounds(lb, ub, n: int, what: str) -> tuple[np.ndarray, np.ndarray]:
+    lo = np.broadcast_to(np.asarray(lb, dtype=float).reshape(-1), (n,)).copy()
+    hi = np.broadcast_to(np.asarray(ub, dtype=float).reshape(-1), (n,)).copy()
+    if np.any(np.isnan(lo)) or np.any(np.isnan(hi)) or np.any(lo > hi):
+        raise ValueError(f"{what}: bounds must satisfy lower <= upper, got {lo} and {hi}")
+    return lo, hi
+
+
+class EvaluatorBase:
+    """y = f(x), x ∈ ℝⁿ (num_vars), y ∈ ℝᵐ (num_outputs), with dy/dx. Subclasses implement
+    `_eval(x, with_gradient) -> (y, dy_dx or None)`."""
+
+    def __init__(self, num_outputs: int, num_vars: int, description: str = ""):
+        self._num_outputs, self._num_vars = int(num_outputs), int(num_vars)
+        self._description = description
+
+    def num_outputs(self) -> int:
+        return self._num_outputs
+
+    def num_vars(self) -> int:
+        return self._num_vars
+
+    def get_description(self) -> str:
+        return self._description
+
+    def set_description(self, description: str) -> None:
+        self._description = str(description)
+
+    def _eval(self, x: np.ndarray, with_gradient: bool):
+        raise NotImplementedError
+
+    def Eval(self, x) -> np.ndarray:
+        return self._eval(_as_vector(x, self._num_vars, f"{type(self).__name__}.Eval x"), False)[0]
+
+    def EvalWithGradient(self, x) -> tuple[np.ndarray, np.ndarray]:
+        """(y, dy/dx) with dy/dx of shape (num_outputs, num_vars)."""
+        return self._eval(_as_vector(x, self._num_vars, f"{type(self).__name__}.EvalWithGradient x"), True)
+
+    def __repr__(self) -> str:
+        d = f" '{self._description}'" if self._description else ""
+        return f"<{type(self).__name__}{d} {self._num_outputs} outputs, {self._num_vars} vars>"
+
+
+class Constraint(EvaluatorBase):
+    """lower_bound() ≤ f(x) ≤ upper_bound(); rows with equal bounds are equalities."""
+
+    def __init__(self, num_constraints: int, num_vars: int, lb, ub, description: str = ""):
+        super().__init__(num_constraints, num_vars, description)
+        self._lb, self._ub = _as_bounds(lb, ub, num_constraints, type(self).__name__)
+
+    def num_constraints(self) -> int:
+        return self._num_outputs
+
+    def lower_bound(self) -> np.ndarray:
+        return self._lb.copy()
+
+    def upper_bound(self) -> np.ndarray:
+        return self._ub.copy()
+
+    def set_bounds(self, lower_bound, upper_bound) -> None:
+        self._lb, self._ub = _as_bounds(lower_bound, upper_bound, self._num_outputs, type(self).__name__)
+
+    def UpdateLowerBound(self, new_lb) -> None:
+        self.set_bounds(new_lb, self._ub)
+
+    def UpdateUpperBound(self, new_ub) -> None:
+        self.set_bounds(self._lb, new_ub)
+
+    def violation(self, y) -> np.ndarray:
+        """max(lb - y, y - ub, 0) per row (our addition; Drake leaves this to the solvers)."""
+        y = np.asarray(y, dtype=float)
+        return np.maximum(np.maximum(self._lb - y, y - self._ub), 0.0)
+
+    def CheckSatisfied(self, x, tol: float = 1e-6) -> bool:
+        return bool(np.all(self.violation(self.Eval(x)) <= tol))
+
+    def feasibility_residual(self, x) -> tuple[np.ndarray, np.ndarray]:
+        """(r, ∂r/∂x) for Solve's feasibility phase (our addition): r = 0 exactly where the constraint
+        holds, |r| grows with the violation, and rows that must stay satisfied (equalities) keep their
+        gradient. Default: r = y - clip(y, lb, ub), gradient rows of strictly satisfied inequalities zeroed.
+        Subclasses override it with a better-conditioned residual of the same zero set."""
+        y, dy = self.EvalWithGradient(x)
+        r = y - np.minimum(np.maximum(y, self._lb), self._ub)
+        return r, dy * ((self._lb == self._ub) | (r != 0.0))[:, None]
+
+
+class LinearConstraint(Constraint):
+    """lb ≤ A x ≤ ub."""
+
+    def __init__(self, A, lb, ub, description: str = ""):
+        A = np.atleast_2d(np.asarray(A, dtype=float))
+        super().__init__(A.shape[0], A.shape[1], lb, ub, description)
+        self._A = A
+
+    def GetDenseA(self) -> np.ndarray:
+        return self._A.copy()
+
+    def _eval(self, x, with_gradient):
+        return self._A @ x, (self._A if with_gradient else None)
+
+
+class LinearEqualityConstraint(LinearConstraint):
+    """A x = b."""
+
+    def __init__(self, Aeq, beq, description: str = ""):
+        b = np.asarray(beq, dtype=float).reshape(-1)
+        super().__init__(Aeq, b, b, description)
+
+
+class BoundingBoxConstraint(LinearConstraint):
+    """lb ≤ x ≤ ub."""
+
+    def __init__(self, lb, ub, description: str = ""):
+        n = np.broadcast(np.asarray(lb).reshape(-1), np.asarray(ub).reshape(-1)).shape[0]
+        super().__init__(np.eye(n), lb, ub, description)
+
+    def _eval(self, x, with_gradient):
+        return x.copy(), (self._A if with_gradient else None)
+
+
+class Cost(EvaluatorBase):
+    """A scalar cost f(x)."""
+
+    def __init__(self, num_vars: int, description: str = ""):
+        super().__init__(1, num_vars, description)
+
+
+class LinearCost(Cost):
+    """aᵀx + b."""
+
+    def __init__(self, a, b: float = 0.0, description: str = ""):
+        self._a = np.asarray(a, dtype=float).reshape(-1)
+        self._b = float(b)
+        super().__init__(self._a.shape[0], description)
+
+    def a(self) -> np.ndarray:
+        return self._a.copy()
+
+    def b(self) -> float:
+        return self._b
+
+    def _eval(self, x, with_gradient):
+        return np.array([self._a @ x + self._b]), (self._a[None, :] if with_gradient else None)
+
+
+class QuadraticCost(Cost):
+    """½ xᵀQx + bᵀx + c."""
+
+    def __init__(self, Q, b, c: float = 0.0, description: str = ""):
+        Q = np.atleast_2d(np.asarray(Q, dtype=float))
+        self._Q = 0.5 * (Q + Q.T)
+        self._b = _as_vector(b, Q.shape[0], "QuadraticCost b")
+        self._c = float(c)
+        super().__init__(Q.shape[0], description)
+
+    def Q(self) -> np.ndarray:
+        return self._Q.copy()
+
+    def b(self) -> np.ndarray:
+        return self._b.copy()
+
+    def c(self) -> float:
+        return self._c
+
+    def _eval(self, x, with_gradient):
+        Qx = self._Q @ x
+        y = np.array([0.5 * x @ Qx + self._b @ x + self._c])
+        return y, ((Qx + self._b)[None, :] if with_gradient else None)
+
+
+class Binding:
+    """An evaluator bound to decision variables (pydrake.solvers.Binding)."""
+
+    __slots__ = ("_evaluator", "_variables")
+
+    def __init__(self, evaluator: EvaluatorBase, variables):
+        v = np.asarray(variables, dtype=object).reshape(-1)
+        if v.shape[0] != evaluator.num_vars():
+            raise ValueError(f"{type(evaluator).__name__} takes {evaluator.num_vars()} variables; "
+                             f"{v.shape[0]} were given")
+        self._evaluator, self._variables = evaluator, v
+
+    def evaluator(self) -> EvaluatorBase:
+        return self._evaluator
+
+    def variables(self) -> np.ndarray:
+        return self._variables
+
+    def __repr__(self) -> str:
+        return f"<Binding {self._evaluator!r} on {list(self._variables)}>"
+
+
+class MathematicalProgram:
+    """Decision variables, costs and constraints; solve it with `planning.Solve`."""
+
+    def __init__(self):
+        self._vars: list[Variable] = []
+        self._index: dict[Variable, int] = {}
+        self._guess = np.zeros(0)
+        self._bbox: list[Binding] = []
+        self._linear: list[Binding] = []
+        self._linear_eq: list[Binding] = []
+        self._generic: list[Binding] = []
+        self._costs: list[Binding] = []
+
+    # --- variables ---------------------------------------------------------------------------
+    def NewContinuousVariables(self, rows: int, cols=None, name: str = "x") -> np.ndarray:
+        """rows (or rows x cols) new variables named name(i) (or name(i,j)); initial guess NaN."""
+        if isinstance(cols, str):
+            cols, name = None, cols
+        shape = (int(rows),) if cols is None else (int(rows), int(cols))
+        labels = [f"{name}({i})" for i in range(shape[0])] if cols is None else \
+            [f"{name}({i},{j})" for i in range(shape[0]) for j in range(shape[1])]
+        new = [Variable(s) for s in labels]
+        for v in new:
+            self._index[v] = len(self._vars)
+            self._vars.append(v)
+        self._guess = np.r_[self._guess, np.full(len(new), np.nan)]
+        out = np.empty(len(new), dtype=object)
+        out[:] = new
+        return out.reshape(shape)
+
+    def num_vars(self) -> int:
+        return len(self._vars)
+
+    def decision_variables(self) -> np.ndarray:
+        out = np.empty(len(self._vars), dtype=object)
+        out[:] = self._vars
+        return out
+
+    def decision_variable(self, i: int) -> Variable:
+        return self._vars[i]
+
+    def FindDecisionVariableIndex(self, var: Variable) -> int:
+        try:
+            return self._index[var]
+        except KeyError:
+            raise ValueError(f"{var!r} is not a decision variable of this program") from None
+
+    def FindDecisionVariableIndices(self, vars) -> np.ndarray:
+        return np.array([self.FindDecisionVariableIndex(v) for v in np.asarray(vars, dtype=object).reshape(-1)],
+                        dtype=int)
+
+    # --- constraints -------------------------------------------------------------------------
+    def AddConstraint(self, constraint, vars=None) -> Binding:
+        """AddConstraint(constraint, vars) or AddConstraint(binding)."""
+        b = constraint if isinstance(constraint, Binding) else Binding(constraint, vars)
+        if not isinstance(b.evaluator(), Constraint):
+            raise TypeError(f"AddConstraint takes a Constraint, got {type(b.evaluator()).__name__}")
+        self.FindDecisionVariableIndices(b.variables())
+        e = b.evaluator()
+        target = self._bbox if isinstance(e, BoundingBoxConstraint) else \
+            self._linear_eq if isinstance(e, LinearEqualityConstraint) else \
+            self._linear if isinstance(e, LinearConstraint) else self._generic
+        target.append(b)
+        return b
+
+    def AddBoundingBoxConstraint(self, lb, ub, vars) -> Binding:
+        v = np.asarray(vars, dtype=object).reshape(-1)
+        lo, hi = _as_bounds(lb, ub, v.shape[0], "AddBoundingBoxConstraint")
+        return self.AddConstraint(BoundingBoxConstraint(lo, hi), v)
+
+    def AddLinearConstraint(self, A, lb, ub, vars) -> Binding:
+        return self.AddConstraint(LinearConstraint(A, lb, ub), vars)
+
+    def AddLinearEqualityConstraint(self, Aeq, beq, vars) -> Binding:
+        return self.AddConstraint(LinearEqualityConstraint(Aeq, beq), vars)
+
+    def bounding_box_constraints(self) -> list[Binding]:
+        return list(self._bbox)
+
+    def linear_constraints(self) -> list[Binding]:
+        return list(self._linear)
+
+    def linear_equality_constraints(self) -> list[Binding]:
+        return list(self._linear_eq)
+
+    def generic_constraints(self) -> list[Binding]:
+        return list(self._generic)
+
+    def GetAllConstraints(self) -> list[Binding]:
+        return self._generic + self._bbox + self._linear + self._linear_eq
+
+    # --- costs -------------------------------------------------------------------------------
+    def AddCost(self, cost, vars=None) -> Binding:
+        """AddCost(cost, vars) or AddCost(binding)."""
+        b = cost if isinstance(cost, Binding) else Binding(cost, vars)
+        if not isinstance(b.evaluator(), Cost):
+            raise TypeError(f"AddCost takes a Cost, got {type(b.evaluator()).__name__}")
+        self.FindDecisionVariableIndices(b.variables())
+        self._costs.append(b)
+        return b
+
+    def AddLinearCost(self, a, b, vars=None) -> Binding:
+        """AddLinearCost(a, b, vars) or AddLinearCost(a, vars): aᵀx + b."""
+        if vars is None:
+            b, vars = 0.0, b
+        return self.AddCost(LinearCost(a, b), vars)
+
+    def AddQuadraticCost(self, Q, b, vars, is_convex=None) -> Binding:
+        """½ xᵀQx + bᵀx (is_convex is accepted for pydrake compatibility and not needed)."""
+        return self.AddCost(QuadraticCost(Q, b), vars)
+
+    def AddQuadraticErrorCost(self, Q, x_desired, vars) -> Binding:
+        """(x - x_d)ᵀ Q (x - x_d) = ½ xᵀ(2Q)x - 2 x_dᵀQ x + x_dᵀQ x_d."""
+        Q = np.atleast_2d(np.asarray(Q, dtype=float))
+        Qs = 0.5 * (Q + Q.T)
+        xd = _as_vector(x_desired, Q.shape[0], "AddQuadraticErrorCost x_desired")
+        return self.AddCost(QuadraticCost(2 * Qs, -2 * Qs @ xd, xd @ Qs @ xd), vars)
+
+    def GetAllCosts(self) -> list[Binding]:
+        return list(self._costs)
+
+    # --- initial guess and evaluation --------------------------------------------------------
+    def SetInitialGuess(self, vars, values) -> None:
+        idx = self.FindDecisionVariableIndices(vars)
+        self._guess[idx] = _as_vector(values, idx.shape[0], "SetInitialGuess values")
+
+    def SetInitialGuessForAllVariables(self, values) -> None:
+        self._guess[:] = _as_vector(values, self.num_vars(), "SetInitialGuessForAllVariables values")
+
+    def GetInitialGuess(self, vars):
+        """The initial guess of one variable (float) or an array of them (NaN where unset)."""
+        if isinstance(vars, Variable):
+            return float(self._guess[self.FindDecisionVariableIndex(vars)])
+        v = np.asarray(vars, dtype=object)
+        return self._guess[self.FindDecisionVariableIndices(v)].reshape(v.shape)
+
+    def initial_guess(self) -> np.ndarray:
+        return self._guess.copy()
+
+    def GetBindingVariableValues(self, binding: Binding, prog_var_vals) -> np.ndarray:
+        x = _as_vector(prog_var_vals, self.num_vars(), "prog_var_vals")
+        return x[self.FindDecisionVariableIndices(binding.variables())]
+
+    def EvalBinding(self, binding: Binding, prog_var_vals) -> np.ndarray:
+        return binding.evaluator().Eval(self.GetBindingVariableValues(binding, prog_var_vals))
+
+    def CheckSatisfied(self, bindings, prog_var_vals, tol: float = 1e-6) -> bool:
+        bs = [bindings] if isinstance(bindings, Binding) else bindings
+        return all(b.evaluator().CheckSatisfied(self.GetBindingVariableValues(b, prog_var_vals), tol) for b in bs)
+
+    def __repr__(self) -> str:
+        return (f"<MathematicalProgram {self.num_vars()} vars, {len(self.GetAllConstraints())} constraints, "
+                f"{len(self._costs)} costs>")
