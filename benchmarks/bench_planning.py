@@ -173,7 +173,7 @@ def benchmark_toppra(plant, repeats):
     try:
         import toppra as ta
         import toppra.algorithm
-        import toppra.constraint
+        import toppra.constraint  # noqa: F401 (registers ta.constraint)
     except ImportError:
         ta = None
         print("the toppra package is not installed: no toppra rows", file=sys.stderr)

@@ -127,6 +127,25 @@ cdef inline void quat_matrix(const double* q, double* R) noexcept nogil:
     R[8] = 1.0 - s * (x * x + y * y)
 
 
+cdef inline void matrix_quaternion(const double* R, double* q) noexcept nogil:
+    """q = [w x y z] with w >= 0 of the row-major rotation matrix R (Shepperd's method)."""
+    cdef double t = R[0] + R[4] + R[8], s
+    if t > 0.0:
+        s = 2.0 * sqrt(1.0 + t)
+        q[0], q[1], q[2], q[3] = 0.25 * s, (R[7] - R[5]) / s, (R[2] - R[6]) / s, (R[3] - R[1]) / s
+    elif R[0] > R[4] and R[0] > R[8]:
+        s = 2.0 * sqrt(1.0 + R[0] - R[4] - R[8])
+        q[0], q[1], q[2], q[3] = (R[7] - R[5]) / s, 0.25 * s, (R[1] + R[3]) / s, (R[2] + R[6]) / s
+    elif R[4] > R[8]:
+        s = 2.0 * sqrt(1.0 + R[4] - R[0] - R[8])
+        q[0], q[1], q[2], q[3] = (R[2] - R[6]) / s, (R[1] + R[3]) / s, 0.25 * s, (R[5] + R[7]) / s
+    else:
+        s = 2.0 * sqrt(1.0 + R[8] - R[0] - R[4])
+        q[0], q[1], q[2], q[3] = (R[3] - R[1]) / s, (R[2] + R[6]) / s, (R[5] + R[7]) / s, 0.25 * s
+    if q[0] < 0.0:
+        q[0], q[1], q[2], q[3] = -q[0], -q[1], -q[2], -q[3]
+
+
 # ---------------------------------------------------------------------------------------------
 # Spatial algebra in body coordinates
 # ---------------------------------------------------------------------------------------------
@@ -1337,6 +1356,19 @@ cdef class Kernels:
                         op[16 * b + 4 * r + k] = R[3 * r + k]
                     op[16 * b + 4 * r + 3] = p[r]
                 op[16 * b + 12], op[16 * b + 13], op[16 * b + 14], op[16 * b + 15] = 0.0, 0.0, 0.0, 1.0
+
+    def body_positions_quaternions(self, q, out):
+        """out (num_bodies, 7) = [p_WBo; q_WB] of every body, by BodyIndex: the position and the
+        orientation as a quaternion [w x y z] with w >= 0 (what viewers draw)."""
+        cdef double* qp = _arr(q, self.nq, -1, False, "q")
+        cdef double* op = _arr(out, self.num_bodies, 7, True, "out")
+        cdef int b
+        cdef double R[9]
+        with nogil:
+            self.tree.positions(qp)
+            for b in range(self.tree.nbodies):
+                self.tree.body_pose(b, R, op + 7 * b)
+                matrix_quaternion(R, op + 7 * b + 3)
 
     def body_spatial_velocities(self, q, v, out):
         """out (num_bodies, 6) = V_WB_W = [w_WB; v_WBo] in W of every body, by BodyIndex."""

@@ -22,6 +22,7 @@ PANDA_COMMAND = "PANDA_COMMAND"
 DRAKE_VIEWER_LOAD_ROBOT = "DRAKE_VIEWER_LOAD_ROBOT"
 DRAKE_VIEWER_DRAW = "DRAKE_VIEWER_DRAW"
 DRAKE_VIEWER_DEFORMABLE = "DRAKE_VIEWER_DEFORMABLE"
+DRAKE_VIEWER_STATUS = "DRAKE_VIEWER_STATUS"      # lcmt_viewer_command from drake_visualizer
 CONTACT_RESULTS = "CONTACT_RESULTS"
 
 # This project's (hilmsg types).
@@ -42,6 +43,7 @@ class Channels:
     command: str = IIWA_COMMAND
     viewer_load_robot: str = DRAKE_VIEWER_LOAD_ROBOT
     viewer_draw: str = DRAKE_VIEWER_DRAW
+    viewer_status: str = DRAKE_VIEWER_STATUS
     contact_results: str = CONTACT_RESULTS
     telemetry: str = HIL_TELEMETRY
     safety: str = HIL_SAFETY

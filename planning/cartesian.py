@@ -26,10 +26,12 @@ from .trajectories import PathParameterizedTrajectory, PiecewisePolynomial
 
 def plan_cartesian_move(plant, q_start, frame, X_WGoal, *, num_waypoints: int = 10, velocity_scale: float = 1.0,
                         acceleration_scale: float = 1.0, with_torque_limits: bool = False,
-                        grid_options: CalcGridPointsOptions | None = None) -> PathParameterizedTrajectory:
+                        grid_options: CalcGridPointsOptions | None = None,
+                        position_margin: float = 0.0) -> PathParameterizedTrajectory:
     """The time-optimal trajectory of the steps above from q_start (at rest) to the pose X_WGoal of frame
-    (at rest). Raises RuntimeError when a waypoint has no IK solution near the previous one or Toppra
-    finds no parameterization, and ValueError when the goal is the start."""
+    (at rest); the IK waypoints stay `position_margin` inside the joint limits. Raises RuntimeError when
+    a waypoint has no IK solution near the previous one or Toppra finds no parameterization, and
+    ValueError when the goal is the start."""
     if not (0 < velocity_scale <= 1 and 0 < acceleration_scale <= 1):
         raise ValueError("velocity_scale and acceleration_scale must be in (0, 1]")
     q0 = np.array(q_start, dtype=float)
@@ -39,7 +41,8 @@ def plan_cartesian_move(plant, q_start, frame, X_WGoal, *, num_waypoints: int = 
     Xg = X_WGoal.GetAsMatrix4() if isinstance(X_WGoal, RigidTransform) else np.asarray(X_WGoal, dtype=float)
     phi = np.empty(3)
     rotation_log(X0[:3, :3].T @ Xg[:3, :3], phi)
-    ik = DampedLeastSquaresIK(plant, frame)
+    ik = DampedLeastSquaresIK(plant, frame, plant.GetPositionLowerLimits() + position_margin,
+                              plant.GetPositionUpperLimits() - position_margin)
     waypoints = [q0]
     X = np.eye(4)
     for sigma in np.linspace(0.0, 1.0, num_waypoints + 1)[1:]:

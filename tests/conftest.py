@@ -1,9 +1,11 @@
 """Fixtures shared by the whole suite."""
 from __future__ import annotations
 
+import random
 import sysconfig
 from pathlib import Path
 
+import lcm
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
@@ -36,3 +38,30 @@ def iiwa():
     Parser(plant).AddModels(str(IIWA_URDF))
     plant.Finalize()
     return plant
+
+
+def _multicast_problem(url: str) -> str | None:
+    """None if LCM multicast with ttl=0 delivers on this host, else why not."""
+    try:
+        sender, receiver = lcm.LCM(url), lcm.LCM(url)
+    except (RuntimeError, OSError) as error:
+        return f"cannot open {url}: {error}"
+    received = []
+    receiver.subscribe("PROBE", lambda channel, data: received.append(data))
+    for _ in range(3):
+        sender.publish("PROBE", b"probe")
+        if receiver.handle_timeout(500) and received:
+            return None
+    return (f"no multicast loopback on {url}: check that an interface with MULTICAST has a route for "
+            "239.0.0.0/8 (e.g. `ip link set lo multicast on; ip route add 239.0.0.0/8 dev lo`)")
+
+
+@pytest.fixture
+def multicast_url() -> str:
+    """A ttl=0 multicast URL (stays on this host) on a random port, so concurrent tests and runs do
+    not cross-talk; skips when multicast does not work here."""
+    url = f"udpm://239.255.76.67:{random.Random().randint(20000, 59999)}?ttl=0"
+    problem = _multicast_problem(url)
+    if problem:
+        pytest.skip(problem)
+    return url

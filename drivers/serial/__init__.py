@@ -1,7 +1,9 @@
 """Serial link to a motor-controller board: protocol, codec and stream parser.
 
 See docs/serial_protocol.md. A driver keeps one FrameEncoder for what it sends and one
-StreamParser for what it receives; both are built for the robot's joint count.
+StreamParser for what it receives; both are built for the robot's joint count. Not imported here
+(they need hil, lcm and pyserial): `config` (the run config's `serial:` section), `driver` (the
+serial driver, `hil serial`) and `device` (the simulated board, `hil serial-device`).
 """
 from .codec import FrameDecoder, FrameEncoder, read_header
 from .crc import CRC32_CHECK, crc32

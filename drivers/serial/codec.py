@@ -5,6 +5,7 @@ configured joint count; encoding packs into it and returns a memoryview of the f
 until the next encode), decoding copies the frame into it, checks it and fills the
 preallocated containers of `messages`.
 """
+from ctypes import addressof, c_char, memmove
 from struct import Struct
 
 import numpy as np
@@ -99,6 +100,7 @@ class _FrameBuffer:
         n = joint_count
         self.data = bytearray(MAX_FRAME_SIZE)
         self.view = memoryview(self.data)
+        self.address = addressof(c_char.from_buffer(self.data))  # the export pins the buffer
         self.state_values = self._floats(STATE_PREFIX.size, (STATE_ARRAYS, n))
         self.command_values = self._floats(COMMAND_PREFIX.size, (n,))
         self.config_limits = self._floats(CONFIG_PREFIX.size, (CONFIG_ARRAYS, n))
@@ -237,6 +239,18 @@ class FrameDecoder:
                 seq,
             )
         whole[:] = frame
+        return self._decode_loaded(msg_type, length, seq)
+
+    def decode_from(self, address: int, msg_type: MsgType, length: int, seq: int) -> Message:
+        """decode() of the frame at memory `address` whose header read_header() returned, e.g. in
+        StreamParser's buffer (which must stay allocated and unresized). The frame is copied with
+        ctypes.memmove, so no Python object is made for it (a memoryview slice would be)."""
+        memmove(self._frame.address, address, HEADER_SIZE + length + CRC_SIZE)
+        return self._decode_loaded(msg_type, length, seq)
+
+    def _decode_loaded(self, msg_type: MsgType, length: int, seq: int) -> Message:
+        """Checks and decodes the frame in the buffer."""
+        covered = self._frame.slices(length)[0]
         (got,) = CRC.unpack_from(self._frame.data, len(covered))
         computed = crc32(covered)
         if got != computed:

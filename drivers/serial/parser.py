@@ -1,6 +1,7 @@
 """Resynchronising stream parser: bytes in, checked and decoded messages out, link counters kept."""
 import time
 from collections import deque
+from ctypes import addressof, c_char, memmove
 from dataclasses import dataclass
 
 from .codec import FrameDecoder, read_header
@@ -64,6 +65,7 @@ class StreamParser:
         self._clock = clock
         self._buffer = bytearray(buffer_size)
         self._view = memoryview(self._buffer)
+        self._address = addressof(c_char.from_buffer(self._buffer))  # the export pins the buffer
         self._head = 0  # first unparsed byte
         self._tail = 0  # end of buffered bytes
         self._last_seq = -1
@@ -75,17 +77,27 @@ class StreamParser:
         """Bytes held back: the start of a frame whose rest has not arrived yet."""
         return self._tail - self._head
 
+    def reset(self):
+        """Starts over on a new connection: drops the held-back bytes (counted as dropped) and
+        forgets the last sequence number, so the sender's restart is no gap. Counters are kept."""
+        self.stats.bytes_dropped += self._tail - self._head
+        self._head = self._tail = 0
+        self._last_seq = -1
+        self._hunting = False
+
     def feed(self, data) -> int:
         """Consumes `data` (a bytes-like object); returns the number of frames accepted."""
-        src = memoryview(data)
-        size = len(src)
+        size = len(data)
         self.stats.bytes_received += size
         frames_before = self.stats.frames_ok
         done = 0
         while done < size:
             self._compact()
             count = min(len(self._buffer) - self._tail, size - done)
-            self._view[self._tail : self._tail + count] = src[done : done + count]
+            if count == size and type(data) is bytes:  # a whole read: copied without a temporary
+                memmove(self._address + self._tail, data, count)
+            else:
+                self._view[self._tail : self._tail + count] = memoryview(data)[done : done + count]
             self._tail += count
             done += count
             self._scan()
@@ -125,7 +137,7 @@ class StreamParser:
             if end - p < size:
                 return
             try:
-                msg = self._decoder.decode(self._view[p : p + size], (msg_type, length, seq))
+                msg = self._decoder.decode_from(self._address + p, msg_type, length, seq)
             except CrcError as error:
                 stats.crc_errors += 1
                 self._reject(error)

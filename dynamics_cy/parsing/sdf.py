@@ -319,5 +319,5 @@ class SdfParser(ModelParser):
 
 def parse_sdf(plant, text: str, source: str | None, options) -> list:
     xml = XmlSource(text, source)
-    base_dir = str(Path(source).parent) if source else None
+    base_dir = str(Path(source).resolve().parent) if source else None
     return SdfParser(plant, xml, base_dir, options).parse()

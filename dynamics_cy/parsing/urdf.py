@@ -322,6 +322,6 @@ class UrdfParser(ModelParser):
 
 def parse_urdf(plant, text: str, source: str | None, options):
     xml = XmlSource(text, source)
-    base_dir = str(Path(source).parent) if source else None
+    base_dir = str(Path(source).resolve().parent) if source else None
     return UrdfParser(plant, xml, base_dir, options).parse()
 

@@ -157,3 +157,19 @@ def test_each_kernels_object_has_its_own_workspace_across_threads(iiwa):
     for t in threads:
         t.join()
     assert errors == []
+
+
+def test_body_positions_and_quaternions(iiwa):
+    from dynamics_cy import Quaternion, RotationMatrix
+    k = iiwa.kernels()
+    q = state(iiwa, 9)[0]
+    out = np.zeros((iiwa.num_bodies(), 7))
+    k.body_positions_quaternions(q, out)
+    ctx = iiwa.CreateDefaultContext()
+    iiwa.SetPositions(ctx, q)
+    for b, body in enumerate(iiwa._bodies):
+        X = body.EvalPoseInWorld(ctx)
+        np.testing.assert_allclose(out[b, :3], X.translation(), atol=1e-15)
+        assert out[b, 3] >= 0 and abs(np.linalg.norm(out[b, 3:]) - 1) < 1e-14
+        np.testing.assert_allclose(RotationMatrix(Quaternion(out[b, 3:])).matrix(), X.rotation().matrix(),
+                                   atol=1e-14)

@@ -2,8 +2,7 @@
 import numpy as np
 import pytest
 
-from dynamics_cy import (Box, Capsule, Cylinder, Mesh, MultibodyPlant, PackageMap, ParseError, Parser, RigidTransform,
-                         RollPitchYaw, Sphere)
+from dynamics_cy import (Box, Capsule, Cylinder, Mesh, MultibodyPlant, PackageMap, ParseError, Parser, RollPitchYaw, Sphere)
 
 
 def parse(text, kind="urdf", finalize=True, **options):

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from dynamics_cy import (BallRpyJoint, FixedOffsetFrame, JacobianWrtVariable, MultibodyForces, MultibodyPlant,
-                         PlanarJoint, PrismaticJoint, QuaternionFloatingJoint, RevoluteJoint, RigidTransform,
+                         PlanarJoint, PrismaticJoint, RevoluteJoint, RigidTransform,
                          RollPitchYaw, RotationMatrix, SpatialForce, SpatialInertia, UnitInertia, WeldJoint)
 
 G = 9.81

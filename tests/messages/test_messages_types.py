@@ -25,7 +25,7 @@ PINNED_HIL_FINGERPRINTS = {
 REQUIRED_DRAKE_TYPES = {
     "lcmt_iiwa_status", "lcmt_iiwa_command", "lcmt_panda_status", "lcmt_panda_command",
     "lcmt_robot_state", "lcmt_viewer_load_robot", "lcmt_viewer_link_data",
-    "lcmt_viewer_geometry_data", "lcmt_viewer_draw", "lcmt_contact_results_for_viz",
+    "lcmt_viewer_geometry_data", "lcmt_viewer_draw", "lcmt_viewer_command", "lcmt_contact_results_for_viz",
     "lcmt_point_pair_contact_info_for_viz", "lcmt_hydroelastic_contact_surface_for_viz",
     "lcmt_hydroelastic_quadrature_per_point_data_for_viz", "lcmt_quaternion", "lcmt_point",
     "lcmt_force_torque",

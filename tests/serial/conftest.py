@@ -1,10 +1,28 @@
-"""Fixtures of the serial-protocol tests: filled messages, frame streams, a real pty link."""
+"""Fixtures of the serial tests: filled messages, frame streams, a real pty link, run configs with a
+serial section, and a rig of the simulated board and the driver."""
 import os
+import sys
+import threading
+import time
 import tty
+from pathlib import Path
 
+import lcm
 import numpy as np
 import pytest
 import serial
+import yaml
+
+from drivers.serial.config import load_serial_config
+from drivers.serial.device import SimulatedBoard
+from drivers.serial.driver import SerialDriver, robot_joint_kinds
+from drivers.sim.config import load_sim_config
+from hil.config import load_config
+from hil.loop import channels_for
+from hil.robot import build_plant, load_robot
+from hil.schema import read_yaml
+from messages.codec import CommandEncoder, StatusDecoder
+from messages.hilmsg import lcmt_hil_driver_health
 
 from drivers.serial import (
     Command,
@@ -116,3 +134,118 @@ def pty_port():
     port.close()
     os.close(slave_fd)
     os.close(board_fd)
+
+
+# --- the driver and the simulated board --------------------------------------------------------------
+SERIAL_IIWA = Path(__file__).resolve().parents[2] / "configs" / "serial" / "iiwa.yaml"
+
+
+def merged(base: dict, changes: dict) -> dict:
+    """`base` with `changes` merged in, mappings recursively."""
+    out = dict(base)
+    for key, value in changes.items():
+        out[key] = merged(out.get(key) or {}, value) if isinstance(value, dict) else value
+    return out
+
+
+@pytest.fixture
+def run_config(tmp_path):
+    """run_config(path=configs/serial/iiwa.yaml, **sections) -> the RunConfig of `path` with
+    `sections` merged in, written to tmp_path (cfg.source) so that `hil serial` and
+    `hil serial-device` can run it; the board's link is in tmp_path unless the sections say otherwise."""
+
+    def make(path: Path = SERIAL_IIWA, **sections):
+        data = merged(read_yaml(path), merged({"serial": {"port": str(tmp_path / "board")}}, sections))
+        file = tmp_path / f"run-{len(list(tmp_path.glob('run-*.yaml')))}.yaml"
+        file.write_text(yaml.safe_dump(data))
+        return load_config(file)
+
+    return make
+
+
+class Rig:
+    """The simulated board running in a thread and the driver in the caller's, on memq:// LCM.
+
+    With `hold`, every status is answered by a gravity-compensation command (a stand-in loop).
+    `statuses` counts the status messages, `status` decodes the newest; `health` keeps every
+    lcmt_hil_driver_health; spin() runs the driver.
+    """
+
+    def __init__(self, cfg, board: bool = True, hold: bool = True):
+        self.cfg, self.hold = cfg, hold
+        self.serial = load_serial_config(cfg.serial)
+        self.lc = lcm.LCM("memq://")
+        self.robot = load_robot(cfg.robot)
+        self.channels = channels_for(cfg)
+        protocol, n = cfg.robot.protocol, self.robot.n
+        self.board, self._thread = None, None
+        self._stop = threading.Event()
+        if board:
+            self.board = SimulatedBoard(build_plant(cfg.robot), load_sim_config(cfg.sim or {}), self.serial.device,
+                                        self.serial.device.link or self.serial.port)
+            self._thread = threading.Thread(target=self.board.run, args=(None, self._stop), daemon=True)
+            self._thread.start()
+        self.driver = SerialDriver(self.serial, self.robot.joint_names,
+                                   robot_joint_kinds(self.robot.plant, self.robot.joint_names), protocol,
+                                   self.channels, self.lc)
+        self.status = StatusDecoder(protocol, n)
+        self.statuses = 0
+        self.health = []
+        self.commands = CommandEncoder(protocol, n, fields=("torque",), channel=self.channels.command)
+        self.kernels = self.robot.plant.kernels()
+        self.tau = np.zeros(n)
+        self.lc.subscribe(self.channels.status, self._on_status)
+        self.lc.subscribe(self.channels.driver_health,
+                          lambda channel, data: self.health.append(lcmt_hil_driver_health.decode(data)))
+
+    def _on_status(self, channel, data):
+        assert self.status.decode(data), self.status.last_error
+        self.statuses += 1
+        if self.hold:
+            self.kernels.gravity(self.status.position_measured, self.tau)
+            self.tau *= -1.0
+            self.command(self.tau)
+
+    def command(self, tau, utime: int = 0):
+        self.commands.encode(utime, torque=np.asarray(tau, dtype=float))
+        self.commands.publish(self.lc)
+
+    def spin(self, seconds: float, until=None) -> bool:
+        """Runs the driver for `seconds`, or until until() holds (returns whether it did)."""
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            self.driver.spin_once()
+            if until is not None and until():
+                return True
+        return until is None
+
+    def stop_board(self):
+        """Stops the board's thread (its pty stays)."""
+        self._stop.set()
+        self._thread.join(5)
+
+    def close(self):
+        self.driver.close()
+        if self._thread is not None:
+            self.stop_board()
+            self.board.close()
+
+
+@pytest.fixture
+def rig(run_config):
+    """rig(**sections) -> a Rig on run_config(**sections); closed after the test. The GIL switch
+    interval is cut to 0.5 ms meanwhile, so that the board's thread runs on time."""
+    rigs = []
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(0.0005)
+
+    def make(board: bool = True, hold: bool = True, **sections):
+        # Threads of one process stall each other now and then: a looser stale timeout than a
+        # driver process needs, unless the test sets one.
+        rigs.append(Rig(run_config(**merged({"serial": {"stale_timeout": 0.05}}, sections)), board, hold))
+        return rigs[-1]
+
+    yield make
+    for r in rigs:
+        r.close()
+    sys.setswitchinterval(interval)

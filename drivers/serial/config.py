@@ -1,0 +1,149 @@
+"""The `serial:` section of a run config: the driver's link to the board and the simulated board.
+
+Every key, its unit and default is documented in docs/serial_protocol.md (section 9).
+`load_serial_config(mapping)` validates the section into a SerialConfig; errors are
+hil.schema.ConfigError naming the key, e.g. `serial.link_timeout: must be longer than
+stale_timeout (0.01 s), got 0.005`. Per-joint values (safe_damping, torque_constant) are checked
+against the joint count where the driver or board is built.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Optional
+
+from hil.schema import ConfigError, load
+
+from .protocol import MAX_FAULT_TEXT, MAX_JOINTS, FaultCode
+
+POSITIVE = {"min": 0, "exclusive": True}
+NONNEGATIVE = {"min": 0}
+
+SAFE_COMMAND_PERIOD = 0.01
+"""s: how often the driver repeats its safe command while it has no fresh command to forward."""
+
+CORRUPTIONS = ("bit_flip", "drop_byte", "truncate", "split", "garbage")
+BoardFaultType = Literal["silent", "unplug", "board_fault", "bit_flip", "drop_byte", "truncate", "split",
+                         "garbage"]
+
+
+@dataclass
+class BoardFaultSpec:
+    """One fault of the simulated board, active while start <= t < stop (s of board time).
+
+    silent: sends nothing; unplug: the pty disappears (its link is removed) and comes back as a
+    new pty at stop; board_fault: a latched fault (FAULT_REPORT, power stage off, brakes on),
+    cleared at stop; bit_flip, drop_byte, truncate, split, garbage: corrupt every k-th (`every`)
+    or a random (`probability`) frame the board sends.
+    """
+
+    type: BoardFaultType = field(metadata={"help": "one of " + ", ".join(BoardFaultType.__args__)})
+    start: float = field(default=0.0, metadata=NONNEGATIVE)
+    stop: Optional[float] = None           # None: until the end
+    every: Optional[int] = field(default=None, metadata={"min": 1})
+    probability: Optional[float] = field(default=None, metadata={"min": 0, "max": 1, "exclusive": True})
+    code: Any = None                       # board_fault: a FaultCode name or a number (default INTERNAL)
+    joint: Optional[int] = None            # board_fault: joint index; None: a board-level fault
+    text: str = ""                         # board_fault: up to 64 bytes of UTF-8
+
+    @property
+    def fault_code(self) -> int:
+        """The FAULT_REPORT code of a board_fault."""
+        code = "INTERNAL" if self.code is None else self.code
+        return FaultCode[code] if isinstance(code, str) else code
+
+
+@dataclass
+class DeviceConfig:
+    """The simulated motor board (`hil serial-device`); its plant comes from the `sim:` section."""
+
+    link: Optional[str] = None             # symlink to the board's pty, re-pointed on replug; default: port
+    state_rate: float = field(default=1000.0, metadata=POSITIVE)   # Hz: JOINT_STATE and control period
+    lockstep: bool = False                 # answer each COMMAND with one period and one JOINT_STATE
+    effort: Literal["torque", "current"] = "torque"                # what JOINT_STATE effort and CONFIG carry
+    torque_constant: Any = 1.0             # Nm/A (or N/A), number or one per joint: torque = constant * current
+    command_timeout: float = field(default=0.1, metadata=POSITIVE)  # s: watchdog when a COMMAND says 0
+    safe_command: Literal["disable", "damping"] = "disable"         # what the board does when it expires
+    safe_damping: Any = 5.0                # Nm s/rad, number or one per joint (safe_command: damping)
+    firmware_version: int = field(default=1, metadata={"min": 0, "max": 0xFFFF})
+    faults: list[BoardFaultSpec] = field(default_factory=list)
+    seed: int = 0                          # of the random corruptions
+
+
+@dataclass
+class ReconnectConfig:
+    initial: float = field(default=0.05, metadata=POSITIVE)       # s: first wait after losing the link
+    max: float = field(default=2.0, metadata=POSITIVE)            # s: the wait doubles up to this
+
+
+@dataclass
+class SerialConfig:
+    port: str = field(metadata={"help": "the board's port: a device path or any pyserial URL"})
+    baudrate: int = field(default=2_000_000, metadata=POSITIVE)
+    joint_count: Optional[int] = field(default=None, metadata={"min": 1, "max": MAX_JOINTS})  # default: robot's
+    effort: Literal["auto", "torque", "current"] = "auto"           # the board's effort units; auto: its CONFIG
+    command_timeout: float = field(default=0.05, metadata=POSITIVE)  # s: no fresh LCM command → safe command
+    safe_command: Literal["disable", "damping"] = "disable"
+    safe_damping: Any = 5.0                # Nm s/rad, number or one per joint (safe_command: damping)
+    board_watchdog: float = field(default=0.1, metadata=NONNEGATIVE)  # s, sent in every COMMAND; 0: board's
+    heartbeat_period: float = field(default=0.1, metadata=POSITIVE)  # s
+    stale_timeout: float = field(default=0.01, metadata=POSITIVE)    # s without JOINT_STATE → stale
+    link_timeout: float = field(default=0.5, metadata=POSITIVE)      # s without JOINT_STATE → reconnect
+    config_timeout: float = field(default=0.5, metadata=POSITIVE)    # s to wait for CONFIG after opening
+    reconnect: ReconnectConfig = field(default_factory=ReconnectConfig)
+    health_rate: float = field(default=10.0, metadata=POSITIVE)      # Hz of lcmt_hil_driver_health
+    device: DeviceConfig = field(default_factory=DeviceConfig)
+
+    def validate(self, path: str = "serial") -> "SerialConfig":
+        """Cross-field checks; returns self."""
+        if self.link_timeout <= self.stale_timeout:
+            raise ConfigError(f"{path}.link_timeout", f"must be longer than stale_timeout "
+                                                      f"({self.stale_timeout:g} s), got {self.link_timeout:g}")
+        if self.reconnect.max < self.reconnect.initial:
+            raise ConfigError(f"{path}.reconnect.max", f"must be >= initial ({self.reconnect.initial:g} s), "
+                                                       f"got {self.reconnect.max:g}")
+        if self.board_watchdog and self.board_watchdog <= max(self.command_timeout, 2 * SAFE_COMMAND_PERIOD):
+            raise ConfigError(f"{path}.board_watchdog",
+                              f"must be 0 (the board's default) or longer than command_timeout "
+                              f"({self.command_timeout:g} s) and {2 * SAFE_COMMAND_PERIOD:g} s, so that the board "
+                              f"only goes safe when the driver is gone; got {self.board_watchdog:g}")
+        if self.board_watchdog > 65.535:
+            raise ConfigError(f"{path}.board_watchdog",
+                              f"must be <= 65.535 s (a u16 of ms), got {self.board_watchdog:g}")
+        for i, fault in enumerate(self.device.faults):
+            _check_fault(fault, f"{path}.device.faults[{i}]")
+        return self
+
+
+def _check_fault(fault: BoardFaultSpec, key: str) -> None:
+    corruption = fault.type in CORRUPTIONS
+    if corruption and (fault.every is None) == (fault.probability is None):
+        raise ConfigError(f"{key}.every", f"a {fault.type} fault needs exactly one of every or probability")
+    if not corruption:
+        for name in ("every", "probability"):
+            if getattr(fault, name) is not None:
+                raise ConfigError(f"{key}.{name}", f"is not a parameter of a {fault.type} fault")
+    if fault.type != "board_fault":
+        for name, unset in (("code", None), ("joint", None), ("text", "")):
+            if getattr(fault, name) != unset:
+                raise ConfigError(f"{key}.{name}", f"is only a parameter of a board_fault, not of {fault.type}")
+    if fault.stop is not None and fault.stop <= fault.start:
+        raise ConfigError(f"{key}.stop", f"must be after start ({fault.start:g} s), got {fault.stop:g}")
+    code = fault.code
+    if isinstance(code, str) and code not in FaultCode.__members__:
+        raise ConfigError(f"{key}.code", f"unknown fault code {code!r} (one of {', '.join(FaultCode.__members__)}, "
+                                         f"or a number)")
+    if not isinstance(code, (str, type(None))) and (isinstance(code, bool) or not isinstance(code, int)
+                                                    or not 0 < code <= 0xFFFF):
+        raise ConfigError(f"{key}.code", f"must be a fault code name or a number in 1..0xFFFF, got {code!r}")
+    if fault.joint is not None and not 0 <= fault.joint < MAX_JOINTS:
+        raise ConfigError(f"{key}.joint", f"must be a joint index in 0..{MAX_JOINTS - 1}, got {fault.joint}")
+    if len(fault.text.encode()) > MAX_FAULT_TEXT:
+        raise ConfigError(f"{key}.text", f"must be at most {MAX_FAULT_TEXT} bytes of UTF-8, "
+                                         f"got {len(fault.text.encode())}")
+
+
+def load_serial_config(data: dict | None, path: str = "serial") -> SerialConfig:
+    """The validated SerialConfig of the `serial:` mapping of a run config."""
+    if data is None:
+        raise ConfigError(path, "is required: the board's port and the link settings (docs/serial_protocol.md)")
+    return load(SerialConfig, data, path).validate(path)

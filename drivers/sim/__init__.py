@@ -1,0 +1,22 @@
+"""The simulated plant: a stand-in for the robot and its driver that speaks the robot's LCM protocol.
+
+    from drivers.sim import SimulatedRobot, SimConfig, load_sim_config
+    robot = SimulatedRobot(plant, load_sim_config({"integrator": "rk4"}), "iiwa", channels, lc)
+
+- config      SimConfig (the run config's `sim:` section), load_sim_config
+- physics     Physics: fixed-step semi-implicit Euler / RK4 on dynamics_cy, damping, limits, effort clamp
+- contact     ContactModel: point contact (Hunt–Crossley, regularized Coulomb) → Drake's ContactResults
+- contact_lcm ContactResultsPublisher: lcmt_contact_results_for_viz as Drake publishes it
+- faults      FaultInjector: latency, drops, duplicates, frozen or noisy sensors, dead joints, silence,
+              malformed commands
+- robot       SimulatedRobot: the LCM-speaking robot, lockstep or real time
+- realtime    run_sim / run_from_config / main: `hil sim CONFIG`, `python -m drivers.sim CONFIG`
+See docs/sim.md.
+"""
+from .config import SimConfig, load_sim_config
+from .contact import ContactModel
+from .physics import Physics
+from .realtime import run_from_config, run_sim
+from .robot import SimulatedRobot
+
+__all__ = ["ContactModel", "Physics", "SimConfig", "SimulatedRobot", "load_sim_config", "run_from_config", "run_sim"]

@@ -1,0 +1,201 @@
+"""The `sim:` section of a run config (SimConfig) and the few other keys the standalone runner reads.
+
+Every key, its unit and default is documented in docs/sim.md. `load_sim_config(mapping)` validates a
+mapping (the YAML section) into a SimConfig; `SimConfig.validate()` runs the cross-field checks again
+on a config built in code. Errors are hil.schema.ConfigError naming the key, e.g.
+`sim.faults[1].delay: is required for a latency fault`.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Literal, Optional
+
+import numpy as np
+
+from hil.schema import ConfigError, load
+
+POSITIVE = {"min": 0, "exclusive": True}
+NONNEGATIVE = {"min": 0}
+
+FaultType = Literal["latency", "drop_status", "duplicate_status", "freeze_sensor", "sensor_noise",
+                    "joint_unresponsive", "silent", "bad_command"]
+Corruption = Literal["garbage", "truncated", "fingerprint", "non_finite", "joint_count"]
+
+# The parameters each fault type takes; the first of a tuple is required, "|" means exactly one of.
+_FAULT_PARAMETERS = {
+    "latency": ("delay",),
+    "drop_status": ("probability|every",),
+    "duplicate_status": ("probability|every",),
+    "freeze_sensor": ("", "joints"),
+    "sensor_noise": ("position_std|velocity_std", "joints"),
+    "joint_unresponsive": ("joints",),
+    "silent": (),
+    "bad_command": ("", "corruption"),
+}
+_OPTIONAL_PARAMETERS = ("delay", "probability", "every", "joints", "position_std", "velocity_std", "corruption")
+
+
+@dataclass
+class FaultSpec:
+    """One injected fault, active while start <= t < stop (seconds of simulated time)."""
+
+    type: FaultType = field(metadata={"help": "one of " + ", ".join(_FAULT_PARAMETERS)})
+    start: float = field(default=0.0, metadata=NONNEGATIVE)
+    stop: Optional[float] = None                  # None: until the end of the run
+    delay: Optional[float] = None                 # latency: s, a whole number of status periods
+    probability: Optional[float] = None           # drop/duplicate_status: chance per status message
+    every: Optional[int] = None                   # drop/duplicate_status: every k-th status message
+    joints: Optional[list[Any]] = None            # protocol joint names or 0-based indices
+    position_std: Optional[float] = None          # sensor_noise: rad (m for prismatic joints)
+    velocity_std: Optional[float] = None          # sensor_noise: rad/s
+    corruption: Optional[Corruption] = None       # bad_command: what is wrong with the message
+
+
+@dataclass
+class FrictionConfig:
+    static: float = field(default=1.0, metadata=NONNEGATIVE)
+    dynamic: float = field(default=1.0, metadata=NONNEGATIVE)
+
+
+@dataclass
+class GroundConfig:
+    enabled: bool = True
+    height: float = 0.0                           # m: the ground is the half space z <= height in W
+    friction: FrictionConfig = field(default_factory=FrictionConfig)
+
+
+@dataclass
+class ContactConfig:
+    enabled: bool = False
+    ground: GroundConfig = field(default_factory=GroundConfig)
+    stiffness: float = field(default=1e5, metadata=POSITIVE)             # N/m per contact point
+    dissipation: float = field(default=2.0, metadata=NONNEGATIVE)        # s/m, Hunt–Crossley
+    stiction_tolerance: float = field(default=1e-4, metadata=POSITIVE)   # m/s
+    between_bodies: bool = False                  # also contacts between the model's bodies
+    exclude: list[list[str]] = field(default_factory=list)               # body-name pairs never in contact
+    publish_rate: float = field(default=60.0, metadata=NONNEGATIVE)      # Hz of CONTACT_RESULTS; 0: off
+
+
+@dataclass
+class JointLimitsConfig:
+    enabled: bool = True
+    stiffness: Any = None                         # N·m/rad: number or one per joint; None: automatic
+    damping: Any = None                           # N·m·s/rad: number or one per joint; None: automatic
+
+
+@dataclass
+class PositionControlConfig:
+    kp: Any = 1000.0                              # 1/s²: number or one per protocol joint
+    kd: Any = None                                # 1/s: number or one per joint; None: 2 √kp
+
+
+@dataclass
+class SimConfig:
+    time_step: float = field(default=0.001, metadata=POSITIVE)          # s, a whole number of ns
+    integrator: Literal["semi_implicit_euler", "rk4"] = "semi_implicit_euler"
+    initial_positions: Optional[list[float]] = None                     # nq, default: the model's
+    initial_velocities: Optional[list[float]] = None                    # nv, default: zero
+    joints: Optional[list[str]] = None            # protocol joints; default: the actuated joints
+    status_period: Optional[float] = None         # s, a whole number of steps; None: every step
+    utime: Literal["sim", "wall"] = "sim"         # status utime: simulated time or the wall clock
+    gravity_compensation: Literal["none", "internal"] = "none"
+    control_mode: Optional[list[Literal["position", "velocity", "torque"]]] = None
+    position_control: PositionControlConfig = field(default_factory=PositionControlConfig)
+    joint_limits: JointLimitsConfig = field(default_factory=JointLimitsConfig)
+    command_timeout: float = field(default=0.1, metadata=POSITIVE)      # s without a valid command
+    safe_command: Literal["zero_torque", "damping"] = "damping"
+    brakes: bool = False                          # hold the joints still until the first valid command
+    safe_damping: Any = None                      # N·m·s/rad: number or one per joint; None: automatic
+    contact: ContactConfig = field(default_factory=ContactConfig)
+    faults: list[FaultSpec] = field(default_factory=list)
+    seed: int = 0                                 # of every random fault
+
+    @property
+    def time_step_ns(self) -> int:
+        return round(self.time_step * 1e9)
+
+    def steps(self, seconds: float, key: str) -> int:
+        """`seconds` as a whole number (>= 1) of steps; ConfigError naming `key` if it is not one."""
+        n = round(seconds / self.time_step)
+        if n < 1 or not math.isclose(n * self.time_step, seconds, rel_tol=1e-9, abs_tol=1e-12):
+            raise ConfigError(key, f"must be a positive multiple of time_step ({self.time_step:g} s), got {seconds:g}")
+        return n
+
+    def validate(self, path: str = "sim") -> "SimConfig":
+        """Cross-field checks that need no model; returns self."""
+        ns = self.time_step * 1e9
+        if self.time_step <= 0 or not math.isclose(ns, round(ns), abs_tol=1e-6):
+            raise ConfigError(f"{path}.time_step", f"must be a positive whole number of nanoseconds, "
+                                                   f"got {self.time_step!r}")
+        if self.status_period is not None:
+            self.steps(self.status_period, f"{path}.status_period")
+        if self.command_timeout < self.time_step:
+            raise ConfigError(f"{path}.command_timeout", f"must be at least one time_step ({self.time_step:g} s)")
+        friction = self.contact.ground.friction
+        if friction.dynamic > friction.static:
+            raise ConfigError(f"{path}.contact.ground.friction.dynamic",
+                              f"must be <= static ({friction.static:g}), got {friction.dynamic:g}")
+        for i, pair in enumerate(self.contact.exclude):
+            if len(pair) != 2:
+                raise ConfigError(f"{path}.contact.exclude[{i}]", f"must be a pair of body names, got {pair!r}")
+        if self.control_mode is not None and not self.control_mode:
+            raise ConfigError(f"{path}.control_mode", "must name at least one of position, velocity, torque")
+        for i, fault in enumerate(self.faults):
+            _check_fault(self, fault, f"{path}.faults[{i}]")
+        return self
+
+
+def _check_fault(cfg: SimConfig, fault: FaultSpec, key: str) -> None:
+    spec = _FAULT_PARAMETERS[fault.type]
+    allowed = {name for entry in spec for name in entry.split("|") if name}
+    for name in _OPTIONAL_PARAMETERS:
+        if getattr(fault, name) is not None and name not in allowed:
+            raise ConfigError(f"{key}.{name}", f"is not a parameter of a {fault.type} fault"
+                                               + (f" (it takes {', '.join(sorted(allowed))})" if allowed else ""))
+    if spec and spec[0]:
+        given = [name for name in spec[0].split("|") if getattr(fault, name) is not None]
+        if not given:
+            raise ConfigError(f"{key}.{spec[0].split('|')[0]}", f"is required for a {fault.type} fault"
+                              if "|" not in spec[0] else
+                              f"a {fault.type} fault needs {' or '.join(spec[0].split('|'))}")
+        if fault.type in ("drop_status", "duplicate_status") and len(given) > 1:
+            raise ConfigError(f"{key}.every", "give probability or every, not both")
+    if fault.stop is not None and fault.stop <= fault.start:
+        raise ConfigError(f"{key}.stop", f"must be after start ({fault.start:g} s), got {fault.stop:g}")
+    if fault.delay is not None:
+        cfg.steps(fault.delay, f"{key}.delay")
+    if fault.probability is not None and not 0 < fault.probability <= 1:
+        raise ConfigError(f"{key}.probability", f"must be in (0, 1], got {fault.probability!r}")
+    if fault.every is not None and fault.every < 1:
+        raise ConfigError(f"{key}.every", f"must be >= 1, got {fault.every!r}")
+    for name in ("position_std", "velocity_std"):
+        value = getattr(fault, name)
+        if value is not None and not (np.isfinite(value) and value >= 0):
+            raise ConfigError(f"{key}.{name}", f"must be >= 0, got {value!r}")
+    if fault.joints is not None:
+        if not fault.joints:
+            raise ConfigError(f"{key}.joints", "must name at least one joint")
+        for j, joint in enumerate(fault.joints):
+            if isinstance(joint, bool) or not isinstance(joint, (int, str)):
+                raise ConfigError(f"{key}.joints[{j}]", f"must be a joint name or a 0-based index, got {joint!r}")
+
+
+def load_sim_config(data: dict | None, path: str = "sim") -> SimConfig:
+    """The validated SimConfig of the `sim:` mapping of a run config (None: all defaults)."""
+    return load(SimConfig, data, path).validate(path)
+
+
+def per_joint(value, n: int, key: str, default: np.ndarray | None = None) -> np.ndarray:
+    """A config value that is a number or a list of n numbers (or None: `default`), as n floats >= 0."""
+    if value is None:
+        return np.array(default, dtype=float)
+    values = [value] * n if isinstance(value, (int, float)) and not isinstance(value, bool) else value
+    if not isinstance(values, (list, tuple)) or len(values) != n:
+        raise ConfigError(key, f"must be a number or a list of {n} numbers, got {value!r}")
+    out = np.empty(n)
+    for i, x in enumerate(values):
+        if isinstance(x, bool) or not isinstance(x, (int, float)) or not (np.isfinite(x) and x >= 0):
+            raise ConfigError(f"{key}[{i}]" if values is value else key, f"must be a finite number >= 0, got {x!r}")
+        out[i] = x
+    return out

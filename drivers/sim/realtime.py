@@ -1,0 +1,70 @@
+"""The simulated robot as its own process, paced to the wall clock: `hil sim CONFIG` and
+`python -m drivers.sim CONFIG [--duration S] [--lcm-url URL]`.
+
+run_sim() takes the run config (hil.config.RunConfig: robot, lcm, channels and sim are used), builds
+the plant, prints one line on start, runs SimulatedRobot.run_realtime until the duration, SIGINT or
+SIGTERM, prints a summary and returns it.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+import lcm
+
+from hil.config import RunConfig, channels_for, load_config
+from hil.robot import build_plant
+from hil.schema import ConfigError
+
+from .config import load_sim_config
+from .robot import SimulatedRobot
+
+
+def format_summary(summary: dict) -> str:
+    lines = [f"hil sim: {summary['steps']} steps, {summary['sim_time_s']:.3f} s simulated in "
+             f"{summary['wall_time_s']:.3f} s (real-time factor {summary['real_time_factor']:.3f}); "
+             f"late steps {summary['late_steps']}, max lateness {summary['max_lateness_us']:.0f} µs, "
+             f"resyncs {summary['resyncs']}",
+             f"  commands received {summary['commands_received']}, rejected {summary['commands_rejected']}"
+             + (f" {summary['rejected_by']}" if summary['rejected_by'] else "")
+             + f"; statuses published {summary['statuses_published']}, contact results "
+               f"{summary['contact_results_published']}"]
+    lines += [f"  fault {f['type']} [{f['start']:g}, {'end' if f['stop'] is None else format(f['stop'], 'g')}) s: "
+              f"applied {f['applied']}" for f in summary["faults"]]
+    return "\n".join(lines)
+
+
+def run_sim(cfg: RunConfig, duration: float | None = None, stop_event=None, out=sys.stdout) -> dict:
+    """Runs the simulated robot of the run config `cfg` in real time on cfg.lcm.url; returns
+    SimulatedRobot.run_realtime's summary."""
+    sim = load_sim_config(cfg.sim or {}, "sim")
+    channels = channels_for(cfg)
+    robot = SimulatedRobot(build_plant(cfg.robot), sim, cfg.robot.protocol, channels, lcm.LCM(cfg.lcm.url))
+    print(f"hil sim: {cfg.robot.model.rsplit('/', 1)[-1]} ({robot.n} joints), protocol {cfg.robot.protocol}, "
+          f"status {channels.status}, command {channels.command}"
+          + (f", contact {channels.contact_results}" if robot.physics.contact is not None else "")
+          + f", LCM {cfg.lcm.url}, step {sim.time_step * 1e3:g} ms {sim.integrator}"
+          + (f", {len(sim.faults)} faults" if sim.faults else ""), file=out, flush=True)
+    summary = robot.run_realtime(duration, stop_event)
+    print(format_summary(summary), file=out, flush=True)
+    return summary
+
+
+def run_from_config(path, duration: float | None = None, lcm_url: str | None = None) -> int:
+    """`hil sim CONFIG`: run_sim on the config file at `path`; exit status 0."""
+    run_sim(load_config(path, {"lcm": {"url": lcm_url}} if lcm_url else None), duration)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m drivers.sim",
+                                 description="The simulated robot, paced to the wall clock, on the config's LCM.")
+    ap.add_argument("config", help="run config (YAML) with robot, lcm, channels and sim sections")
+    ap.add_argument("--duration", type=float, help="seconds of simulated time (default: until Ctrl-C)")
+    ap.add_argument("--lcm-url", help="override lcm.url")
+    args = ap.parse_args(argv)
+    try:
+        return run_from_config(args.config, args.duration, args.lcm_url)
+    except ConfigError as e:
+        print(f"drivers.sim: config error: {e}", file=sys.stderr)
+        return 2

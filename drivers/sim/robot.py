@@ -1,0 +1,347 @@
+"""The simulated robot: it stands where the robot and its driver stand and speaks their LCM protocol.
+
+    robot = SimulatedRobot(plant, config, "iiwa", channels, lc)
+    robot.publish_status()          # lockstep: the status the controller starts from
+    ... the controller publishes commands; each valid one advances the plant one step and publishes
+        one status (with memq://, handle LCM until the queue is empty: `while lc.handle_timeout(0): pass`)
+    robot.run_realtime(duration)    # or: paced to the wall clock, newest command each step
+
+The driver firmware it models (per step, from the newest valid command not older than
+command_timeout; without one, the safe command):
+
+- torque only:                 u = τ_cmd [− τ_g if gravity_compensation is internal]
+- positions (and/or velocities): u = ID(q, v, kp∘(q_cmd − q) + kd∘(v_d − v)) + d∘v [+ τ_cmd], v_d the
+  panda's commanded velocity or the finite difference of consecutive position commands, ID the
+  inverse dynamics with gravity and d∘v the joint damping: Drake's SimIiwaDriver (an
+  InverseDynamicsController) without its integral term; no position term for velocity commands;
+- safe command: zero torque, or −d_safe∘v (damping), [− τ_g if internal].
+
+The status (Drake's field names via messages.codec; iiwa / panda wire names in docs/sim.md):
+position_measured = q, velocity_estimated = v (after sensor faults), position_commanded = the
+command's positions (else q, as Drake), torque_commanded = the actuator torque after the effort
+clamp, torque_measured = the torque the actuator applied (differs from commanded only for a
+joint_unresponsive joint), torque_external = Σ J_Bᵀ F (contact) at the start of the step. Signs as the
+hardware reports them (Drake's manipulation/README): iiwa torque_commanded and torque_measured are
+negated, panda torque_external is negated; everything else is in MultibodyPlant's convention.
+"""
+from __future__ import annotations
+
+import signal
+import threading
+import time
+
+import numpy as np
+
+from hil.clock import RealTimeClock
+from hil.schema import ConfigError
+from messages.channels import Channels
+from messages.codec import CommandDecoder, StatusEncoder
+
+from .config import SimConfig, per_joint
+from .contact_lcm import ContactResultsPublisher
+from .faults import FaultInjector
+from ._physics import gather, scatter
+from .physics import ONE_DOF, Physics, joint_inertias
+
+MODE_BITS = {"position": 1, "velocity": 2, "torque": 4}
+PANDA_IDLE, PANDA_MOVE, PANDA_REFLEX = 1, 2, 4
+
+
+class SimulatedRobot:
+    """A plant behind Drake's iiwa or panda LCM protocol, in lockstep (default) or real time.
+
+    plant: a finalized dynamics_cy MultibodyPlant; config: SimConfig (validated here, errors name
+    `path`); protocol: "iiwa" or "panda"; channels: messages.channels.Channels (default: the
+    protocol's); lcm: an lcm.LCM (None: no LCM, drive it with tick() and read plant_state()).
+    """
+
+    def __init__(self, plant, config: SimConfig | None = None, protocol: str = "iiwa",
+                 channels: Channels | None = None, lcm=None, path: str = "sim"):
+        if protocol not in ("iiwa", "panda"):
+            raise ValueError(f"protocol must be 'iiwa' or 'panda', got {protocol!r}")
+        self.physics = physics = Physics(plant, config, path)
+        cfg = self.config = physics.config
+        self.protocol, self.lc, self._iiwa = protocol, lcm, protocol == "iiwa"
+        self.channels = channels or Channels.for_robot(protocol)
+        joints = self.protocol_joints(plant, cfg, path)
+        self.joint_names = [j.name() for j in joints]
+        n = self.n = len(joints)
+        actuator_of = {a.joint().name(): a.input_start()
+                       for a in (plant.get_joint_actuator(i) for i in plant.GetJointActuatorIndices())}
+        self._qi = np.array([j.position_start() for j in joints], dtype=np.intp)
+        self._vi = np.array([j.velocity_start() for j in joints], dtype=np.intp)
+        self._ai = np.array([actuator_of[j.name()] for j in joints], dtype=np.intp)
+        nv, nu = plant.num_velocities(), plant.num_actuators()
+        self._all_actuators = n == nu and np.array_equal(self._ai, np.arange(n))   # u is the joints' torque
+        self._kernels = plant.kernels()
+        self._h_ns, self._timeout_ns = cfg.time_step_ns, round(cfg.command_timeout * 1e9)
+        self._status_period_ns = cfg.steps(cfg.status_period, f"{path}.status_period") * self._h_ns \
+            if cfg.status_period is not None else self._h_ns
+        modes = cfg.control_mode if cfg.control_mode is not None else (["torque"] if protocol == "panda" else None)
+        self._required_mode = sum(MODE_BITS[m] for m in set(modes)) if modes else 0
+        self._gravity_compensation = cfg.gravity_compensation == "internal"
+        self._sim_utime = cfg.utime == "sim"
+        self._damping = plant.GetDampingVector()[self._vi]
+        self._kp = per_joint(cfg.position_control.kp, n, f"{path}.position_control.kp")
+        self._kd = per_joint(cfg.position_control.kd, n, f"{path}.position_control.kd", 2 * np.sqrt(self._kp))
+        inertia = joint_inertias(plant, physics.q)[self._vi]
+        d_safe = per_joint(cfg.safe_damping, n, f"{path}.safe_damping", inertia / (2 * cfg.time_step))
+        self._neg_safe_damping = -d_safe if cfg.safe_command == "damping" else None
+        # Preallocated buffers: per protocol joint (n) and per plant velocity (nv).
+        self._decoder = CommandDecoder(protocol, n, self.channels.command)
+        self._encoder = StatusEncoder(protocol, n, self.channels.status)
+        self._q, self._v, self._uj, self._err, self._tmp = (np.zeros(n) for _ in range(5))
+        self._gravity_j, self._tau_cmd, self._tau_meas, self._tau_ext = (np.zeros(n) for _ in range(4))
+        self._u = np.zeros(nu)
+        self._accel, self._tau_full, self._gravity = np.zeros(nv), np.zeros(nv), np.zeros(nv)
+        self._sign_u, self._sign_ext = (-1.0, 1.0) if self._iiwa else (1.0, -1.0)
+        self._v_ff, self._q_prev, self._zeros = np.zeros(n), np.zeros(n), np.zeros(n)
+        self._have_command = self._have_position = self._fresh = False
+        self._ever_commanded = False
+        self._brakes = cfg.brakes
+        self._zero_v = np.zeros(nv)
+        self._command_ns = self._position_ns = 0
+        self._success = bytearray(100)
+        self._success_sum = self._success_index = 0
+        self._lockstep = True
+        self.commands_received = self.commands_rejected = self.mode_rejected = 0
+        self.statuses_published = 0
+        self.faults = FaultInjector(cfg, protocol, self.joint_names, self._ai, self._status_period_ns,
+                                    self._required_mode or MODE_BITS["torque"], path) if cfg.faults else None
+        self._contact_publisher = None
+        if physics.contact is not None and cfg.contact.publish_rate > 0 and lcm is not None:
+            self._contact_publisher = ContactResultsPublisher(physics.contact, self.channels.contact_results)
+            self._contact_period_ns = round(1e9 / cfg.contact.publish_rate)
+            self._contact_due = 0
+        if lcm is not None:
+            self.subscription = lcm.subscribe(self.channels.command, self._on_command)
+
+    @staticmethod
+    def protocol_joints(plant, cfg: SimConfig, path: str) -> list:
+        actuated = [a.joint() for a in sorted((plant.get_joint_actuator(i) for i in plant.GetJointActuatorIndices()),
+                                              key=lambda a: a.input_start())]
+        if cfg.joints is None:
+            joints = actuated
+        else:
+            names = {j.name(): j for j in actuated}
+            joints = []
+            for i, name in enumerate(cfg.joints):
+                if name not in names:
+                    raise ConfigError(f"{path}.joints[{i}]", f"{name!r} is not an actuated joint of the model "
+                                                             f"(actuated: {sorted(names)})")
+                joints.append(names[name])
+        for j in joints:
+            if j.type_name() not in ONE_DOF:
+                raise ConfigError(f"{path}.joints", f"joint {j.name()!r} is {j.type_name()}; the protocol reports "
+                                                    f"revolute and prismatic joints only")
+        if not joints:
+            raise ConfigError(f"{path}.joints", "the protocol needs at least one actuated joint")
+        return joints
+
+    # --- LCM ------------------------------------------------------------------------------------
+    def _on_command(self, channel: str, data: bytes) -> None:
+        d = self._decoder
+        if not d.decode(data):
+            self.commands_rejected += 1
+            return
+        if self._required_mode and d.control_mode != self._required_mode:
+            # A driver refuses a command for another control mode; its arrays are not ours to use.
+            self.commands_rejected += 1
+            self.mode_rejected += 1
+            self._have_command = False
+            return
+        t = self.physics.time_ns
+        self.commands_received += 1
+        if d.has_position:
+            if not self._have_position:
+                self._v_ff.fill(0.0)
+            elif t > self._position_ns:
+                np.subtract(d.position, self._q_prev, out=self._v_ff)
+                self._v_ff *= 1e9 / (t - self._position_ns)
+            np.copyto(self._q_prev, d.position)
+            self._position_ns, self._have_position = t, True
+        self._command_ns = t
+        self._have_command = self._fresh = self._ever_commanded = True
+        if self._lockstep:
+            self.tick()
+
+    @property
+    def rejected_by(self) -> dict[str, int]:
+        """Commands rejected, by reason: the decoder's error counters and "control_mode"."""
+        counts = {k: v for k, v in self._decoder.counters.items() if v}
+        if self.mode_rejected:
+            counts["control_mode"] = self.mode_rejected
+        return counts
+
+    # --- one step ---------------------------------------------------------------------------------
+    def tick(self) -> None:
+        """One step under the newest command (or the safe command), then the status of the new time."""
+        physics = self.physics
+        t = physics.time_ns
+        if self.faults is not None and self.faults.actuation:
+            bad = self.faults.before_step(t, physics.actuator_enabled)
+            if bad is not None and self.lc is not None:
+                self.lc.publish(self.channels.command, bad)
+        if self._brakes and not self._ever_commanded:
+            physics.set_state(physics.q, self._zero_v, physics.steps + 1)   # held on the brakes
+        else:
+            physics.step(self._actuation(t))
+        self._publish(t + self._h_ns)
+
+    def _actuation(self, t: int):
+        """The actuator torques u of the step starting at t (the driver firmware)."""
+        physics, d, uj = self.physics, self._decoder, self._uj
+        fresh = self._have_command and t - self._command_ns <= self._timeout_ns
+        if not fresh or d.has_position or d.has_velocity:
+            gather(physics.q, self._qi, 1.0, self._q)
+            gather(physics.v, self._vi, 1.0, self._v)
+        if fresh and (d.has_position or d.has_velocity):
+            if d.has_position:
+                np.subtract(d.position, self._q, out=self._err)
+                self._err *= self._kp
+                np.subtract(d.velocity if d.has_velocity else self._v_ff, self._v, out=self._tmp)
+            else:
+                self._err.fill(0.0)
+                np.subtract(d.velocity, self._v, out=self._tmp)
+            self._tmp *= self._kd
+            self._err += self._tmp
+            scatter(self._err, self._vi, self._accel)
+            self._kernels.inverse_dynamics(physics.q, physics.v, self._accel, self._tau_full)
+            gather(self._tau_full, self._vi, 1.0, uj)
+            np.multiply(self._damping, self._v, out=self._tmp)
+            uj += self._tmp
+            if d.has_torque:
+                uj += d.torque
+            source = uj
+        else:
+            if fresh:
+                source = d.torque
+            elif self._neg_safe_damping is None:
+                source = self._zeros
+            else:
+                source = np.multiply(self._neg_safe_damping, self._v, out=uj)
+            if self._gravity_compensation:
+                self._kernels.gravity(physics.q, self._gravity)
+                gather(self._gravity, self._vi, 1.0, self._gravity_j)
+                source = np.subtract(source, self._gravity_j, out=uj)
+        if self._all_actuators:
+            return source
+        scatter(source, self._ai, self._u)
+        return self._u
+
+    def _publish(self, t: int, force: bool = False) -> None:
+        """The status (and, when due, the contact results) at simulated time t."""
+        if t % self._status_period_ns and not force:
+            return
+        physics, d, faults = self.physics, self._decoder, self.faults
+        q, v = self._q, self._v
+        gather(physics.q, self._qi, 1.0, q)
+        gather(physics.v, self._vi, 1.0, v)
+        tau_cmd, tau_meas, tau_ext = self._tau_cmd, self._tau_meas, self._tau_ext
+        gather(physics.u_commanded, self._ai, self._sign_u, tau_cmd)
+        gather(physics.u_applied, self._ai, self._sign_u, tau_meas)
+        gather(physics.tau_contact, self._vi, self._sign_ext, tau_ext)
+        if faults is not None and faults.sensor:
+            q, v = faults.measure(t, q, v)
+        commanded = self._have_command and t - self._h_ns - self._command_ns <= self._timeout_ns
+        q_cmd = d.position if commanded and d.has_position else self._q
+        v_cmd = d.velocity if not self._iiwa and commanded and d.has_velocity else self._zeros
+        utime = t // 1000 if self._sim_utime else time.time_ns() // 1000
+        if faults is not None and faults.depth:
+            utime, (q, v, q_cmd, tau_meas, tau_cmd, tau_ext, v_cmd) = faults.delay(
+                t, utime, (q, v, q_cmd, tau_meas, tau_cmd, tau_ext, v_cmd))
+        copies = faults.copies(t) if faults is not None and faults.transmission else 1
+        if copies and self.lc is not None:
+            if self._iiwa:
+                self._encoder.encode(utime, position_measured=q, velocity_estimated=v, position_commanded=q_cmd,
+                                     torque_measured=tau_meas, torque_commanded=tau_cmd, torque_external=tau_ext)
+            else:
+                self._encoder.encode(utime, position_measured=q, velocity_estimated=v, position_commanded=q_cmd,
+                                     torque_measured=tau_meas, torque_commanded=tau_cmd, torque_external=tau_ext,
+                                     velocity_commanded=v_cmd, control_command_success_rate=self._success_rate(),
+                                     robot_mode=self._panda_mode(commanded), robot_utime=t // 1000,
+                                     control_mode=self._required_mode)
+            for _ in range(copies):
+                self._encoder.publish(self.lc)
+            self.statuses_published += copies
+        state = t - self._h_ns                   # the contact results are those at the start of the step
+        if self._contact_publisher is not None and state >= self._contact_due and not force \
+                and not (faults is not None and faults.silent(t)):
+            self._contact_publisher.publish(self.lc, state // 1000)
+            self._contact_due = (state // self._contact_period_ns + 1) * self._contact_period_ns
+
+    def _success_rate(self) -> float:
+        """Fraction of the last 100 status periods in which a command arrived (panda)."""
+        new = 1 if self._fresh else 0
+        self._success_sum += new - self._success[self._success_index]
+        self._success[self._success_index] = new
+        self._success_index = (self._success_index + 1) % 100
+        self._fresh = False
+        return self._success_sum / 100
+
+    def _panda_mode(self, commanded: bool) -> int:
+        return PANDA_MOVE if commanded else (PANDA_REFLEX if self._ever_commanded else PANDA_IDLE)
+
+    # --- public -----------------------------------------------------------------------------------
+    def publish_status(self) -> None:
+        """Publishes the status of the current time without stepping (lockstep: the first status)."""
+        self._publish(self.physics.time_ns, force=True)
+
+    @property
+    def time_ns(self) -> int:
+        return self.physics.time_ns
+
+    def plant_state(self) -> dict:
+        """The plant now: q, v (copies), the actuation of the last step (commanded after the clamp,
+        applied) and its contact results (Drake's ContactResults)."""
+        p = self.physics
+        return {"time_ns": p.time_ns, "q": p.q.copy(), "v": p.v.copy(), "u_commanded": p.u_commanded.copy(),
+                "u_applied": p.u_applied.copy(), "tau_contact": p.tau_contact.copy(),
+                "contact_results": p.contact_results()}
+
+    def summary(self) -> dict:
+        return {"steps": self.physics.steps, "sim_time_s": self.physics.time_ns * 1e-9,
+                "commands_received": self.commands_received, "commands_rejected": self.commands_rejected,
+                "rejected_by": self.rejected_by, "statuses_published": self.statuses_published,
+                "contact_results_published": self._contact_publisher.published if self._contact_publisher else 0,
+                "faults": self.faults.summary() if self.faults else []}
+
+    def run_realtime(self, duration: float | None = None, stop_event: threading.Event | None = None,
+                     spin_us: float = 200.0) -> dict:
+        """Steps paced to the wall clock (hil.clock.RealTimeClock: sleep until spin_us before each
+        deadline, then spin) with the newest command, until `duration` seconds of simulated time
+        have passed, stop_event is set, or SIGINT/SIGTERM (handled while running in the main
+        thread). Steps up to 100 periods late are caught up; later ones re-phase the schedule
+        (`resyncs`). Returns summary() with the wall time, real-time factor and lateness."""
+        if self.lc is None:
+            raise RuntimeError("run_realtime needs an LCM instance")
+        period = self._h_ns
+        end = None if duration is None else self.physics.steps + round(duration * 1e9 / period)
+        stop = threading.Event()
+        handlers = {}
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                handlers[sig] = signal.signal(sig, lambda signum, frame: stop.set())
+        self._lockstep = False
+        clock = RealTimeClock(period, int(spin_us * 1e3), max_catch_up=100)
+        lc, first = self.lc, self.physics.steps
+        try:
+            self.publish_status()
+            start = clock.start()
+            while not stop.is_set() and not (stop_event is not None and stop_event.is_set()) \
+                    and (end is None or self.physics.steps < end):
+                clock.wait()
+                while lc.handle_timeout(0) > 0:
+                    pass
+                self.tick()
+            clock.wait()                          # the last step lasts its period too
+            wall = clock.now_ns() - start
+        finally:
+            self._lockstep = True
+            for sig, handler in handlers.items():
+                signal.signal(sig, handler)
+        summary = self.summary()
+        elapsed = (self.physics.steps - first) * period
+        summary.update(wall_time_s=wall * 1e-9, real_time_factor=elapsed / max(wall, 1), late_steps=clock.late,
+                       max_lateness_us=clock.max_lateness / 1e3, resyncs=clock.resyncs)
+        return summary

@@ -1,0 +1,288 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""The control tick's arithmetic on small vectors, compiled: control laws, saturation, checks.
+
+numpy spends ~0.5 µs on each operation on a 7-vector; these do a whole step in one call, allocate
+nothing and take C-contiguous float64 arrays of matching lengths (checked: ValueError otherwise).
+"""
+cimport numpy as cnp
+from libc.math cimport acos, fabs, isfinite, sqrt, sin
+
+cnp.import_array()
+
+
+cdef double* _vec(object a, Py_ssize_t n, bint writable, str name) except NULL:
+    cdef cnp.ndarray arr
+    if not cnp.PyArray_Check(a):
+        raise ValueError(f"{name} must be a numpy float64 array, got {type(a).__name__}")
+    arr = <cnp.ndarray>a
+    if cnp.PyArray_TYPE(arr) != cnp.NPY_DOUBLE or not cnp.PyArray_IS_C_CONTIGUOUS(arr) \
+            or cnp.PyArray_SIZE(arr) != n or (writable and not cnp.PyArray_ISWRITEABLE(arr)):
+        raise ValueError(f"{name} must be a C-contiguous {'writable ' if writable else ''}float64 array of "
+                         f"{n} values, got {a.dtype} {a.shape}")
+    return <double*>cnp.PyArray_DATA(arr)
+
+
+def pd(q, v, q_d, v_d, kp, kd, base, double sign, out):
+    """out = sign·base + kp∘(q_d − q) + kd∘(v_d − v)."""
+    cdef Py_ssize_t n = cnp.PyArray_SIZE(<cnp.ndarray>out) if cnp.PyArray_Check(out) else -1
+    cdef double* o = _vec(out, n, True, "out")
+    cdef double* a = _vec(q, n, False, "q")
+    cdef double* b = _vec(v, n, False, "v")
+    cdef double* c = _vec(q_d, n, False, "q_d")
+    cdef double* d = _vec(v_d, n, False, "v_d")
+    cdef double* p = _vec(kp, n, False, "kp")
+    cdef double* e = _vec(kd, n, False, "kd")
+    cdef double* f = _vec(base, n, False, "base")
+    cdef Py_ssize_t i
+    for i in range(n):
+        o[i] = sign * f[i] + p[i] * (c[i] - a[i]) + e[i] * (d[i] - b[i])
+
+
+def damping(v, d, base, double sign, out):
+    """out = sign·base − d∘v."""
+    cdef Py_ssize_t n = cnp.PyArray_SIZE(<cnp.ndarray>out) if cnp.PyArray_Check(out) else -1
+    cdef double* o = _vec(out, n, True, "out")
+    cdef double* a = _vec(v, n, False, "v")
+    cdef double* b = _vec(d, n, False, "d")
+    cdef double* c = _vec(base, n, False, "base")
+    cdef Py_ssize_t i
+    for i in range(n):
+        o[i] = sign * c[i] - b[i] * a[i]
+
+
+def saturate(tau, prev, limit, double max_step, out):
+    """out = clip(clip(tau, prev ± max_step), ±limit), and prev = out; returns how many entries hit the
+    effort limit."""
+    cdef Py_ssize_t n = cnp.PyArray_SIZE(<cnp.ndarray>out) if cnp.PyArray_Check(out) else -1
+    cdef double* o = _vec(out, n, True, "out")
+    cdef double* t = _vec(tau, n, False, "tau")
+    cdef double* p = _vec(prev, n, True, "prev")
+    cdef double* l = _vec(limit, n, False, "limit")
+    cdef Py_ssize_t i
+    cdef int hit = 0
+    cdef double x
+    for i in range(n):
+        x = t[i]
+        if x > p[i] + max_step:
+            x = p[i] + max_step
+        elif x < p[i] - max_step:
+            x = p[i] - max_step
+        if x > l[i]:
+            x = l[i]
+            hit += 1
+        elif x < -l[i]:
+            x = -l[i]
+            hit += 1
+        o[i] = x
+        p[i] = x
+    return hit
+
+
+def first_nonfinite(x):
+    """The index of the first NaN or infinite entry, or -1."""
+    cdef Py_ssize_t n = cnp.PyArray_SIZE(<cnp.ndarray>x) if cnp.PyArray_Check(x) else -1
+    cdef double* a = _vec(x, n, False, "x")
+    cdef Py_ssize_t i
+    for i in range(n):
+        if not isfinite(a[i]):
+            return i
+    return -1
+
+
+def first_outside(x, lo, hi):
+    """The index of the first entry of x outside [lo, hi], or -1."""
+    cdef Py_ssize_t n = cnp.PyArray_SIZE(<cnp.ndarray>x) if cnp.PyArray_Check(x) else -1
+    cdef double* a = _vec(x, n, False, "x")
+    cdef double* l = _vec(lo, n, False, "lo")
+    cdef double* h = _vec(hi, n, False, "hi")
+    cdef Py_ssize_t i
+    for i in range(n):
+        if a[i] < l[i] or a[i] > h[i]:
+            return i
+    return -1
+
+
+def track_error(q, q_d, sumsq, maxabs):
+    """sumsq += (q_d − q)², maxabs = max(maxabs, |q_d − q|); returns max_i |q_d − q|."""
+    cdef Py_ssize_t n = cnp.PyArray_SIZE(<cnp.ndarray>q) if cnp.PyArray_Check(q) else -1
+    cdef double* a = _vec(q, n, False, "q")
+    cdef double* b = _vec(q_d, n, False, "q_d")
+    cdef double* s = _vec(sumsq, n, True, "sumsq")
+    cdef double* m = _vec(maxabs, n, True, "maxabs")
+    cdef Py_ssize_t i
+    cdef double e, worst = 0.0
+    for i in range(n):
+        e = fabs(b[i] - a[i])
+        s[i] += e * e
+        if e > m[i]:
+            m[i] = e
+        if e > worst:
+            worst = e
+    return worst
+
+
+def cartesian_impedance(X_WE, J, v, X_WG, V_WG, K, D, tau_g, double joint_damping, out):
+    """τ = Jᵀ F − τ_g − joint_damping·v with F = K∘e + D∘(V_WG − J v) and the pose error
+    e = [log(R_WG R_WEᵀ); p_WG − p_WE] (a rotation vector and a translation, in W). J is the (6, n)
+    Jacobian of frame E's origin with V_WE = [w; v] in W. Returns |e| of the rotation (rad)."""
+    cdef Py_ssize_t n = cnp.PyArray_SIZE(<cnp.ndarray>out) if cnp.PyArray_Check(out) else -1
+    cdef double* o = _vec(out, n, True, "out")
+    cdef double* X = _vec(X_WE, 16, False, "X_WE")
+    cdef double* G = _vec(X_WG, 16, False, "X_WG")
+    cdef double* Jp = _vec(J, 6 * n, False, "J")
+    cdef double* vp = _vec(v, n, False, "v")
+    cdef double* Vg = _vec(V_WG, 6, False, "V_WG")
+    cdef double* Kp = _vec(K, 6, False, "K")
+    cdef double* Dp = _vec(D, 6, False, "D")
+    cdef double* g = _vec(tau_g, n, False, "tau_g")
+    cdef double R[9]
+    cdef double e[6]
+    cdef double F[6]
+    cdef double V
+    cdef double c, th, s
+    cdef int r, k
+    cdef Py_ssize_t i, j
+    for r in range(3):          # R = R_WG R_WEᵀ
+        for k in range(3):
+            R[3 * r + k] = G[4 * r] * X[4 * k] + G[4 * r + 1] * X[4 * k + 1] + G[4 * r + 2] * X[4 * k + 2]
+    c = 0.5 * (R[0] + R[4] + R[8] - 1.0)
+    c = 1.0 if c > 1.0 else (-1.0 if c < -1.0 else c)
+    th = acos(c)
+    s = sin(th)
+    # log(R) = th/(2 sin th) (R - Rᵀ)ᵛ; its small-angle limit is ½ (R - Rᵀ)ᵛ
+    s = 0.5 if th < 1e-9 else (0.5 * th / s if s > 1e-9 else 0.0)
+    e[0], e[1], e[2] = s * (R[7] - R[5]), s * (R[2] - R[6]), s * (R[3] - R[1])
+    if th > 3.14159 and s == 0.0:      # at π the axis is the dominant column of (R + 1)/2
+        for r in range(3):
+            e[r] = th * sqrt(max(0.0, 0.5 * (R[4 * r] + 1.0)))
+    e[3], e[4], e[5] = G[3] - X[3], G[7] - X[7], G[11] - X[11]
+    for r in range(6):
+        V = 0.0
+        for j in range(n):
+            V += Jp[r * n + j] * vp[j]
+        F[r] = Kp[r] * e[r] + Dp[r] * (Vg[r] - V)
+    for j in range(n):
+        V = 0.0
+        for r in range(6):
+            V += Jp[r * n + j] * F[r]
+        o[j] = V - g[j] - joint_damping * vp[j]
+    return th
+
+
+def quintic(q0, dq, double t, double T, q_d, v_d, a_d):
+    """q_d = q0 + s dq, v_d = ṡ dq, a_d = s̈ dq for the rest-to-rest quintic s(τ) = 10τ³ − 15τ⁴ + 6τ⁵,
+    τ = t / T clamped to [0, 1]."""
+    cdef Py_ssize_t n = cnp.PyArray_SIZE(<cnp.ndarray>q_d) if cnp.PyArray_Check(q_d) else -1
+    cdef double* a = _vec(q0, n, False, "q0")
+    cdef double* d = _vec(dq, n, False, "dq")
+    cdef double* p = _vec(q_d, n, True, "q_d")
+    cdef double* v = _vec(v_d, n, True, "v_d")
+    cdef double* w = _vec(a_d, n, True, "a_d")
+    cdef double tau = t / T if T > 0 else 1.0
+    cdef double s, sd, sdd
+    cdef Py_ssize_t i
+    if tau >= 1.0:
+        s, sd, sdd = 1.0, 0.0, 0.0
+    elif tau <= 0.0:
+        s, sd, sdd = 0.0, 0.0, 0.0
+    else:
+        s = tau * tau * tau * (10.0 - 15.0 * tau + 6.0 * tau * tau)
+        sd = 30.0 * tau * tau * (1.0 - tau) * (1.0 - tau) / T
+        sdd = 60.0 * tau * (1.0 - tau) * (1.0 - 2.0 * tau) / (T * T)
+    for i in range(n):
+        p[i] = a[i] + s * d[i]
+        v[i] = sd * d[i]
+        w[i] = sdd * d[i]
+
+
+def hermite(p0, v0, a0, p1, v1, a1, double h, double t, int order, q, qd, qdd):
+    """Interpolates one segment of length h at t in [0, h]: order 1 linear in p, 3 cubic Hermite in
+    (p, v), 5 quintic Hermite in (p, v, a). Writes position, velocity and acceleration."""
+    cdef Py_ssize_t n = cnp.PyArray_SIZE(<cnp.ndarray>q) if cnp.PyArray_Check(q) else -1
+    cdef double* P0 = _vec(p0, n, False, "p0")
+    cdef double* V0 = _vec(v0, n, False, "v0")
+    cdef double* A0 = _vec(a0, n, False, "a0")
+    cdef double* P1 = _vec(p1, n, False, "p1")
+    cdef double* V1 = _vec(v1, n, False, "v1")
+    cdef double* A1 = _vec(a1, n, False, "a1")
+    cdef double* x = _vec(q, n, True, "q")
+    cdef double* xd = _vec(qd, n, True, "qd")
+    cdef double* xdd = _vec(qdd, n, True, "qdd")
+    cdef double s = 0.0 if h <= 0 else min(max(t / h, 0.0), 1.0)
+    cdef double s2 = s * s, s3 = s2 * s, s4 = s3 * s, s5 = s4 * s
+    cdef double h00, h10, h20, h01, h11, h21, d00, d10, d20, d01, d11, d21, e00, e10, e20, e01, e11, e21
+    cdef Py_ssize_t i
+    if order == 1 or h <= 0:
+        for i in range(n):
+            x[i] = P0[i] + s * (P1[i] - P0[i])
+            xd[i] = (P1[i] - P0[i]) / h if h > 0 else 0.0
+            xdd[i] = 0.0
+        return
+    if order == 3:   # basis functions of s and their derivatives in s
+        h00, h10, h01, h11 = 2 * s3 - 3 * s2 + 1, s3 - 2 * s2 + s, -2 * s3 + 3 * s2, s3 - s2
+        d00, d10, d01, d11 = 6 * s2 - 6 * s, 3 * s2 - 4 * s + 1, -6 * s2 + 6 * s, 3 * s2 - 2 * s
+        e00, e10, e01, e11 = 12 * s - 6, 6 * s - 4, -12 * s + 6, 6 * s - 2
+        h20 = h21 = d20 = d21 = e20 = e21 = 0.0
+    else:
+        h00 = 1 - 10 * s3 + 15 * s4 - 6 * s5
+        h10 = s - 6 * s3 + 8 * s4 - 3 * s5
+        h20 = 0.5 * s2 - 1.5 * s3 + 1.5 * s4 - 0.5 * s5
+        h01 = 10 * s3 - 15 * s4 + 6 * s5
+        h11 = -4 * s3 + 7 * s4 - 3 * s5
+        h21 = 0.5 * s3 - s4 + 0.5 * s5
+        d00 = -30 * s2 + 60 * s3 - 30 * s4
+        d10 = 1 - 18 * s2 + 32 * s3 - 15 * s4
+        d20 = s - 4.5 * s2 + 6 * s3 - 2.5 * s4
+        d01 = 30 * s2 - 60 * s3 + 30 * s4
+        d11 = -12 * s2 + 28 * s3 - 15 * s4
+        d21 = 1.5 * s2 - 4 * s3 + 2.5 * s4
+        e00 = -60 * s + 180 * s2 - 120 * s3
+        e10 = -36 * s + 96 * s2 - 60 * s3
+        e20 = 1 - 9 * s + 18 * s2 - 10 * s3
+        e01 = 60 * s - 180 * s2 + 120 * s3
+        e11 = -24 * s + 84 * s2 - 60 * s3
+        e21 = 3 * s - 12 * s2 + 10 * s3
+    for i in range(n):
+        x[i] = h00 * P0[i] + h10 * h * V0[i] + h20 * h * h * A0[i] + h01 * P1[i] + h11 * h * V1[i] \
+            + h21 * h * h * A1[i]
+        xd[i] = (d00 * P0[i] + d10 * h * V0[i] + d20 * h * h * A0[i] + d01 * P1[i] + d11 * h * V1[i]
+                 + d21 * h * h * A1[i]) / h
+        xdd[i] = (e00 * P0[i] + e10 * h * V0[i] + e20 * h * h * A0[i] + e01 * P1[i] + e11 * h * V1[i]
+                  + e21 * h * h * A1[i]) / (h * h)
+
+
+def copy_row(src, Py_ssize_t row, dst):
+    """dst = src[row] for a C-contiguous (rows, n) array, without making a view."""
+    cdef Py_ssize_t n = cnp.PyArray_SIZE(<cnp.ndarray>dst) if cnp.PyArray_Check(dst) else -1
+    cdef double* d = _vec(dst, n, True, "dst")
+    cdef Py_ssize_t rows = cnp.PyArray_DIM(<cnp.ndarray>src, 0) if cnp.PyArray_Check(src) else 0
+    cdef double* s = _vec(src, rows * n, False, "src")
+    cdef Py_ssize_t i
+    if not 0 <= row < rows:
+        raise ValueError(f"row {row} is out of range [0, {rows})")
+    for i in range(n):
+        d[i] = s[row * n + i]
+
+
+def set_row(dst, Py_ssize_t row, src):
+    """dst[row] = src for a C-contiguous (rows, n) array, without making a view."""
+    cdef Py_ssize_t n = cnp.PyArray_SIZE(<cnp.ndarray>src) if cnp.PyArray_Check(src) else -1
+    cdef double* s = _vec(src, n, False, "src")
+    cdef Py_ssize_t rows = cnp.PyArray_DIM(<cnp.ndarray>dst, 0) if cnp.PyArray_Check(dst) else 0
+    cdef double* d = _vec(dst, rows * n, True, "dst")
+    cdef Py_ssize_t i
+    if not 0 <= row < rows:
+        raise ValueError(f"row {row} is out of range [0, {rows})")
+    for i in range(n):
+        d[row * n + i] = s[i]
+
+
+def add(x, y, double a, out):
+    """out = x + a·y."""
+    cdef Py_ssize_t n = cnp.PyArray_SIZE(<cnp.ndarray>out) if cnp.PyArray_Check(out) else -1
+    cdef double* o = _vec(out, n, True, "out")
+    cdef double* p = _vec(x, n, False, "x")
+    cdef double* q = _vec(y, n, False, "y")
+    cdef Py_ssize_t i
+    for i in range(n):
+        o[i] = p[i] + a * q[i]

@@ -1,0 +1,182 @@
+"""The run config: one YAML file for `hil run`, `hil sim`, `hil demo`, `hil viz`, validated at start.
+
+Top-level sections (each documented in docs/hil.md): robot, lcm, channels, loop, controller,
+trajectory, safety, telemetry, viz, sim, serial. Paths are relative to the config file's folder.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Optional
+
+from messages.channels import DEFAULT_LCM_URL
+
+from .paths import CONFIGS
+from .schema import ConfigError, load, read_yaml
+
+POSITIVE = {"min": 0, "exclusive": True}
+NONNEGATIVE = {"min": 0}
+
+
+@dataclass
+class RobotConfig:
+    model: str = field(metadata={"help": "URDF or SDF file of the robot"})
+    protocol: Literal["iiwa", "panda"] = "iiwa"
+    weld: Optional[str] = None            # a frame to weld to the world, if the model does not
+    end_effector: Optional[str] = None    # frame used by Cartesian control (default: the last frame)
+    command: Literal["torque", "position_and_torque"] = "torque"   # what the command message carries
+
+
+@dataclass
+class LcmConfig:
+    url: str = DEFAULT_LCM_URL
+
+
+@dataclass
+class LoopConfig:
+    rate_hz: float = field(default=1000.0, metadata=POSITIVE)
+    deadline_budget_us: float = field(default=200.0, metadata=POSITIVE)   # lateness above it is a miss
+    spin_us: float = field(default=300.0, metadata=NONNEGATIVE)           # sleep until deadline - spin, then spin
+    duration: Optional[float] = field(default=None, metadata=POSITIVE)    # seconds; None runs until stopped
+    start_timeout: float = field(default=5.0, metadata=POSITIVE)          # wait this long for the first status
+
+
+Gains = list[float]
+
+
+@dataclass
+class ControllerConfig:
+    type: Literal["gravity_compensation", "joint_pd", "computed_torque", "joint_impedance",
+                  "cartesian_impedance"] = "computed_torque"
+    kp: Gains = field(default_factory=lambda: [100.0])     # 1/s² (computed torque) or N·m/rad
+    kd: Gains = field(default_factory=lambda: [20.0])      # 1/s or N·m·s/rad
+    cartesian_stiffness: list[float] = field(default_factory=lambda: [30.0, 30.0, 30.0, 500.0, 500.0, 500.0],
+                                             metadata={"len": 6})   # [rotational N·m/rad; translational N/m]
+    cartesian_damping: list[float] = field(default_factory=lambda: [3.0, 3.0, 3.0, 40.0, 40.0, 40.0],
+                                           metadata={"len": 6})
+    nullspace_damping: float = field(default=1.0, metadata=NONNEGATIVE)
+    robot_compensates_gravity: bool = False   # the robot adds gravity compensation itself (e.g. a real iiwa)
+
+
+@dataclass
+class Waypoint:
+    q: list[float]
+    duration: float = field(default=2.0, metadata=POSITIVE)   # seconds to reach it from the previous one
+
+
+@dataclass
+class TrajectoryConfig:
+    type: Literal["hold", "quintic", "waypoints", "stream", "cartesian"] = "hold"
+    goal: Optional[list[float]] = None          # quintic: joint goal
+    duration: float = field(default=2.0, metadata=POSITIVE)
+    waypoints: list[Waypoint] = field(default_factory=list)
+    loop: bool = False                          # waypoints: go back to the start and repeat
+    channel: Optional[str] = None               # stream: lcmt_robot_state or lcmt_hil_joint_plan channel
+    stream_type: Literal["robot_state", "joint_plan"] = "robot_state"
+    goal_position: Optional[list[float]] = field(default=None, metadata={"len": 3})   # cartesian: p_WG
+    goal_rpy: Optional[list[float]] = field(default=None, metadata={"len": 3})        # cartesian: R_WG
+    velocity_scale: float = field(default=0.5, metadata={"min": 0, "max": 1, "exclusive": True})
+    acceleration_scale: float = field(default=0.5, metadata={"min": 0, "max": 1, "exclusive": True})
+
+
+@dataclass
+class SafetyConfig:
+    status_timeout_periods: int = field(default=3, metadata={"min": 1})
+    on_fault: Literal["zero_torque", "damping"] = "damping"
+    damping: Gains = field(default_factory=lambda: [5.0])               # N·m·s/rad in damping mode
+    torque_rate_limit: float = field(default=5000.0, metadata=POSITIVE)  # N·m/s
+    effort_scale: float = field(default=1.0, metadata={"min": 0, "max": 1, "exclusive": True})
+    position_margin: float = field(default=0.02, metadata=NONNEGATIVE)  # rad inside the joint limits
+    velocity_scale: float = field(default=1.0, metadata=POSITIVE)       # of the model's velocity limits
+    max_tracking_error: Optional[float] = field(default=None, metadata=POSITIVE)  # rad
+    recover: bool = False        # return to RUNNING when the fault clears (status comes back)
+    recover_after_periods: int = field(default=50, metadata={"min": 1})
+
+
+@dataclass
+class TelemetryConfig:
+    rate_hz: float = field(default=100.0, metadata=POSITIVE)
+    log: Optional[str] = None     # record the run's LCM traffic to this lcm-logger file
+
+
+@dataclass
+class RunConfig:
+    robot: RobotConfig
+    lcm: LcmConfig = field(default_factory=LcmConfig)
+    channels: dict[str, str] = field(default_factory=dict)
+    loop: LoopConfig = field(default_factory=LoopConfig)
+    controller: ControllerConfig = field(default_factory=ControllerConfig)
+    trajectory: TrajectoryConfig = field(default_factory=TrajectoryConfig)
+    safety: SafetyConfig = field(default_factory=SafetyConfig)
+    telemetry: TelemetryConfig = field(default_factory=TelemetryConfig)
+    viz: Any = None                  # validated by hil.viz (true means its defaults)
+    sim: Any = None                  # validated by drivers.sim
+    serial: Any = None               # validated by drivers.serial
+    source: Optional[str] = None     # the file it came from
+
+
+def resolve(path: str, base: Path) -> Path:
+    """A path from a config: absolute, relative to the config's folder, or to the project's configs/."""
+    p = Path(path).expanduser()
+    if p.is_absolute():
+        return p
+    for root in (base, CONFIGS):
+        if (root / p).exists():
+            return root / p
+    return base / p
+
+
+def _validate_sections(cfg: RunConfig) -> None:
+    """The sections other packages own, checked now so that a bad key fails at start."""
+    try:
+        channels_for(cfg)
+    except ValueError as e:
+        raise ConfigError("channels", str(e)) from None
+    viz_config(cfg)
+    if cfg.sim is not None:
+        from drivers.sim.config import load_sim_config
+        load_sim_config(cfg.sim, "sim")
+    if cfg.serial is not None:
+        from drivers.serial.config import load_serial_config
+        load_serial_config(cfg.serial, "serial")
+
+
+def load_config(path: str | Path, overrides: dict | None = None) -> RunConfig:
+    """The validated RunConfig of a YAML file; `overrides` replace top-level sections' keys."""
+    data = read_yaml(path)
+    for section, values in (overrides or {}).items():
+        if isinstance(values, dict):
+            data.setdefault(section, {}).update(values)
+        else:
+            data[section] = values
+    try:
+        cfg = load(RunConfig, {k: v for k, v in data.items() if k != "source"})
+        if cfg.viz is True or cfg.viz is False:
+            cfg.viz = {"enabled": cfg.viz}
+        base = Path(path).resolve().parent
+        model = resolve(cfg.robot.model, base)
+        if not model.is_file():
+            raise ConfigError("robot.model", f"no such model file '{cfg.robot.model}' (looked in {base} and "
+                                             f"{CONFIGS})")
+        cfg.robot.model = str(model)
+        if cfg.telemetry.log:
+            cfg.telemetry.log = str(resolve(cfg.telemetry.log, base))
+        _validate_sections(cfg)
+    except ConfigError as e:
+        raise ConfigError(e.key, str(e).split(": ", 1)[-1] if e.key else str(e), str(path)) from None
+    cfg.source = str(path)
+    return cfg
+
+
+def viz_config(cfg: RunConfig):
+    """The validated `viz:` section (hil.viz.VizConfig): `true` means its defaults, absent means off."""
+    from .viz import VizConfig
+    if cfg.viz is None:
+        return VizConfig(enabled=False)
+    return load(VizConfig, cfg.viz, "viz")
+
+
+def channels_for(cfg: RunConfig):
+    """The robot's messages.channels.Channels: the protocol's defaults with the config's overrides."""
+    from messages.channels import Channels
+    return Channels.for_robot(cfg.robot.protocol, **cfg.channels)

@@ -1,0 +1,194 @@
+"""The control loop: status in, torque out, at a fixed rate, every tick bounded and safe.
+
+One tick: wait for the deadline → handle pending LCM without blocking (newest status, e-stop, plan
+stream) → safety checks → trajectory and controller (or the safe command) → saturation and rate
+limit → encode and publish the command → record timing; then, outside the measured compute time,
+telemetry, the viewer bridge and (in lockstep) delivering the command to the simulator. Nothing in a
+tick raises: a failure becomes a FAULT with its reason, and the safe command is sent.
+"""
+from __future__ import annotations
+
+import logging
+import time
+
+import numpy as np
+
+from messages.codec import CommandEncoder, StatusDecoder
+from messages.enums import SafetyState
+
+from . import _control
+from .clock import LockstepClock, RealTimeClock
+from .config import RunConfig, channels_for
+from .controllers import make_controller
+from .robot import Robot
+from .safety import SafetyMonitor, describe
+from .telemetry import TelemetryPublisher, TickRecorder
+
+log = logging.getLogger(__name__)
+
+
+class ControlLoop:
+    """The HIL loop for one robot over one LCM instance.
+
+    mode "realtime" paces ticks to the wall clock; "lockstep" runs against a simulator on the same
+    (memq://) LCM: the LCM handling at the start of a tick delivers the previous command to the
+    simulator, which steps once and publishes the status this tick uses.
+    """
+
+    def __init__(self, cfg: RunConfig, robot: Robot, lc, mode: str = "realtime", trajectory=None, viz=None,
+                 trace_every: int = 1):
+        self.cfg, self.robot, self.lc, self.mode = cfg, robot, lc, mode
+        n = self.n = robot.n
+        self.period_ns = int(round(1e9 / cfg.loop.rate_hz))
+        self.channels = channels_for(cfg)
+        self.clock = LockstepClock(self.period_ns) if mode == "lockstep" else \
+            RealTimeClock(self.period_ns, int(cfg.loop.spin_us * 1e3))
+        self.status = StatusDecoder(robot.protocol, n, channel=self.channels.status)
+        fields = ("position", "torque") if cfg.robot.command == "position_and_torque" else ("torque",)
+        self.command = CommandEncoder(robot.protocol, n, fields=fields, channel=self.channels.command)
+        self.q, self.v = self.status.position_measured, self.status.velocity_estimated
+        self.q_d, self.v_d, self.a_d = np.zeros(n), np.zeros(n), np.zeros(n)
+        self.tau, self.tau_cmd, self.tau_g, self.zero = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n)
+        self.controller = make_controller(robot.plant, cfg.controller, robot.end_effector)
+        self.gravity = robot.plant.kernels()
+        if trajectory is None:
+            from .trajectories import make_trajectory
+            trajectory = make_trajectory(cfg.trajectory, robot.plant, robot.joint_names, lc, self.period_ns,
+                                         robot.end_effector, background=mode == "realtime",
+                                         position_margin=cfg.safety.position_margin + 0.02)
+        self.trajectory = trajectory
+        self.safety = SafetyMonitor(robot.plant, cfg.safety, self.period_ns, lc, self.channels.estop)
+        self.recorder = TickRecorder(n, self.period_ns, int(cfg.loop.deadline_budget_us * 1e3),
+                                     trace_every=trace_every)
+        self.telemetry = TelemetryPublisher(lc, self.channels, n, cfg.telemetry.rate_hz, self.period_ns,
+                                            self.controller.name)
+        self.viz = viz
+        self.tick_index = 0
+        self.last_status_tick = -1          # tick at which the newest valid status arrived
+        self.status_count = 0
+        self.status_rejected = 0
+        self.commands_sent = 0
+        self.control_t0 = 0                 # loop time at which the trajectory started
+        self.tracking_error = 0.0
+        self.stopped = False
+        self.transitions: list[str] = []
+        lc.subscribe(self.channels.status, self._on_status)
+
+    # --- LCM ------------------------------------------------------------------------------------
+    def _on_status(self, channel: str, data: bytes) -> None:
+        if self.status.decode(data):
+            self.last_status_tick = self.tick_index
+            self.status_count += 1
+        else:
+            self.status_rejected += 1
+            if self.status_rejected <= 10 or self.status_rejected % 1000 == 0:
+                log.warning("rejected status #%d on %s: %s", self.status_rejected, channel, self.status.last_error)
+
+    def pump(self, limit: int = 64) -> int:
+        """Handles the LCM messages already waiting (at most `limit`), without blocking."""
+        handled = 0
+        while handled < limit and self.lc.handle_timeout(0) > 0:
+            handled += 1
+        return handled
+
+    # --- one tick ---------------------------------------------------------------------------------
+    def _transition(self, t, now_ns: int) -> None:
+        text = describe(t)
+        self.transitions.append(f"tick {self.tick_index}: {text}")
+        (log.warning if t[2] else log.info)("%s", text)
+        self.telemetry.safety_event(self.tick_index, now_ns // 1000, t)
+        if t[1] == SafetyState.RUNNING:
+            # (Re)start the trajectory from where the robot is, so nothing jumps.
+            self.control_t0 = now_ns
+            self.trajectory.start(self.q, 0)
+
+    def tick(self) -> None:
+        start, lateness = self.clock.wait()
+        wall = time.perf_counter_ns()
+        self.pump()
+        k = self.tick_index
+        have_status = self.last_status_tick >= 0
+        age = k - self.last_status_tick if have_status else k + 1
+        if not have_status and self.safety.state == SafetyState.INIT:
+            age = 0                      # still waiting for the first status: not a timeout yet
+        t = self.safety.check(k, age, have_status and age < self.cfg.safety.status_timeout_periods,
+                              self.q, self.v, self.tracking_error)
+        if t is not None:
+            self._transition(t, start)
+        if self.safety.commanding:
+            self._control(start)
+        if not have_status:
+            self.tick_index += 1
+            return                        # nothing to command before the first status
+        if not self.safety.commanding:
+            if age > 0:
+                _control.add(self.zero, self.zero, 0.0, self.tau)        # v is stale: zero torque
+            else:
+                self.safety.safe_command(self.v, self.tau)
+        self.safety.limit(self.tau, self.tau_cmd)
+        if self.command.encode(self.status.utime, torque=self.tau_cmd, position=self.q_d
+                               if self.cfg.robot.command == "position_and_torque" else None) is not None:
+            self.command.publish(self.lc)
+            self.commands_sent += 1
+        self.recorder.record(start, lateness, time.perf_counter_ns() - wall)
+        self._after(start)
+        self.tick_index += 1
+
+    def _control(self, now_ns: int) -> None:
+        try:
+            self.trajectory.sample(now_ns - self.control_t0, self.q_d, self.v_d, self.a_d)
+            self.controller.compute(self.q, self.v, self.q_d, self.v_d, self.a_d, self.tau)
+            if self.cfg.controller.robot_compensates_gravity:    # the robot adds −τ_g itself: take it out
+                self.gravity.gravity(self.q, self.tau_g)
+                _control.add(self.tau, self.tau_g, 1.0, self.tau)
+        except Exception as e:            # a controller must never take the loop down
+            self._transition(self.safety.controller_failed(self.tick_index, f"{type(e).__name__}: {e}"), now_ns)
+            return
+        i = _control.first_nonfinite(self.tau)
+        if i >= 0:
+            self._transition(self.safety.controller_failed(self.tick_index, f"non-finite torque on joint {i}"),
+                             now_ns)
+            return
+        self.tracking_error = self.recorder.track(self.q, self.q_d)
+
+    def _after(self, now_ns: int) -> None:
+        """Work outside the measured compute time."""
+        self.telemetry.maybe_publish(self.tick_index, now_ns // 1000, self.recorder, self.safety, self.status.utime,
+                                     self.status_rejected, self.q, self.v, self.q_d, self.tau_cmd)
+        if self.viz is not None:
+            self.viz.tick(now_ns, self.q, self.status.utime)
+        self.recorder.trace((now_ns - self.recorder.first_ns) * 1e-9, self.q, self.q_d, self.tau_cmd)
+
+    # --- running ----------------------------------------------------------------------------------
+    def run(self, duration_s: float | None = None, stop=None, on_tick=None) -> dict:
+        """Ticks until `duration_s` of loop time has passed after the first status, `stop()` is true, or
+        (real time) the first status does not come within loop.start_timeout. Returns the summary."""
+        duration_s = self.cfg.loop.duration if duration_s is None else duration_s
+        limit = None if duration_s is None else int(round(duration_s * 1e9 / self.period_ns))
+        self.clock.start()
+        start_wall = time.monotonic()
+        ticks_after_start = 0
+        while not (stop is not None and stop()):
+            self.tick()
+            if self.last_status_tick < 0:
+                if self.mode == "realtime" and time.monotonic() - start_wall > self.cfg.loop.start_timeout:
+                    raise TimeoutError(f"no valid status on {self.channels.status} within "
+                                       f"{self.cfg.loop.start_timeout} s (is the robot driver or `hil sim` running "
+                                       f"on {self.cfg.lcm.url}?)")
+                if self.mode == "lockstep" and self.tick_index > 1000:
+                    raise TimeoutError(f"the simulator sent no status on {self.channels.status}")
+                continue
+            ticks_after_start += 1
+            if on_tick is not None:
+                on_tick(self)
+            if limit is not None and ticks_after_start >= limit:
+                break
+        return self.summary()
+
+    def summary(self) -> dict:
+        return self.recorder.summary(self.safety, {
+            "controller": self.controller.name,
+            "status": {"received": self.status_count, "rejected": self.status_rejected,
+                       "commands_sent": self.commands_sent, "skipped_ticks": self.clock.skipped},
+            "transitions": self.transitions,
+        })

@@ -1,0 +1,56 @@
+"""The robot the loop drives: its plant from the config and how its joints map to the protocol."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from dynamics_cy import MultibodyPlant, Parser
+
+from .config import RobotConfig
+from .schema import ConfigError
+
+
+@dataclass
+class Robot:
+    plant: MultibodyPlant
+    protocol: str
+    joint_names: list[str]        # the actuated joints, in the order of the protocol's arrays
+    end_effector: object          # a Frame
+
+    @property
+    def n(self) -> int:
+        return len(self.joint_names)
+
+
+def build_plant(cfg: RobotConfig) -> MultibodyPlant:
+    """The plant of the config's model (welding cfg.weld to the world if given), finalized."""
+    plant = MultibodyPlant(0.0)
+    Parser(plant).AddModels(cfg.model)
+    if cfg.weld:
+        if not plant.HasFrameNamed(cfg.weld):
+            raise ConfigError("robot.weld", f"the model has no frame named '{cfg.weld}'")
+        plant.WeldFrames(plant.world_frame(), plant.GetFrameByName(cfg.weld))
+    plant.Finalize()
+    return plant
+
+
+def load_robot(cfg: RobotConfig) -> Robot:
+    """The plant and joint map; the loop drives fully actuated fixed-base arms whose actuators are in
+    velocity order (as for the iiwa and Panda)."""
+    plant = build_plant(cfg)
+    nv, nu = plant.num_velocities(), plant.num_actuators()
+    if plant.GetFloatingBaseBodies():
+        raise ConfigError("robot.model", "the model has a floating base; weld its root with robot.weld "
+                                         "(the loop drives fixed-base arms)")
+    if nu != nv or not np.array_equal(plant.MakeActuationMatrix(), np.eye(nv)):
+        raise ConfigError("robot.model", f"the loop needs one actuator per joint in joint order; the model has "
+                                         f"{nv} velocities and {nu} actuators")
+    joints = sorted((a.joint() for a in plant._actuators), key=lambda j: j.velocity_start())
+    if cfg.end_effector:
+        if not plant.HasFrameNamed(cfg.end_effector):
+            raise ConfigError("robot.end_effector", f"the model has no frame named '{cfg.end_effector}'")
+        ee = plant.GetFrameByName(cfg.end_effector)
+    else:
+        ee = plant.get_frame(plant.num_frames() - 1)
+    return Robot(plant, cfg.protocol, [j.name() for j in joints], ee)

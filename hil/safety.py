@@ -1,0 +1,157 @@
+"""Safety, in one place: the state machine, its checks, and the safe command.
+
+States (lcmt_hil_safety_event's SAFETY_*): INIT (waiting for a valid status) → RUNNING (the
+controller commands) → FAULT (a check failed: the safe command is sent; with `recover`, RUNNING
+again once the cause has been clear for `recover_after_periods` ticks) and SAFE_STOP (e-stop
+latched: the safe command until it is released, then INIT). The safe command is zero torque or
+damping-only (τ = −d∘v), per config. Every command, safe or not, is saturated to the effort limits
+and rate-limited against the previous one. Checks run every tick; none raises.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from messages import lcmt_hil_estop
+from messages.enums import FaultCode, SafetyState
+from messages.validation import MessageDecoder
+
+from . import _control
+from .config import SafetyConfig
+from .controllers import gains
+
+
+class Transition(tuple):
+    """(previous state, new state, fault code, text)."""
+
+
+class SafetyMonitor:
+    """The loop's safety state machine and checks for one robot (n joints, limits from the plant)."""
+
+    def __init__(self, plant, cfg: SafetyConfig, period_ns: int, lc=None, estop_channel: str | None = None):
+        n = plant.num_velocities()
+        self.cfg, self.n, self.period_ns = cfg, n, period_ns
+        self.state = SafetyState.INIT
+        self.fault, self.fault_text = FaultCode.NONE, ""
+        lo, hi = plant.GetPositionLowerLimits(), plant.GetPositionUpperLimits()
+        self.q_lo, self.q_hi = lo + cfg.position_margin, hi - cfg.position_margin
+        vmax = np.minimum(-plant.GetVelocityLowerLimits(), plant.GetVelocityUpperLimits()) * cfg.velocity_scale
+        self.v_lo, self.v_hi = -vmax, vmax
+        effort = np.full(n, np.inf)
+        for a in plant._actuators:
+            effort[a.joint().velocity_start()] = a.effort_limit()
+        self.effort = effort * cfg.effort_scale
+        self.max_step = cfg.torque_rate_limit * period_ns * 1e-9
+        self.damping = gains(cfg.damping, n, "safety.damping") if cfg.on_fault == "damping" else np.zeros(n)
+        self.zero = np.zeros(n)
+        self.prev_tau = np.zeros(n)
+        self.commanded = False
+        self.clear_ticks = 0
+        self.saturated_ticks = 0
+        self.faults_seen: list[tuple[int, str, str]] = []
+        self.estop_latched = False
+        self.estop_text = ""
+        if lc is not None and estop_channel:
+            self._estop = MessageDecoder(lcmt_hil_estop, channel=estop_channel)
+            lc.subscribe(estop_channel, self._on_estop)
+
+    def _on_estop(self, channel: str, data: bytes) -> None:
+        msg = self._estop.decode(data)
+        if msg is None:
+            # A garbled e-stop message is treated as a press: the safe side.
+            self.estop_latched, self.estop_text = True, f"unreadable e-stop message: {self._estop.last_error}"
+            return
+        self.estop_latched = bool(msg.latched)
+        self.estop_text = f"e-stop {'pressed' if msg.latched else 'released'} by {msg.source}: {msg.reason}"
+
+    def _to(self, state: SafetyState, fault: FaultCode, text: str, tick: int) -> Transition:
+        previous = self.state
+        self.state, self.fault, self.fault_text = state, fault, text
+        if fault != FaultCode.NONE:
+            self.faults_seen.append((tick, fault.name, text))
+        return Transition((previous, state, fault, text))
+
+    def check(self, tick: int, status_age_ticks: int, status_ok: bool, q, v, tracking_error: float):
+        """Runs the checks on this tick's state; returns a Transition when the state changed, else None.
+
+        status_age_ticks counts the ticks since the last valid status (0: fresh this tick)."""
+        if self.estop_latched:
+            if self.state != SafetyState.SAFE_STOP:
+                return self._to(SafetyState.SAFE_STOP, FaultCode.ESTOP, self.estop_text, tick)
+            return None
+        if self.state == SafetyState.SAFE_STOP:
+            return self._to(SafetyState.INIT, FaultCode.NONE, self.estop_text, tick)
+        fault, text = self._find_fault(status_age_ticks, status_ok, q, v, tracking_error)
+        if self.state == SafetyState.INIT:
+            if status_ok and fault == FaultCode.NONE:
+                return self._to(SafetyState.RUNNING, FaultCode.NONE, "first valid status", tick)
+            if status_ok:
+                return self._to(SafetyState.FAULT, fault, text, tick)
+            return None
+        if self.state == SafetyState.RUNNING:
+            return self._to(SafetyState.FAULT, fault, text, tick) if fault != FaultCode.NONE else None
+        # FAULT
+        if fault != FaultCode.NONE:
+            self.clear_ticks = 0
+            return None
+        self.clear_ticks += 1
+        if self.cfg.recover and self.clear_ticks >= self.cfg.recover_after_periods:
+            self.clear_ticks = 0
+            return self._to(SafetyState.RUNNING, FaultCode.NONE, f"recovered from {self.fault.name}", tick)
+        return None
+
+    def _find_fault(self, age: int, status_ok: bool, q, v, tracking_error: float):
+        if age >= self.cfg.status_timeout_periods:
+            return FaultCode.STATUS_TIMEOUT, f"no valid status for {age} periods " \
+                                             f"(limit {self.cfg.status_timeout_periods})"
+        if not status_ok:
+            return FaultCode.NONE, ""
+        i = _control.first_nonfinite(q)
+        j = _control.first_nonfinite(v)
+        if i >= 0 or j >= 0:
+            return FaultCode.STATUS_INVALID, f"non-finite {'position' if i >= 0 else 'velocity'} of joint " \
+                                             f"{i if i >= 0 else j}"
+        i = _control.first_outside(q, self.q_lo, self.q_hi)
+        if i >= 0:
+            return FaultCode.JOINT_LIMIT, f"joint {i} at {q[i]:.4f} rad is outside [{self.q_lo[i]:.4f}, " \
+                                          f"{self.q_hi[i]:.4f}] (limits minus the margin)"
+        i = _control.first_outside(v, self.v_lo, self.v_hi)
+        if i >= 0:
+            return FaultCode.VELOCITY_LIMIT, f"joint {i} at {v[i]:.4f} rad/s exceeds {self.v_hi[i]:.4f}"
+        limit = self.cfg.max_tracking_error
+        if limit is not None and tracking_error > limit:
+            return FaultCode.CONTROLLER, f"tracking error {tracking_error:.4f} rad exceeds {limit}"
+        return FaultCode.NONE, ""
+
+    def controller_failed(self, tick: int, why: str) -> Transition:
+        """A controller produced a non-finite torque or raised: FAULT, the safe command from now on."""
+        return self._to(SafetyState.FAULT, FaultCode.CONTROLLER, why, tick)
+
+    @property
+    def commanding(self) -> bool:
+        """Whether the controller's torque is sent (else the safe command)."""
+        return self.state == SafetyState.RUNNING
+
+    def safe_command(self, v, out) -> None:
+        """Zero torque, or damping τ = −d∘v (v = 0 when the status is not finite)."""
+        if _control.first_nonfinite(v) >= 0:
+            _control.damping(self.zero, self.zero, self.zero, 0.0, out)
+        else:
+            _control.damping(v, self.damping, self.zero, 0.0, out)
+
+    def limit(self, tau, out) -> int:
+        """Saturates to the effort limits and rate-limits against the previous command (the first
+        command of a run has none: it is only saturated); returns the entries at the effort limit."""
+        if not self.commanded:
+            _control.saturate(tau, self.prev_tau, self.effort, np.inf, self.prev_tau)
+            self.commanded = True
+        hit = _control.saturate(tau, self.prev_tau, self.effort, self.max_step, out)
+        if hit:
+            self.saturated_ticks += 1
+        return hit
+
+
+def describe(t: Transition) -> str:
+    previous, state, fault, text = t
+    reason = f" [{fault.name}]" if fault != FaultCode.NONE else ""
+    return f"{previous.name} -> {state.name}{reason}: {text}"
+

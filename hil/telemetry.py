@@ -1,0 +1,189 @@
+"""Telemetry: per-tick timing and tracking statistics, the LCM telemetry and safety-event messages,
+and the end-of-run summary (text, JSON, plots).
+
+Per-tick values go into preallocated ring buffers (the last `capacity` ticks; 10 min at 1 kHz by
+default), so the summary's percentiles cover those ticks and the counters cover the whole run.
+"""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from messages import lcmt_hil_safety_event
+from messages.codec import TelemetryEncoder
+from messages.enums import ControllerState
+
+from . import _control
+
+
+class TickRecorder:
+    """Timing and tracking statistics of the loop, preallocated."""
+
+    def __init__(self, n: int, period_ns: int, budget_ns: int, capacity: int = 600_000, trace_every: int = 1):
+        self.period_ns, self.budget_ns = period_ns, budget_ns
+        self.capacity = capacity
+        self.compute_ns = np.zeros(capacity, dtype=np.int64)
+        self.lateness_ns = np.zeros(capacity, dtype=np.int64)
+        self.ticks = 0
+        self.deadline_misses = 0
+        self.overruns = 0
+        self.sumsq = np.zeros(n)
+        self.maxabs = np.zeros(n)
+        self.tracked = 0
+        self.first_ns = self.last_ns = 0
+        self.last_compute_ns = self.last_lateness_ns = 0
+        # A decimated trace of q, q_d and τ for plots.
+        self.trace_every = trace_every
+        rows = capacity // trace_every + 1
+        self.trace_t = np.zeros(rows)
+        self.trace_q = np.zeros((rows, n))
+        self.trace_qd = np.zeros((rows, n))
+        self.trace_tau = np.zeros((rows, n))
+        self.trace_rows = 0
+
+    def record(self, start_ns: int, lateness_ns: int, compute_ns: int) -> None:
+        i = self.ticks % self.capacity
+        self.compute_ns[i] = compute_ns
+        self.lateness_ns[i] = lateness_ns
+        self.last_compute_ns, self.last_lateness_ns = compute_ns, lateness_ns
+        if self.ticks == 0:
+            self.first_ns = start_ns
+        self.last_ns = start_ns
+        self.ticks += 1
+        if lateness_ns > self.budget_ns:
+            self.deadline_misses += 1
+        if compute_ns > self.period_ns:
+            self.overruns += 1
+
+    def track(self, q, q_d) -> float:
+        """Accumulates the tracking error q_d − q of a RUNNING tick; returns its max over joints."""
+        self.tracked += 1
+        return _control.track_error(q, q_d, self.sumsq, self.maxabs)
+
+    def trace(self, t_s: float, q, q_d, tau) -> None:
+        if self.ticks % self.trace_every or self.trace_rows >= self.trace_t.shape[0]:
+            return
+        r = self.trace_rows
+        self.trace_t[r] = t_s
+        _control.set_row(self.trace_q, r, q)
+        _control.set_row(self.trace_qd, r, q_d)
+        _control.set_row(self.trace_tau, r, tau)
+        self.trace_rows += 1
+
+    def summary(self, safety, extra: dict | None = None) -> dict:
+        """The run's summary as a JSON-ready dict."""
+        k = min(self.ticks, self.capacity)
+        comp, late = self.compute_ns[:k] / 1e3, self.lateness_ns[:k] / 1e3
+
+        def pct(x):
+            if not x.size:
+                return {}
+            p50, p99, p999 = np.percentile(x, [50, 99, 99.9])
+            return {"p50": round(float(p50), 2), "p99": round(float(p99), 2), "p99.9": round(float(p999), 2),
+                    "max": round(float(x.max()), 2)}
+
+        elapsed = (self.last_ns - self.first_ns) * 1e-9
+        rms = np.sqrt(self.sumsq / self.tracked) if self.tracked else np.zeros_like(self.sumsq)
+        out = {
+            "ticks": self.ticks,
+            "duration_s": round(elapsed, 4),
+            "rate_hz": {"target": round(1e9 / self.period_ns, 3),
+                        "achieved": round((self.ticks - 1) / elapsed, 3) if elapsed > 0 else None},
+            "compute_us": pct(comp),
+            "lateness_us": pct(late),
+            "deadline_misses": self.deadline_misses,
+            "deadline_budget_us": self.budget_ns / 1e3,
+            "overruns": self.overruns,
+            "tracking_error_rad": {"rms": [round(float(x), 7) for x in rms],
+                                   "max": [round(float(x), 7) for x in self.maxabs],
+                                   "ticks": self.tracked},
+            "torque_saturated_ticks": safety.saturated_ticks,
+            "final_state": safety.state.name,
+            "faults": [{"tick": t, "fault": f, "reason": r} for t, f, r in safety.faults_seen],
+        }
+        out.update(extra or {})
+        return out
+
+
+def format_summary(s: dict) -> str:
+    """The summary as a few readable lines."""
+    c, l, e = s["compute_us"], s["lateness_us"], s["tracking_error_rad"]
+    lines = [f"ticks {s['ticks']} in {s['duration_s']:.2f} s, rate {s['rate_hz']['achieved']} Hz "
+             f"(target {s['rate_hz']['target']:g})",
+             f"compute µs   p50 {c.get('p50')}  p99 {c.get('p99')}  p99.9 {c.get('p99.9')}  max {c.get('max')}",
+             f"lateness µs  p50 {l.get('p50')}  p99 {l.get('p99')}  p99.9 {l.get('p99.9')}  max {l.get('max')}",
+             f"deadline misses {s['deadline_misses']} (> {s['deadline_budget_us']:g} µs late), overruns "
+             f"{s['overruns']}, torque-saturated ticks {s['torque_saturated_ticks']}",
+             f"tracking error rad  rms {[round(x, 5) for x in e['rms']]}",
+             f"                    max {[round(x, 5) for x in e['max']]}",
+             f"final state {s['final_state']}; faults: " +
+             ("none" if not s["faults"] else "; ".join(f"tick {f['tick']} {f['fault']}: {f['reason']}"
+                                                       for f in s["faults"]))]
+    for key in ("sim", "status", "viz"):
+        if key in s:
+            lines.append(f"{key}: {json.dumps(s[key])}")
+    return "\n".join(lines)
+
+
+def plot(recorder: TickRecorder, path: str) -> None:
+    """Tracking (q and q_d per joint) and timing (compute time, lateness) plots in one PNG."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    r = recorder.trace_rows
+    t = recorder.trace_t[:r]
+    k = min(recorder.ticks, recorder.capacity)
+    fig, axes = plt.subplots(4, 1, figsize=(10, 12))
+    for j in range(recorder.trace_q.shape[1]):
+        line, = axes[0].plot(t, recorder.trace_q[:r, j], label=f"q{j}")
+        axes[0].plot(t, recorder.trace_qd[:r, j], "--", color=line.get_color(), linewidth=0.8)
+        axes[1].plot(t, recorder.trace_qd[:r, j] - recorder.trace_q[:r, j], label=f"e{j}")
+        axes[2].plot(t, recorder.trace_tau[:r, j], label=f"τ{j}")
+    axes[0].set_ylabel("q (solid), q_d (dashed) [rad]")
+    axes[1].set_ylabel("q_d − q [rad]")
+    axes[2].set_ylabel("commanded τ [N·m]")
+    for ax in axes[:3]:
+        ax.legend(loc="upper right", ncol=4, fontsize=7)
+        ax.set_xlabel("t [s]")
+    ticks = np.arange(k)
+    axes[3].plot(ticks, recorder.compute_ns[:k] / 1e3, linewidth=0.5, label="compute")
+    axes[3].plot(ticks, recorder.lateness_ns[:k] / 1e3, linewidth=0.5, label="lateness")
+    axes[3].axhline(recorder.budget_ns / 1e3, color="r", linestyle=":", label="deadline budget")
+    axes[3].set_yscale("symlog", linthresh=10)
+    axes[3].set_xlabel("tick")
+    axes[3].set_ylabel("µs")
+    axes[3].legend(loc="upper right", fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+class TelemetryPublisher:
+    """lcmt_hil_telemetry at a fixed rate (allocation-free) and lcmt_hil_safety_event on each transition."""
+
+    def __init__(self, lc, channels, n: int, rate_hz: float, period_ns: int, controller_name: str):
+        self.lc, self.channels = lc, channels
+        self.every = max(1, int(round(1e9 / rate_hz / period_ns)))
+        self.encoder = TelemetryEncoder(n, controller_name, channel=channels.telemetry)
+        self.published = 0
+
+    def maybe_publish(self, tick: int, utime: int, rec: TickRecorder, safety, status_utime: int,
+                      status_rejected: int, q, v, q_d, tau) -> None:
+        if tick % self.every:
+            return
+        state = ControllerState.RUNNING if safety.commanding else ControllerState.STOPPED
+        if self.encoder.encode(utime, tick, rec.period_ns, rec.last_compute_ns, rec.last_lateness_ns,
+                               rec.deadline_misses, rec.overruns, state, safety.state, safety.fault,
+                               status_utime, status_rejected, q, v, q_d, tau) is not None:
+            self.encoder.publish(self.lc)
+            self.published += 1
+
+    def safety_event(self, tick: int, utime: int, transition, source: str = "safety") -> None:
+        previous, state, fault, text = transition
+        self.encoder.set_text(self.encoder.controller_name, text[:1000])
+        e = lcmt_hil_safety_event()
+        e.utime, e.tick = utime, tick
+        e.previous_state, e.state = int(previous), int(state)
+        e.fault_code, e.fault_text, e.source = int(fault), text[:1000], source
+        self.lc.publish(self.channels.safety, e.encode())

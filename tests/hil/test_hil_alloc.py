@@ -1,0 +1,126 @@
+"""The loop's steady state allocates nothing but Python scalars (checked with tracemalloc).
+
+Every buffer is preallocated; what a tick may allocate is a handful of ints and floats (clock
+readings, counters) and, when a message arrives, the bytes object lcm-python creates for it.
+A single numpy temporary of the joint vector (≥ 168 B) breaks the bounds below.
+"""
+import tracemalloc
+
+import lcm
+import numpy as np
+import pytest
+
+from hil.config import load_config
+from hil.loop import ControlLoop
+from hil.robot import load_robot
+from messages.codec import StatusEncoder
+
+SCALARS_PEAK, SCALARS_MEDIAN = 384, 256     # bytes: about a dozen (resp. eight) live scalar objects
+
+
+def transient_peaks(fn, n: int) -> list[int]:
+    """Bytes allocated at the peak of each call, above what was live before it."""
+    peaks = []
+    tracemalloc.start(1)
+    try:
+        for _ in range(n):
+            live = tracemalloc.get_traced_memory()[0]
+            tracemalloc.reset_peak()
+            fn()
+            peaks.append(tracemalloc.get_traced_memory()[1] - live)
+    finally:
+        tracemalloc.stop()
+    return peaks
+
+
+def make_loop(controller, **safety):
+    cfg = load_config("configs/demo.yaml", {
+        "viz": False, "controller": {"type": controller}, "safety": safety,
+        "trajectory": {"type": "quintic", "goal": [0.2, 0.3, 0.1, -1.0, 0.1, 0.5, 0.2], "duration": 10.0}})
+    lc = lcm.LCM("memq://")
+    loop = ControlLoop(cfg, load_robot(cfg.robot), lc, mode="lockstep", trace_every=1)
+    status = StatusEncoder("iiwa", 7)
+    status.encode(0, position_measured=np.array([0.0, 0.5, 0.0, -1.0, 0.0, 0.6, 0.0]),
+                  velocity_estimated=np.zeros(7))
+    return loop, lc, status.tobytes()
+
+
+CONTROLLERS = ["computed_torque", "joint_impedance", "cartesian_impedance", "gravity_compensation", "joint_pd"]
+
+
+@pytest.mark.parametrize("controller", CONTROLLERS)
+def test_a_tick_allocates_only_scalars(controller):
+    """Ticks with no message waiting (a long status timeout keeps the loop RUNNING): controller,
+    trajectory, safety, saturation, command encode and publish, telemetry, statistics, trace."""
+    loop, lc, data = make_loop(controller, status_timeout_periods=10**6)
+    lc.publish("IIWA_STATUS", data)
+    for _ in range(300):
+        loop.tick()
+    assert loop.safety.state.name == "RUNNING"
+    peaks = transient_peaks(loop.tick, 3000)
+    assert loop.telemetry.published >= 300 and loop.commands_sent >= 3000
+    assert max(peaks) <= SCALARS_PEAK and np.median(peaks) <= SCALARS_MEDIAN, (max(peaks), np.median(peaks))
+
+
+PHASE_PEAK = 128       # bytes: at most four scalar objects
+
+
+@pytest.mark.parametrize("controller", CONTROLLERS)
+def test_each_phase_of_a_tick_allocates_at_most_a_few_scalars(controller):
+    """The tick's phases one by one, on the loop's own buffers: a numpy temporary in any of them
+    (≥ 168 B) would exceed the bound."""
+    loop, lc, data = make_loop(controller, status_timeout_periods=10**6)
+    lc.publish("IIWA_STATUS", data)
+    for _ in range(300):
+        loop.tick()
+    t = [10**9]
+    rec, saf = loop.recorder, loop.safety
+    phases = {
+        "trajectory": lambda: loop.trajectory.sample(t[0], loop.q_d, loop.v_d, loop.a_d),
+        "controller": lambda: loop.controller.compute(loop.q, loop.v, loop.q_d, loop.v_d, loop.a_d, loop.tau),
+        "safety check": lambda: saf.check(400, 0, True, loop.q, loop.v, 0.0),
+        "saturation": lambda: saf.limit(loop.tau, loop.tau_cmd),
+        "command": lambda: (loop.command.encode(12345678, torque=loop.tau_cmd), loop.command.publish(lc)),
+        "statistics": lambda: (rec.record(10**9, 1000, 5000), rec.track(loop.q, loop.q_d),
+                               rec.trace(1.5, loop.q, loop.q_d, loop.tau_cmd)),
+        "telemetry": lambda: loop.telemetry.maybe_publish(0, 10**6, rec, saf, 10**6, 0, loop.q, loop.v, loop.q_d,
+                                                          loop.tau_cmd),
+    }
+    for name, phase in phases.items():
+        for _ in range(50):
+            phase()
+        worst = max(transient_peaks(phase, 500))
+        assert worst <= PHASE_PEAK, f"{name}: {worst} B"
+
+
+@pytest.mark.parametrize("controller", CONTROLLERS[:2])
+def test_receiving_statuses_leaves_nothing_behind(controller):
+    """With a status every tick: no transient beyond lcm-python's bytes of the message, and no growth."""
+    loop, lc, data = make_loop(controller)
+
+    def tick():
+        lc.publish("IIWA_STATUS", data)
+        loop.tick()
+
+    for _ in range(300):
+        tick()
+    lc.subscribe("OTHER", lambda channel, message: None)      # what receiving one such message costs
+    receive = max(transient_peaks(lambda: (lc.publish("OTHER", data), lc.handle_timeout(0)), 500))
+    peaks = transient_peaks(tick, 3000)
+    tracemalloc.start(1)
+    try:
+        for _ in range(300):          # under tracing first, so live counters are traced objects
+            tick()
+        before = tracemalloc.take_snapshot()
+        for _ in range(3000):
+            tick()
+        after = tracemalloc.take_snapshot()
+    finally:
+        tracemalloc.stop()
+    harness = [tracemalloc.Filter(False, __file__), tracemalloc.Filter(False, tracemalloc.__file__)]
+    # A counter that passes 256 leaves Python's small-int cache: one new int object, not growth.
+    grown = [d for d in after.filter_traces(harness).compare_to(before.filter_traces(harness), "lineno")
+             if d.count_diff > 1 or d.size_diff > 64]
+    assert loop.status_count >= 6000 and loop.safety.state.name == "RUNNING"
+    assert max(peaks) <= receive + SCALARS_PEAK, (max(peaks), receive)
+    assert grown == []

@@ -1,0 +1,56 @@
+"""The `hil` command line as a user runs it: real processes, UDP multicast LCM with ttl=0."""
+import json
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+DEMO = "configs/demo.yaml"
+
+
+def hil(*args, timeout=60):
+    return subprocess.run([sys.executable, "-m", "hil", *args], capture_output=True, text=True, timeout=timeout)
+
+
+def test_help_lists_every_command():
+    out = hil("--help").stdout
+    for command in ("run", "sim", "demo", "viz"):
+        assert f"hil {command}" in out
+    assert "--plot" in hil("run", "--help").stdout
+
+
+def test_demo_runs_the_simulated_iiwa_in_another_process_and_summarizes(multicast_url, tmp_path):
+    plot = tmp_path / "demo.png"
+    result = hil("demo", "--duration", "3", "--lcm-url", multicast_url, "--json", "--plot", str(plot))
+    assert result.returncode in (0, 3), result.stderr
+    summary = json.loads(result.stdout.strip().splitlines()[-1])
+    assert summary["ticks"] == 3000 and summary["controller"] == "computed_torque"
+    assert summary["status"]["received"] > 2500
+    assert max(summary["tracking_error_rad"]["max"]) < 0.05
+    assert {"p50", "p99", "p99.9", "max"} <= summary["lateness_us"].keys()
+    assert plot.stat().st_size > 10_000
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"loop": {"rate_hz": 0}}, "loop.rate_hz: must be > 0"),
+    ({"controller": {"type": "lqr"}}, "controller.type: must be one of"),
+    ({"sim": {"integrator": "euler"}}, "sim.integrator: must be one of"),
+    ({"trajectory": {"type": "quintic", "goal": [0, 0, 0, -9, 0, 0, 0]}}, "trajectory.goal: joint 3 goal -9"),
+])
+def test_bad_configs_are_rejected_at_start_naming_the_key(tmp_path, change, message):
+    data = yaml.safe_load(open(DEMO))
+    for section, values in change.items():
+        data[section] = {**data.get(section, {}), **values} if isinstance(data.get(section), dict) else values
+    data["robot"]["model"] = str((__import__("pathlib").Path(DEMO).resolve().parent / data["robot"]["model"]))
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(data))
+    result = hil("run", str(path), "--duration", "1", timeout=30)
+    assert result.returncode == 2
+    assert message in result.stderr and "bad.yaml" in result.stderr
+
+
+def test_run_without_a_robot_says_so(tmp_path, multicast_url):
+    result = hil("run", DEMO, "--lcm-url", multicast_url, "--quiet", timeout=30)
+    assert result.returncode == 2
+    assert "no valid status on IIWA_STATUS" in result.stderr and "hil sim" in result.stderr

@@ -1,0 +1,246 @@
+"""The loop's parts on their own: controllers, trajectories, safety, config."""
+import lcm
+import numpy as np
+import pytest
+
+from hil import _control
+from hil.config import ControllerConfig, SafetyConfig, TrajectoryConfig, load_config
+from hil.controllers import make_controller
+from hil.robot import load_robot
+from hil.safety import SafetyMonitor
+from hil.schema import ConfigError
+from hil.trajectories import make_trajectory
+from messages import lcmt_hil_estop, lcmt_hil_joint_plan, lcmt_robot_state
+from messages.enums import FaultCode, SafetyState
+from dynamics_cy import JacobianWrtVariable
+
+DEMO = "configs/demo.yaml"
+
+
+@pytest.fixture
+def robot():
+    return load_robot(load_config(DEMO).robot)
+
+
+def state(seed):
+    rng = np.random.default_rng(seed)
+    return (rng.uniform(-1, 1, 7), rng.normal(size=7), rng.uniform(-1, 1, 7), rng.normal(size=7),
+            rng.normal(size=7))
+
+
+def test_joint_space_controllers_match_their_laws(robot):
+    plant = robot.plant
+    q, v, q_d, v_d, a_d = state(0)
+    ctx = plant.CreateDefaultContext()
+    plant.SetPositions(ctx, q)
+    plant.SetVelocities(ctx, v)
+    M, Cv, tau_g = plant.CalcMassMatrix(ctx), plant.CalcBiasTerm(ctx), plant.CalcGravityGeneralizedForces(ctx)
+    d = plant.GetDampingVector()
+    kp, kd = np.arange(1.0, 8.0) * 10, np.arange(1.0, 8.0)
+    e, ed = q_d - q, v_d - v
+    expected = {
+        "gravity_compensation": -tau_g,
+        "joint_pd": kp * e + kd * ed - tau_g,
+        "computed_torque": M @ (a_d + kp * e + kd * ed) + Cv - tau_g + d * v,
+        "joint_impedance": M @ a_d + Cv - tau_g + d * v + kp * e + kd * ed,
+    }
+    out = np.zeros(7)
+    for kind, tau in expected.items():
+        make_controller(plant, ControllerConfig(type=kind, kp=list(kp), kd=list(kd))).compute(q, v, q_d, v_d, a_d, out)
+        np.testing.assert_allclose(out, tau, atol=1e-10, err_msg=kind)
+
+
+def test_cartesian_impedance_holds_at_the_goal_and_pulls_toward_it(robot):
+    plant, ee = robot.plant, robot.end_effector
+    ctl = make_controller(plant, ControllerConfig(type="cartesian_impedance", nullspace_damping=0.0), ee)
+    q = np.array([0.1, 0.5, -0.2, -1.1, 0.3, 0.7, 0.2])
+    zero, out = np.zeros(7), np.zeros(7)
+    ctl.compute(q, zero, q, zero, zero, out)
+    ctx = plant.CreateDefaultContext()
+    plant.SetPositions(ctx, q)
+    np.testing.assert_allclose(out, -plant.CalcGravityGeneralizedForces(ctx), atol=1e-10)
+    # a goal displaced along +x: the task-space force F = K e, mapped by Jᵀ
+    q_goal = q + np.array([0.0, 0.05, 0.0, 0.0, 0.0, 0.0, 0.0])
+    ctl.compute(q, zero, q_goal, zero, zero, out)
+    plant.SetPositions(ctx, q_goal)
+    p_goal = plant.CalcRelativeTransform(ctx, plant.world_frame(), ee).translation()
+    plant.SetPositions(ctx, q)
+    p = plant.CalcRelativeTransform(ctx, plant.world_frame(), ee).translation()
+    J = plant.CalcJacobianSpatialVelocity(ctx, JacobianWrtVariable.kV, ee, np.zeros(3), plant.world_frame(),
+                                          plant.world_frame())
+    tau_task = out + plant.CalcGravityGeneralizedForces(ctx)
+    # the task torque is Jᵀ F with F = K e: recover F and compare its translational part to K (p_G − p)
+    F = np.linalg.lstsq(J.T, tau_task, rcond=None)[0]
+    np.testing.assert_allclose(F[3:], ctl.K[3:] * (p_goal - p), rtol=1e-6, atol=1e-9)
+
+
+def test_rotation_error_is_the_rotation_vector():
+    X = np.eye(4)
+    for axis, angle in (([0, 0, 1], 0.3), ([1, 2, -1], 2.0), ([0, 1, 0], 1e-12), ([1, 0, 0], np.pi)):
+        a = np.array(axis, float) / np.linalg.norm(axis)
+        from dynamics_cy.spatial_math import RotationMatrix
+        K = np.array([[0, -a[2], a[1]], [a[2], 0, -a[0]], [-a[1], a[0], 0]])
+        G = np.eye(4)
+        G[:3, :3] = np.eye(3) + np.sin(angle) * K + (1 - np.cos(angle)) * K @ K
+        J = np.zeros((6, 1))
+        out = np.zeros(1)
+        th = _control.cartesian_impedance(X, J, np.zeros(1), G, np.zeros(6), np.ones(6), np.zeros(6),
+                                          np.zeros(1), 0.0, out)
+        assert th == pytest.approx(angle, abs=1e-9)
+        assert RotationMatrix(G[:3, :3])
+
+
+def test_quintic_move_and_waypoints(robot):
+    plant = robot.plant
+    goal = [0.5, 0.2, -0.3, -1.0, 0.4, 0.5, 0.1]
+    traj = make_trajectory(TrajectoryConfig(type="quintic", goal=goal, duration=2.0), plant, robot.joint_names,
+                           None, 1_000_000)
+    q0 = np.zeros(7)
+    traj.start(q0, 0)
+    q_d, v_d, a_d = np.zeros(7), np.zeros(7), np.zeros(7)
+    for t, s in ((0.0, 0.0), (1.0, 0.5), (2.0, 1.0), (5.0, 1.0)):
+        traj.sample(int(t * 1e9), q_d, v_d, a_d)
+        np.testing.assert_allclose(q_d, s * np.array(goal), atol=1e-12)
+    traj.sample(int(1e9), q_d, v_d, a_d)
+    np.testing.assert_allclose(v_d, 15 / 8 / 2.0 * np.array(goal), atol=1e-12)    # ṡ(½) = 15/8 / T
+    with pytest.raises(ConfigError, match=r"trajectory.goal: joint 3 goal -3.5 rad is outside"):
+        make_trajectory(TrajectoryConfig(type="quintic", goal=[0, 0, 0, -3.5, 0, 0, 0]), plant, robot.joint_names,
+                        None, 1_000_000)
+    cfg = load_config(DEMO).trajectory
+    wp = make_trajectory(cfg, plant, robot.joint_names, None, 1_000_000)
+    wp.start(q0, 0)
+    ends = np.cumsum([w.duration for w in cfg.waypoints])
+    for w, end in zip(cfg.waypoints, ends):
+        wp.sample(int(end * 1e9) - 1, q_d, v_d, a_d)
+        np.testing.assert_allclose(q_d, w.q, atol=1e-9)
+    wp.sample(int((ends[-1] + 2.0) * 1e9), q_d, v_d, a_d)     # looping: back at the start after 2 s
+    np.testing.assert_allclose(q_d, q0, atol=1e-9)
+
+
+def test_streamed_plans_and_states_over_lcm(robot):
+    lc = lcm.LCM("memq://")
+    names = robot.joint_names
+    traj = make_trajectory(TrajectoryConfig(type="stream", channel="PLAN", stream_type="joint_plan"), robot.plant,
+                           names, lc, 1_000_000)
+    traj.start(np.full(7, 0.1), 0)
+    q_d, v_d, a_d = np.zeros(7), np.zeros(7), np.zeros(7)
+    traj.sample(0, q_d, v_d, a_d)
+    np.testing.assert_allclose(q_d, 0.1)
+    plan = lcmt_hil_joint_plan()
+    plan.plan_id, plan.interpolation, plan.num_joints, plan.joint_names = 1, plan.CUBIC_HERMITE, 7, names
+    plan.num_knots, plan.knot_time_us = 3, [0, 1_000_000, 2_000_000]
+    plan.position = [[0.0] * 7, [0.5] * 7, [1.0] * 7]
+    plan.velocity = [[0.0] * 7, [0.5] * 7, [0.0] * 7]
+    plan.acceleration = [[0.0] * 7] * 3
+    lc.publish("PLAN", plan.encode())
+    lc.handle_timeout(0)
+    traj.sample(5_000_000_000, q_d, v_d, a_d)           # the plan starts on receipt (start_utime = 0)
+    np.testing.assert_allclose(q_d, 0.0)
+    traj.sample(6_000_000_000, q_d, v_d, a_d)
+    np.testing.assert_allclose(q_d, 0.5)
+    np.testing.assert_allclose(v_d, 0.5)
+    traj.sample(9_000_000_000, q_d, v_d, a_d)          # after the end: hold the last knot
+    np.testing.assert_allclose(q_d, 1.0)
+    np.testing.assert_allclose(v_d, 0.0)
+    plan.knot_time_us = [0, 0, 1]                      # invalid: rejected, counted, plan kept as it was
+    lc.publish("PLAN", plan.encode())
+    lc.handle_timeout(0)
+    assert traj.rejected == 1
+    states = make_trajectory(TrajectoryConfig(type="stream", channel="STATE"), robot.plant, names, lc, 1_000_000)
+    msg = lcmt_robot_state()
+    msg.num_joints, msg.joint_name, msg.joint_position = 7, names, [0.25] * 7
+    lc.publish("STATE", msg.encode())
+    lc.handle_timeout(0)
+    states.sample(0, q_d, v_d, a_d)
+    np.testing.assert_allclose(q_d, 0.25)
+
+
+def monitor(robot, lc=None, **kw):
+    return SafetyMonitor(robot.plant, SafetyConfig(**kw), 1_000_000, lc, "ESTOP" if lc else None)
+
+
+def test_safety_state_machine(robot):
+    s = monitor(robot, recover=True, recover_after_periods=2, max_tracking_error=0.1)
+    q, v = np.zeros(7), np.zeros(7)
+    assert s.check(0, 0, False, q, v, 0.0) is None and s.state == SafetyState.INIT
+    assert s.check(1, 0, True, q, v, 0.0)[1] == SafetyState.RUNNING
+    t = s.check(2, 3, False, q, v, 0.0)
+    assert t[1] == SafetyState.FAULT and t[2] == FaultCode.STATUS_TIMEOUT and "3 periods" in t[3]
+    assert s.check(3, 0, True, q, v, 0.0) is None
+    assert s.check(4, 0, True, q, v, 0.0)[1] == SafetyState.RUNNING      # recovered after 2 clear ticks
+    q_bad = q.copy()
+    q_bad[3] = -2.2
+    t = s.check(5, 0, True, q_bad, v, 0.0)
+    assert t[2] == FaultCode.JOINT_LIMIT and "joint 3" in t[3]
+    s2 = monitor(robot)
+    s2.check(0, 0, True, q, v, 0.0)
+    v_bad = v.copy()
+    v_bad[6] = 10.0
+    assert s2.check(1, 0, True, q, v_bad, 0.0)[2] == FaultCode.VELOCITY_LIMIT
+    assert s2.check(2, 0, True, q, v, 0.0) is None and s2.state == SafetyState.FAULT   # no recover: latched
+    s3 = monitor(robot, max_tracking_error=0.1)
+    s3.check(0, 0, True, q, v, 0.0)
+    assert s3.check(1, 0, True, q, v, 0.2)[2] == FaultCode.CONTROLLER
+    nan = q.copy()
+    nan[0] = np.nan
+    s4 = monitor(robot)
+    s4.check(0, 0, True, q, v, 0.0)
+    assert s4.check(1, 0, True, nan, v, 0.0)[2] == FaultCode.STATUS_INVALID
+
+
+def test_estop_latches_safe_stop_and_release_restarts(robot):
+    lc = lcm.LCM("memq://")
+    s = monitor(robot, lc)
+    q = v = np.zeros(7)
+    s.check(0, 0, True, q, v, 0.0)
+    msg = lcmt_hil_estop()
+    msg.latched, msg.source, msg.reason = True, "pendant", "test"
+    lc.publish("ESTOP", msg.encode())
+    lc.handle_timeout(0)
+    t = s.check(1, 0, True, q, v, 0.0)
+    assert t[1] == SafetyState.SAFE_STOP and t[2] == FaultCode.ESTOP and "pendant" in t[3]
+    msg.latched = False
+    lc.publish("ESTOP", msg.encode())
+    lc.handle_timeout(0)
+    assert s.check(2, 0, True, q, v, 0.0)[1] == SafetyState.INIT
+    assert s.check(3, 0, True, q, v, 0.0)[1] == SafetyState.RUNNING
+    lc.publish("ESTOP", b"garbage")                    # unreadable: treated as pressed
+    lc.handle_timeout(0)
+    assert s.check(4, 0, True, q, v, 0.0)[1] == SafetyState.SAFE_STOP
+
+
+def test_saturation_and_rate_limit_and_safe_commands(robot):
+    s = monitor(robot, torque_rate_limit=1000.0, on_fault="damping", damping=[2.0])
+    out = np.zeros(7)
+    s.limit(np.full(7, 3.0), out)                   # the first command is only saturated
+    np.testing.assert_allclose(out, 3.0)
+    hit = s.limit(np.full(7, 10.0), out)            # then 1000 N·m/s × 1 ms = 1 N·m per tick
+    np.testing.assert_allclose(out, 4.0)
+    assert hit == 0
+    for _ in range(400):
+        s.limit(np.full(7, 1000.0), out)
+    np.testing.assert_allclose(out, [320, 320, 176, 176, 110, 40, 40])    # the iiwa's effort limits
+    assert s.saturated_ticks > 0
+    s.safe_command(np.arange(7.0), out)
+    np.testing.assert_allclose(out, -2.0 * np.arange(7.0))
+    s.safe_command(np.full(7, np.nan), out)
+    np.testing.assert_allclose(out, 0.0)
+
+
+def test_config_errors_name_the_key(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("robot: {model: robots/iiwa14.urdf}\nloop: {rate_hz: -5}\n")
+    with pytest.raises(ConfigError, match=r"bad.yaml: loop.rate_hz: must be > 0"):
+        load_config(bad)
+    bad.write_text("robot: {model: robots/iiwa14.urdf}\ncontroler: {}\n")
+    with pytest.raises(ConfigError, match=r"controler: unknown key \(did you mean 'controller'\?\)"):
+        load_config(bad)
+    bad.write_text("robot: {model: nowhere.urdf}\n")
+    with pytest.raises(ConfigError, match="robot.model: no such model file 'nowhere.urdf'"):
+        load_config(bad)
+    bad.write_text("robot: {model: robots/iiwa14.urdf}\ncontroller: {kp: [1, 2]}\n")
+    with pytest.raises(ConfigError, match=r"controller.kp: needs 1 or 7 values"):
+        make_controller(load_robot(load_config(bad).robot).plant, load_config(bad).controller)
+    bad.write_text("robot: [1, 2\n")
+    with pytest.raises(ConfigError, match="not valid YAML at line"):
+        load_config(bad)

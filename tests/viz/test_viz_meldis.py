@@ -1,0 +1,188 @@
+"""End to end: Drake's Meldis in a subprocess (LCM on a ttl=0 multicast URL, Meshcat on localhost)
+receives our messages; its Meshcat scene, read back from Meshcat's /download page, holds the
+robot's geometry at our poses and, from the simulator's contact results, the contact force arrows."""
+import base64
+import contextlib
+import os
+import re
+import socket
+import struct
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+
+import lcm
+import numpy as np
+import pytest
+
+pytest.importorskip("pydrake.visualization.meldis", reason="pydrake (with Meldis) is not installed (pip install drake)")
+
+from drivers.sim.config import ContactConfig, GroundConfig  # noqa: E402
+from drivers.sim.contact import ContactModel  # noqa: E402
+from drivers.sim.contact_lcm import ContactResultsPublisher  # noqa: E402
+from hil.viz import ViewerBridge, VizConfig  # noqa: E402
+
+LINK = "/DRAKE_VIEWER/2/plant/iiwa14/iiwa_link_{}"
+ARROW = "/CONTACT_RESULTS/point/{}+{}"     # body1_name, body2_name
+# Each iiwa link's visual (three.js geometry type and sizes), from configs/robots/iiwa14.urdf.
+VISUALS = [("CylinderGeometry", 0.11, 0.15), ("CylinderGeometry", 0.075, 0.20), ("CylinderGeometry", 0.075, 0.20),
+           ("CylinderGeometry", 0.07, 0.20), ("CylinderGeometry", 0.07, 0.18), ("CylinderGeometry", 0.065, 0.20),
+           ("SphereGeometry", 0.07, None), ("CylinderGeometry", 0.045, 0.04)]
+
+
+def unpack_msgpack(data: bytes, i: int = 0):
+    """(value, next index) of the MessagePack value at data[i]: the subset Meshcat's commands use."""
+    t = data[i]
+    i += 1
+    if t <= 0x7F or t >= 0xE0:
+        return (t if t <= 0x7F else t - 0x100), i
+    if 0x80 <= t <= 0x9F or t in (0xDC, 0xDD, 0xDE, 0xDF):
+        if t <= 0x9F:
+            n = t & 0x0F
+        else:
+            size = 2 if t in (0xDC, 0xDE) else 4
+            n, i = int.from_bytes(data[i:i + size], "big"), i + size
+        is_map = t <= 0x8F or t in (0xDE, 0xDF)
+        items = []
+        for _ in range(2 * n if is_map else n):
+            value, i = unpack_msgpack(data, i)
+            items.append(value)
+        return (dict(zip(items[::2], items[1::2])) if is_map else items), i
+    if 0xA0 <= t <= 0xBF or t in (0xD9, 0xDA, 0xDB, 0xC4, 0xC5, 0xC6):
+        if t <= 0xBF:
+            n = t & 0x1F
+        else:
+            size = {0xD9: 1, 0xDA: 2, 0xDB: 4, 0xC4: 1, 0xC5: 2, 0xC6: 4}[t]
+            n, i = int.from_bytes(data[i:i + size], "big"), i + size
+        raw = bytes(data[i:i + n])
+        return (raw.decode() if t <= 0xDB and t not in (0xC4, 0xC5, 0xC6) else raw), i + n
+    if t in (0xC0, 0xC2, 0xC3):
+        return {0xC0: None, 0xC2: False, 0xC3: True}[t], i
+    formats = {0xCA: ">f", 0xCB: ">d", 0xCC: ">B", 0xCD: ">H", 0xCE: ">I", 0xCF: ">Q",
+               0xD0: ">b", 0xD1: ">h", 0xD2: ">i", 0xD3: ">q"}
+    if t in formats:
+        return struct.unpack_from(formats[t], data, i)[0], i + struct.calcsize(formats[t])
+    if 0xD4 <= t <= 0xD8 or t in (0xC7, 0xC8, 0xC9):   # ext: typed arrays
+        if t >= 0xD4:
+            n = 1 << (t - 0xD4)
+        else:
+            size = {0xC7: 1, 0xC8: 2, 0xC9: 4}[t]
+            n, i = int.from_bytes(data[i:i + size], "big"), i + size
+        return ("ext", data[i], bytes(data[i + 1:i + 1 + n])), i + 1 + n
+    raise ValueError(f"MessagePack type byte 0x{t:02x} at {i - 1} is not supported")
+
+
+def meshcat_scene(port: int) -> dict:
+    """{(command type, path): command} of the scene Meshcat at `port` serves on /download."""
+    html = urllib.request.urlopen(f"http://localhost:{port}/download", timeout=10).read().decode()
+    scene = {}
+    for chunk in re.findall(r"data:application/octet-binary;base64,([A-Za-z0-9+/=]+)", html):
+        command, _ = unpack_msgpack(base64.b64decode(chunk))
+        scene[command["type"], command.get("path")] = command
+    return scene
+
+
+def free_tcp_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def meldis(lcm_url: str):
+    """`python -m pydrake.visualization.meldis` listening on lcm_url, Meshcat on a free localhost port;
+    yields the port. Always stopped."""
+    port = free_tcp_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pydrake.visualization.meldis", "--host", "localhost", "--port", str(port),
+         "--idle-timeout", "0"],
+        env=dict(os.environ, LCM_DEFAULT_URL=lcm_url), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines, ready = [], threading.Event()
+
+    def read():
+        for line in process.stdout:
+            lines.append(line)
+            if "Meshcat listening" in line:
+                ready.set()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        if not ready.wait(90) or process.poll() is not None:
+            pytest.fail("Meldis did not start:\n" + "".join(lines))
+        yield port
+        assert process.poll() is None, "Meldis exited:\n" + "".join(lines)
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        reader.join(5)
+
+
+def sim_contacts(plant, q, ground_height):
+    """The simulator's contact results publisher (drivers.sim) for the arm at q pressed into a ground
+    at ground_height."""
+    contact = ContactModel(plant, ContactConfig(ground=GroundConfig(height=ground_height)))
+    n = plant.num_bodies()
+    X_WB = np.zeros((n, 4, 4))
+    plant.kernels().body_poses(q, X_WB)
+    contact.point_contact.evaluate(X_WB, np.zeros((n, 6)), np.zeros((n, 6)))
+    return ContactResultsPublisher(contact, "CONTACT_RESULTS")
+
+
+def test_meldis_draws_the_robot_at_our_poses_and_the_contact_force(iiwa, multicast_url):
+    lc = lcm.LCM(multicast_url)
+    # load_period_s brings a viewer started after the bridge up to date: the first load is sent
+    # before Meldis exists.
+    bridge = ViewerBridge(iiwa, lc, config=VizConfig(load_period_s=0.5))
+    q = np.array([0.4, 0.6, -0.3, -1.4, 0.2, 0.9, 0.5])
+    assert bridge.tick(time.monotonic_ns(), q, 0)
+    contacts = sim_contacts(iiwa, q, ground_height=0.45)
+    points = {}                              # Meldis draws one arrow per pair of bodies
+    for info in contacts.message(0).point_pair_contact_info:
+        points.setdefault(ARROW.format(info.body1_name, info.body2_name), []).append(info)
+    assert len(points) == 3                  # iiwa_link_1, 2 and 7 against the ground
+    # Meldis moves link paths on every draw, loaded or not: wait for the geometry too.
+    expected = [("set_transform", LINK.format(k)) for k in range(8)] + [
+        ("set_object", f"{LINK.format(k)}/0") for k in range(8)] + [("set_object", f"{a}/cylinder") for a in points]
+    with meldis(multicast_url) as port:
+        deadline, scene, next_read = time.monotonic() + 60, {}, 0.0
+        while time.monotonic() < deadline:
+            now = time.monotonic()
+            bridge.tick(time.monotonic_ns(), q, int(now * 1e6))
+            contacts.publish(lc, int(now * 1e6))
+            if now > next_read:
+                scene, next_read = meshcat_scene(port), now + 0.5
+                if all(key in scene for key in expected):
+                    break
+            time.sleep(0.01)
+    assert bridge.loads >= 2
+    context = iiwa.CreateDefaultContext()
+    iiwa.SetPositions(context, q)
+    for k, (kind, radius, height) in enumerate(VISUALS):
+        link = LINK.format(k)
+        assert ("set_object", f"{link}/0") in scene, f"Meldis has no {link}; its scene: {sorted(p for _, p in scene)}"
+        X_WB = np.array(scene["set_transform", link]["matrix"]).reshape(4, 4).T   # three.js is column-major
+        expected_X_WB = iiwa.EvalBodyPoseInWorld(context, iiwa.GetBodyByName(f"iiwa_link_{k}")).GetAsMatrix4()
+        np.testing.assert_allclose(X_WB, expected_X_WB, atol=1e-6, err_msg=link)
+        geometry = scene["set_object", f"{link}/0"]["object"]["geometries"][0]
+        assert geometry["type"] == kind, link
+        if kind == "SphereGeometry":
+            assert geometry["radius"] == pytest.approx(radius, rel=1e-6)
+        else:
+            assert (geometry["radiusTop"], geometry["height"]) == (pytest.approx(radius, rel=1e-6),
+                                                                    pytest.approx(height, rel=1e-6))
+    for arrow, infos in points.items():
+        assert ("set_object", f"{arrow}/cylinder") in scene, f"no arrow {arrow}: {sorted(p for _, p in scene)}"
+        X_WC = np.array(scene["set_transform", arrow]["matrix"]).reshape(4, 4).T
+        # The arrow starts at one of the pair's contact points and points along its force.
+        info = min(infos, key=lambda i: np.linalg.norm(X_WC[:3, 3] - i.contact_point))
+        np.testing.assert_allclose(X_WC[:3, 3], info.contact_point, atol=1e-9, err_msg=arrow)
+        f = np.asarray(info.contact_force)
+        np.testing.assert_allclose(X_WC[:3, 2], f / np.linalg.norm(f), atol=1e-9, err_msg=arrow)
+        assert scene["set_property", f"{arrow}/cylinder"]["value"][2] > 0
