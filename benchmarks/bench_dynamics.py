@@ -150,7 +150,8 @@ def bench_pinocchio(m: Model, calls, repeats) -> dict:
 def bench_drake(m: Model, calls, repeats) -> dict:
     try:
         import pydrake
-        from pydrake.multibody import parsing, plant as dplant, tree
+        from pydrake.multibody import parsing, tree
+        from pydrake.multibody import plant as dplant
     except ImportError:
         return {}
     if not m.drake_ok:

@@ -23,8 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from dynamics_cy import MultibodyPlant, Parser, RotationMatrix
-from planning import (DampedLeastSquaresIK, InverseKinematics, PiecewisePolynomial, Solve, Toppra,
-                      ToppraDiscretization)
+from planning import DampedLeastSquaresIK, InverseKinematics, PiecewisePolynomial, Solve, Toppra, ToppraDiscretization
 
 REPO = Path(__file__).resolve().parent.parent
 URDF = str(REPO / "configs" / "robots" / "iiwa14.urdf")
@@ -162,7 +161,8 @@ def benchmark_toppra(plant, repeats):
     rows = []
     try:
         import pydrake.all as pd
-        from pydrake.multibody.optimization import Toppra as DrakeToppra, ToppraDiscretization as DD
+        from pydrake.multibody.optimization import Toppra as DrakeToppra
+        from pydrake.multibody.optimization import ToppraDiscretization as DD
         dplant = pd.MultibodyPlant(0.0)
         pd.Parser(dplant).AddModels(URDF)
         dplant.Finalize()
@@ -233,7 +233,7 @@ def main(argv=None) -> int:
     print("| IK solver | success | median ms | mean ms |\n|---|---|---|---|")
     for label, rate, med, mean in benchmark_ik(plant, args.poses):
         print(f"| {label} | {100 * rate:.1f}% | {med:.2f} | {mean:.2f} |", flush=True)
-    print(f"\n| TOPP-RA, 7 joints, 100 gridpoints | implementation | median ms (setup + solve) | T (s) |\n"
+    print("\n| TOPP-RA, 7 joints, 100 gridpoints | implementation | median ms (setup + solve) | T (s) |\n"
           "|---|---|---|---|")
     for name, impl, ms, duration in benchmark_toppra(plant, args.repeats):
         print(f"| {name} | {impl} | {ms:.2f} | {duration:.6f} |", flush=True)

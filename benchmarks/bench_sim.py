@@ -27,8 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
-from dynamics_cy import MultibodyPlant, Parser
 from drivers.sim import Physics, SimulatedRobot, load_sim_config
+from dynamics_cy import MultibodyPlant, Parser
 
 URDF = Path(__file__).resolve().parents[1] / "configs" / "robots" / "iiwa14.urdf"
 Q_FREE = [0.0, 0.6, 0.0, -1.2, 0.0, 0.8, 0.0]
@@ -77,6 +77,7 @@ def ours(integrator, contact):
 
 def lockstep():
     import lcm
+
     from messages.codec import CommandEncoder, StatusDecoder
     lc = lcm.LCM("memq://")
     p = plant()
@@ -102,9 +103,18 @@ def lockstep():
 def drake(discrete, contact):
     """pydrake's Simulator: a bare MultibodyPlant without contact; with a SceneGraph, the half space and
     the robot's self-collisions filtered (as drivers.sim checks only robot–ground) with contact."""
-    from pydrake.all import (AddMultibodyPlantSceneGraph, CollisionFilterDeclaration, CoulombFriction,
-                             DiagramBuilder, GeometrySet, HalfSpace, MultibodyPlant as DPlant, Parser as DParser,
-                             RigidTransform, Simulator)
+    from pydrake.all import (
+        AddMultibodyPlantSceneGraph,
+        CollisionFilterDeclaration,
+        CoulombFriction,
+        DiagramBuilder,
+        GeometrySet,
+        HalfSpace,
+        RigidTransform,
+        Simulator,
+    )
+    from pydrake.all import MultibodyPlant as DPlant
+    from pydrake.all import Parser as DParser
     if contact:
         builder = DiagramBuilder()
         dplant, scene_graph = AddMultibodyPlantSceneGraph(builder, H if discrete else 0.0)

@@ -9,17 +9,47 @@
 from .contact_results import ContactResults, PenetrationAsPointPair, PointPairContactInfo
 from .context import Context, MultibodyForces
 from .errors import ModelError, ParseError
-from .geometry import (Box, Capsule, CalcContactFrictionFromSurfaceProperties, CoulombFriction, Cylinder,
-                       GeometryInstance, HalfSpace, Mesh, Shape, Sphere)
+from .geometry import (
+                       Box,
+                       CalcContactFrictionFromSurfaceProperties,
+                       Capsule,
+                       CoulombFriction,
+                       Cylinder,
+                       GeometryInstance,
+                       HalfSpace,
+                       Mesh,
+                       Shape,
+                       Sphere,
+)
 from .inertia import RotationalInertia, SpatialInertia, UnitInertia
-from .joints import (BallRpyJoint, Joint, PlanarJoint, PrismaticJoint, QuaternionFloatingJoint, RevoluteJoint,
-                     WeldJoint)
+from .joints import BallRpyJoint, Joint, PlanarJoint, PrismaticJoint, QuaternionFloatingJoint, RevoluteJoint, WeldJoint
 from .parsing import PackageMap, Parser
 from .plant import JacobianWrtVariable, MultibodyPlant
-from .spatial_math import (Quaternion, RigidTransform, RollPitchYaw, RotationMatrix, SpatialAcceleration,
-                           SpatialForce, SpatialMomentum, SpatialVelocity)
-from .tree import (BodyIndex, FixedOffsetFrame, Frame, FrameIndex, JointActuator, JointActuatorIndex, JointIndex,
-                   ModelInstanceIndex, RigidBody, RigidBodyFrame, UniformGravityFieldElement,
-                   default_model_instance, world_index, world_model_instance)
+from .spatial_math import (
+                       Quaternion,
+                       RigidTransform,
+                       RollPitchYaw,
+                       RotationMatrix,
+                       SpatialAcceleration,
+                       SpatialForce,
+                       SpatialMomentum,
+                       SpatialVelocity,
+)
+from .tree import (
+                       BodyIndex,
+                       FixedOffsetFrame,
+                       Frame,
+                       FrameIndex,
+                       JointActuator,
+                       JointActuatorIndex,
+                       JointIndex,
+                       ModelInstanceIndex,
+                       RigidBody,
+                       RigidBodyFrame,
+                       UniformGravityFieldElement,
+                       default_model_instance,
+                       world_index,
+                       world_model_instance,
+)
 
 __all__ = [name for name in dir() if not name.startswith("_")]

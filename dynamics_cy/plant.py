@@ -12,12 +12,23 @@ from .context import Context, MultibodyForces
 from .errors import ModelError
 from .geometry import CoulombFriction, GeometryInstance, Shape
 from .inertia import SpatialInertia
-from .joints import Joint, WeldJoint, QUATERNION_FLOATING, BALL_RPY
+from .joints import BALL_RPY, QUATERNION_FLOATING, Joint, WeldJoint
 from .spatial_math import RigidTransform, SpatialAcceleration, SpatialMomentum, SpatialVelocity
 from .topology import compile_arrays, floating_joint_for, inboard_joints, plan_forest
-from .tree import (BodyIndex, FixedOffsetFrame, Frame, FrameIndex, JointActuator, JointActuatorIndex,
-                   JointIndex, ModelInstanceIndex, RigidBody, UniformGravityFieldElement,
-                   default_model_instance, world_model_instance)
+from .tree import (
+    BodyIndex,
+    FixedOffsetFrame,
+    Frame,
+    FrameIndex,
+    JointActuator,
+    JointActuatorIndex,
+    JointIndex,
+    ModelInstanceIndex,
+    RigidBody,
+    UniformGravityFieldElement,
+    default_model_instance,
+    world_model_instance,
+)
 
 
 class JacobianWrtVariable:
@@ -656,7 +667,7 @@ class MultibodyPlant:
 
     @property
     def _p_WB(self) -> np.ndarray:
-        self._R_WB
+        self._R_WB  # noqa: B018 (computes both poses)
         return self._body_poses[1]
 
     @property

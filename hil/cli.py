@@ -138,6 +138,7 @@ def _finish(loop, args) -> int:
 
 def cmd_run(args, live: StatusLine | None = None) -> int:
     import lcm
+
     from .loop import ControlLoop
     from .robot import load_robot
     cfg = _load(args.config, args.lcm_url)
@@ -161,8 +162,7 @@ def cmd_run(args, live: StatusLine | None = None) -> int:
 
 def _viewer(cfg, plant, lc):
     """The viewer bridge of the config's `viz:` section, or None when it is off."""
-    from .config import viz_config
-    from .config import channels_for
+    from .config import channels_for, viz_config
     from .viz import ViewerBridge
     viz = viz_config(cfg)
     return ViewerBridge(plant, lc, channels_for(cfg), viz) if viz.enabled else None
@@ -170,8 +170,8 @@ def _viewer(cfg, plant, lc):
 
 def cmd_viz(args) -> int:
     import lcm
-    from .config import viz_config
-    from .config import channels_for
+
+    from .config import channels_for, viz_config
     from .robot import build_plant
     from .viz.standalone import run
     cfg = _load(args.config, args.lcm_url)

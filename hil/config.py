@@ -39,6 +39,10 @@ class LoopConfig:
     spin_us: float = field(default=300.0, metadata=NONNEGATIVE)           # sleep until deadline - spin, then spin
     duration: Optional[float] = field(default=None, metadata=POSITIVE)    # seconds; None runs until stopped
     start_timeout: float = field(default=5.0, metadata=POSITIVE)          # wait this long for the first status
+    cpus: Optional[list[int]] = None          # pin the loop's process to these CPUs (sched_setaffinity)
+    priority: Optional[int] = field(default=None, metadata={"min": 1, "max": 99})   # SCHED_FIFO priority
+    lock_memory: bool = False                 # mlockall: no page faults in the loop
+    gc: Literal["on", "off"] = "off"          # Python's cyclic garbage collector during the run
 
 
 Gains = list[float]

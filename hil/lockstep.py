@@ -11,8 +11,7 @@ import lcm
 from drivers.sim.config import load_sim_config
 from drivers.sim.robot import SimulatedRobot
 
-from .config import RunConfig
-from .config import channels_for
+from .config import RunConfig, channels_for
 from .loop import ControlLoop
 from .robot import build_plant, load_robot
 from .schema import ConfigError

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
+from contextlib import nullcontext
 
 import numpy as np
 
@@ -20,6 +21,7 @@ from . import _control
 from .clock import LockstepClock, RealTimeClock
 from .config import RunConfig, channels_for
 from .controllers import make_controller
+from .process import RealtimeProcess
 from .robot import Robot
 from .safety import SafetyMonitor, describe
 from .telemetry import TelemetryPublisher, TickRecorder
@@ -72,6 +74,7 @@ class ControlLoop:
         self.tracking_error = 0.0
         self.stopped = False
         self.transitions: list[str] = []
+        self.process: list[str] = []        # the real-time process settings in effect
         lc.subscribe(self.channels.status, self._on_status)
 
     # --- LCM ------------------------------------------------------------------------------------
@@ -165,24 +168,26 @@ class ControlLoop:
         (real time) the first status does not come within loop.start_timeout. Returns the summary."""
         duration_s = self.cfg.loop.duration if duration_s is None else duration_s
         limit = None if duration_s is None else int(round(duration_s * 1e9 / self.period_ns))
-        self.clock.start()
-        start_wall = time.monotonic()
-        ticks_after_start = 0
-        while not (stop is not None and stop()):
-            self.tick()
-            if self.last_status_tick < 0:
-                if self.mode == "realtime" and time.monotonic() - start_wall > self.cfg.loop.start_timeout:
-                    raise TimeoutError(f"no valid status on {self.channels.status} within "
-                                       f"{self.cfg.loop.start_timeout} s (is the robot driver or `hil sim` running "
-                                       f"on {self.cfg.lcm.url}?)")
-                if self.mode == "lockstep" and self.tick_index > 1000:
-                    raise TimeoutError(f"the simulator sent no status on {self.channels.status}")
-                continue
-            ticks_after_start += 1
-            if on_tick is not None:
-                on_tick(self)
-            if limit is not None and ticks_after_start >= limit:
-                break
+        with RealtimeProcess(self.cfg.loop) if self.mode == "realtime" else nullcontext() as process:
+            self.process = process.applied if process is not None else []
+            self.clock.start()
+            start_wall = time.monotonic()
+            ticks_after_start = 0
+            while not (stop is not None and stop()):
+                self.tick()
+                if self.last_status_tick < 0:
+                    if self.mode == "realtime" and time.monotonic() - start_wall > self.cfg.loop.start_timeout:
+                        raise TimeoutError(f"no valid status on {self.channels.status} within "
+                                           f"{self.cfg.loop.start_timeout} s (is the robot driver or `hil sim` running "
+                                           f"on {self.cfg.lcm.url}?)")
+                    if self.mode == "lockstep" and self.tick_index > 1000:
+                        raise TimeoutError(f"the simulator sent no status on {self.channels.status}")
+                    continue
+                ticks_after_start += 1
+                if on_tick is not None:
+                    on_tick(self)
+                if limit is not None and ticks_after_start >= limit:
+                    break
         return self.summary()
 
     def summary(self) -> dict:
@@ -191,4 +196,5 @@ class ControlLoop:
             "status": {"received": self.status_count, "rejected": self.status_rejected,
                        "commands_sent": self.commands_sent, "skipped_ticks": self.clock.skipped},
             "transitions": self.transitions,
+            "process": self.process,
         })

@@ -106,6 +106,17 @@ class TickRecorder:
         return out
 
 
+def _faults(faults: list[dict]) -> str:
+    """Faults grouped by kind: count, first tick and reason (a recovering run can trip many times)."""
+    if not faults:
+        return "none"
+    kinds: dict[str, list[dict]] = {}
+    for f in faults:
+        kinds.setdefault(f["fault"], []).append(f)
+    return "; ".join(f"{name} ×{len(fs)} (first at tick {fs[0]['tick']}: {fs[0]['reason']})" if len(fs) > 1 else
+                     f"{name} at tick {fs[0]['tick']}: {fs[0]['reason']}" for name, fs in kinds.items())
+
+
 def format_summary(s: dict) -> str:
     """The summary as a few readable lines."""
     c, l, e = s["compute_us"], s["lateness_us"], s["tracking_error_rad"]
@@ -117,9 +128,9 @@ def format_summary(s: dict) -> str:
              f"{s['overruns']}, torque-saturated ticks {s['torque_saturated_ticks']}",
              f"tracking error rad  rms {[round(x, 5) for x in e['rms']]}",
              f"                    max {[round(x, 5) for x in e['max']]}",
-             f"final state {s['final_state']}; faults: " +
-             ("none" if not s["faults"] else "; ".join(f"tick {f['tick']} {f['fault']}: {f['reason']}"
-                                                       for f in s["faults"]))]
+             f"final state {s['final_state']}; faults: {_faults(s['faults'])}"]
+    if s.get("process"):
+        lines.append(f"process: {', '.join(s['process'])}")
     for key in ("sim", "status", "viz"):
         if key in s:
             lines.append(f"{key}: {json.dumps(s[key])}")

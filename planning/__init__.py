@@ -11,21 +11,51 @@ pydrake.multibody.optimization and pydrake.trajectories. See docs/planning.md.
     q = result.GetSolution(ik.q()) if result.is_success() else None
 """
 from .cartesian import plan_cartesian_move
-from .collision import (CollisionCandidates, DistanceConstraint, ExponentiallySmoothedHingeLoss,
-                        MinimumDistanceConstraint, QuadraticallySmoothedHingeLoss)
+from .collision import (
+                        CollisionCandidates,
+                        DistanceConstraint,
+                        ExponentiallySmoothedHingeLoss,
+                        MinimumDistanceConstraint,
+                        QuadraticallySmoothedHingeLoss,
+)
 from .distance import CalcSignedDistance, SignedDistance
 from .fast_ik import DampedLeastSquaresIK
 from .inverse_kinematics import InverseKinematics
-from .kinematic_constraints import (AddUnitQuaternionConstraintOnPlant, AngleBetweenVectorsConstraint,
-                                    GazeTargetConstraint, OrientationConstraint, PointToPointDistanceConstraint,
-                                    PositionConstraint, UnitQuaternionConstraint)
-from .multibody_constraints import (CentroidalMomentumConstraint, ContactWrenchFromForceInWorldFrameEvaluator,
-                                    QuaternionEulerIntegrationConstraint, SpatialVelocityConstraint)
-from .program import (Binding, BoundingBoxConstraint, Constraint, Cost, EvaluatorBase, LinearConstraint, LinearCost,
-                      LinearEqualityConstraint, MathematicalProgram, QuadraticCost, Variable)
+from .kinematic_constraints import (
+                        AddUnitQuaternionConstraintOnPlant,
+                        AngleBetweenVectorsConstraint,
+                        GazeTargetConstraint,
+                        OrientationConstraint,
+                        PointToPointDistanceConstraint,
+                        PositionConstraint,
+                        UnitQuaternionConstraint,
+)
+from .multibody_constraints import (
+                        CentroidalMomentumConstraint,
+                        ContactWrenchFromForceInWorldFrameEvaluator,
+                        QuaternionEulerIntegrationConstraint,
+                        SpatialVelocityConstraint,
+)
+from .program import (
+                        Binding,
+                        BoundingBoxConstraint,
+                        Constraint,
+                        Cost,
+                        EvaluatorBase,
+                        LinearConstraint,
+                        LinearCost,
+                        LinearEqualityConstraint,
+                        MathematicalProgram,
+                        QuadraticCost,
+                        Variable,
+)
 from .solve import MathematicalProgramResult, SolutionResult, Solve, SolverId
-from .static_equilibrium import (ContactWrench, StaticEquilibriumConstraint, StaticEquilibriumProblem,
-                                 StaticFrictionConeComplementarityConstraint)
+from .static_equilibrium import (
+                        ContactWrench,
+                        StaticEquilibriumConstraint,
+                        StaticEquilibriumProblem,
+                        StaticFrictionConeComplementarityConstraint,
+)
 from .toppra import CalcGridPointsOptions, PathConstraint, Toppra, ToppraDiscretization
 from .trajectories import PathParameterizedTrajectory, PiecewisePolynomial
 

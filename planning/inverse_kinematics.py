@@ -7,9 +7,14 @@ A quadratic cost on q - q_nominal is added through the program, as in Drake:
 from __future__ import annotations
 
 from .collision import DistanceConstraint, MinimumDistanceConstraint
-from .kinematic_constraints import (AddUnitQuaternionConstraintOnPlant, AngleBetweenVectorsConstraint,
-                                    GazeTargetConstraint, OrientationConstraint, PointToPointDistanceConstraint,
-                                    PositionConstraint)
+from .kinematic_constraints import (
+    AddUnitQuaternionConstraintOnPlant,
+    AngleBetweenVectorsConstraint,
+    GazeTargetConstraint,
+    OrientationConstraint,
+    PointToPointDistanceConstraint,
+    PositionConstraint,
+)
 from .program import Binding, MathematicalProgram
 
 

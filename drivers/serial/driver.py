@@ -195,7 +195,7 @@ class SerialDriver:
             if self._device:
                 data = os.read(self._port_fd, 4096)
                 if not data:                   # readable and empty: hung up, or a pty's spurious wake-up
-                    self.port.in_waiting       # (TIOCINQ fails when the device is gone)
+                    self.port.in_waiting  # noqa: B018 (TIOCINQ fails when the device is gone)
             else:
                 data = self.port.read(4096)
         except BlockingIOError:

@@ -16,8 +16,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from dynamics_cy import (Box, CalcContactFrictionFromSurfaceProperties, ContactResults, CoulombFriction,
-                         PenetrationAsPointPair, PointPairContactInfo, Sphere)
+from dynamics_cy import (
+    Box,
+    CalcContactFrictionFromSurfaceProperties,
+    ContactResults,
+    CoulombFriction,
+    PenetrationAsPointPair,
+    PointPairContactInfo,
+    Sphere,
+)
 from hil.schema import ConfigError
 
 from ._physics import SHAPE_CODES, PointContact

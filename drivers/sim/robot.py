@@ -37,10 +37,10 @@ from hil.schema import ConfigError
 from messages.channels import Channels
 from messages.codec import CommandDecoder, StatusEncoder
 
+from ._physics import gather, scatter
 from .config import SimConfig, per_joint
 from .contact_lcm import ContactResultsPublisher
 from .faults import FaultInjector
-from ._physics import gather, scatter
 from .physics import ONE_DOF, Physics, joint_inertias
 
 MODE_BITS = {"position": 1, "velocity": 2, "torque": 4}

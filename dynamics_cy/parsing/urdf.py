@@ -13,7 +13,7 @@ import numpy as np
 from ..errors import ParseError
 from ..geometry import Box, Capsule, CoulombFriction, Cylinder, Mesh, Sphere
 from ..inertia import SpatialInertia
-from ..joints import (PlanarJoint, PrismaticJoint, QuaternionFloatingJoint, RevoluteJoint, WeldJoint)
+from ..joints import PlanarJoint, PrismaticJoint, QuaternionFloatingJoint, RevoluteJoint, WeldJoint
 from ..spatial_math import RigidTransform, RollPitchYaw, RotationMatrix
 from ..tree import FixedOffsetFrame
 from .common import ModelParser

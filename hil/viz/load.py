@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import os
 
-from dynamics_cy import (BodyIndex, Box, Capsule, Cylinder, HalfSpace, Mesh, Sphere, default_model_instance,
-                         world_index)
+from dynamics_cy import BodyIndex, Box, Capsule, Cylinder, HalfSpace, Mesh, Sphere, default_model_instance, world_index
 from messages import lcmt_viewer_geometry_data, lcmt_viewer_link_data, lcmt_viewer_load_robot
 
 SOURCE_NAME = "plant"

@@ -12,7 +12,7 @@ import numpy as np
 from messages.channels import Channels
 from messages.codec import StatusDecoder
 
-from .bridge import VizConfig, ViewerBridge
+from .bridge import ViewerBridge, VizConfig
 
 
 class StatusViewer:

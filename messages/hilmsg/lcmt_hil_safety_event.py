@@ -4,8 +4,9 @@ DO NOT MODIFY BY HAND!!!!
 """
 
 
-from io import BytesIO
 import struct
+from io import BytesIO
+
 
 class lcmt_hil_safety_event(object):
     """

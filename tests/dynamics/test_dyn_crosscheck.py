@@ -234,7 +234,8 @@ def test_iiwa_matches_pinocchio(iiwa_urdf):
 
 
 @pytest.mark.parametrize("model", ARMS[:4] + ["solo_description/robots/solo12.urdf", "a1_description/urdf/a1.urdf",
-                                              "talos_data/robots/talos_full_v2.urdf", "romeo_description/urdf/romeo.urdf"])
+                                              "talos_data/robots/talos_full_v2.urdf",
+                                              "romeo_description/urdf/romeo.urdf"])
 def test_example_robot_data_matches_pinocchio(model, robot_data):
     path = robot_data / "robots" / model
     compare_with_pinocchio(load_ours(path, robot_data), path)

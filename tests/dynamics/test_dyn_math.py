@@ -2,8 +2,15 @@
 import numpy as np
 import pytest
 
-from dynamics_cy import (Quaternion, RigidTransform, RollPitchYaw, RotationalInertia, RotationMatrix, SpatialInertia,
-                         UnitInertia)
+from dynamics_cy import (
+    Quaternion,
+    RigidTransform,
+    RollPitchYaw,
+    RotationalInertia,
+    RotationMatrix,
+    SpatialInertia,
+    UnitInertia,
+)
 
 
 def test_roll_pitch_yaw_round_trip_including_gimbal_lock():

@@ -2,10 +2,26 @@
 import numpy as np
 import pytest
 
-from dynamics_cy import (BallRpyJoint, BodyIndex, FixedOffsetFrame, FrameIndex, JointIndex, ModelError,
-                         MultibodyPlant, PrismaticJoint, Quaternion, RevoluteJoint, RigidTransform, RollPitchYaw,
-                         RotationMatrix, SpatialInertia, SpatialVelocity, UnitInertia, WeldJoint,
-                         default_model_instance)
+from dynamics_cy import (
+    BallRpyJoint,
+    BodyIndex,
+    FixedOffsetFrame,
+    FrameIndex,
+    JointIndex,
+    ModelError,
+    MultibodyPlant,
+    PrismaticJoint,
+    Quaternion,
+    RevoluteJoint,
+    RigidTransform,
+    RollPitchYaw,
+    RotationMatrix,
+    SpatialInertia,
+    SpatialVelocity,
+    UnitInertia,
+    WeldJoint,
+    default_model_instance,
+)
 
 Z = [0.0, 0.0, 1.0]
 M1 = SpatialInertia(1.0, [0.0, 0.0, -0.1], UnitInertia(0.02, 0.02, 0.01))

@@ -2,7 +2,18 @@
 import numpy as np
 import pytest
 
-from dynamics_cy import (Box, Capsule, Cylinder, Mesh, MultibodyPlant, PackageMap, ParseError, Parser, RollPitchYaw, Sphere)
+from dynamics_cy import (
+    Box,
+    Capsule,
+    Cylinder,
+    Mesh,
+    MultibodyPlant,
+    PackageMap,
+    ParseError,
+    Parser,
+    RollPitchYaw,
+    Sphere,
+)
 
 
 def parse(text, kind="urdf", finalize=True, **options):
@@ -91,7 +102,8 @@ def test_every_urdf_joint_type_and_its_attributes():
 def test_mimic_is_recorded_and_reported():
     text = robot(link("world"), link("a"), link("b"),
                  joint("j1", "revolute", "world", "a", '<axis xyz="0 0 1"/>'),
-                 joint("j2", "revolute", "a", "b", '<axis xyz="0 0 1"/><mimic joint="j1" multiplier="-2" offset="0.1"/>'))
+                 joint("j2", "revolute", "a", "b",
+                       '<axis xyz="0 0 1"/><mimic joint="j1" multiplier="-2" offset="0.1"/>'))
     plant, parser, _ = parse(text)
     assert plant.GetMimicJoints()[0]["joint"] == "j2" and plant.GetMimicJoints()[0]["multiplier"] == -2.0
     assert any("mimics 'j1'" in d and "not enforced" in d for d in parser.diagnostics)
@@ -206,7 +218,8 @@ def test_sdformat_subset():
     (robot(link("a", xyz="0 0")), "urdf", "origin xyz must have 3 numbers", "<origin>"),
     (robot(link("a"), link("a")), "urdf", "duplicate link name 'a'", "<link name='a'>"),
     (robot(link("a"), link("b"), link("c"), joint("j1", "revolute", "a", "b", '<axis xyz="0 0 1"/>'),
-           joint("j2", "revolute", "c", "b", '<axis xyz="0 0 1"/>')), "urdf", "child of two joints", "<joint name='j2'>"),
+           joint("j2", "revolute", "c", "b", '<axis xyz="0 0 1"/>')), "urdf", "child of two joints",
+     "<joint name='j2'>"),
     (robot(link("a"), link("b"), joint("j", "revolute", "a", "b", '<axis xyz="0 0 0"/>')), "urdf",
      "axis must be non-zero", "<axis>"),
     (robot(link("a"), link("b"), joint("j", "revolute", "a", "b", '<limit lower="1" upper="-1"/>')), "urdf",
@@ -215,7 +228,8 @@ def test_sdformat_subset():
     ("<model/>", "urdf", "root element must be <robot>", "<model>"),
     ('<robot><link name="a"/></robot>', "urdf", "needs a name attribute", "<robot>"),
     ('<sdf version="1.9"><model name="m"><link name="a"/><joint name="j" type="screw"><parent>world</parent>'
-     '<child>a</child><axis><xyz>0 0 1</xyz></axis></joint></model></sdf>', "sdf", "unsupported type 'screw'", "<joint"),
+     '<child>a</child><axis><xyz>0 0 1</xyz></axis></joint></model></sdf>', "sdf", "unsupported type 'screw'",
+     "<joint"),
     ('<sdf version="1.9"><model name="m"><link name="a"><pose relative_to="b"/></link>'
      '<link name="b"><pose relative_to="a"/></link></model></sdf>', "sdf", "pose graph cycle", ""),
 ])

@@ -2,9 +2,23 @@
 import numpy as np
 import pytest
 
-from dynamics_cy import (BallRpyJoint, FixedOffsetFrame, JacobianWrtVariable, MultibodyForces, MultibodyPlant,
-                         PlanarJoint, PrismaticJoint, RevoluteJoint, RigidTransform,
-                         RollPitchYaw, RotationMatrix, SpatialForce, SpatialInertia, UnitInertia, WeldJoint)
+from dynamics_cy import (
+    BallRpyJoint,
+    FixedOffsetFrame,
+    JacobianWrtVariable,
+    MultibodyForces,
+    MultibodyPlant,
+    PlanarJoint,
+    PrismaticJoint,
+    RevoluteJoint,
+    RigidTransform,
+    RollPitchYaw,
+    RotationMatrix,
+    SpatialForce,
+    SpatialInertia,
+    UnitInertia,
+    WeldJoint,
+)
 
 G = 9.81
 Y = np.array([0.0, 1.0, 0.0])

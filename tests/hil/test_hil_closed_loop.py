@@ -1,6 +1,7 @@
 """The loop closed around the simulated robot: lockstep (deterministic) in one process, and real time
 over UDP multicast in two processes."""
 import copy
+import gc
 
 import numpy as np
 
@@ -77,7 +78,9 @@ def test_realtime_watchdog_trips_when_the_plant_goes_silent_and_recovers(tmp_pat
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     trips, recoveries = [], []      # (loop tick, utime of the newest status: the simulator's clock)
 
-    def watch(loop, state=["RUNNING"]):
+    state = ["RUNNING"]
+
+    def watch(loop):
         if loop.safety.state.name != state[0]:
             state[0] = loop.safety.state.name
             (trips if state[0] == "FAULT" else recoveries).append((loop.tick_index, loop.status.utime))
@@ -97,6 +100,8 @@ def test_realtime_watchdog_trips_when_the_plant_goes_silent_and_recovers(tmp_pat
     # ...and the loop resumed once statuses came back after t = 2.0 s. (On a loaded machine the
     # simulator process can also stall for 3 ms now and then: those trips recover the same way.)
     assert any(utime >= 2_000_000 for _, utime in recoveries), (recoveries, summary["transitions"])
+    assert summary["process"] == ["garbage collector off"]      # the default loop.gc: off, undone after
+    assert gc.isenabled()
 
 
 def test_cartesian_goal_planned_with_ik_and_toppra_is_reached():

@@ -3,6 +3,7 @@ import lcm
 import numpy as np
 import pytest
 
+from dynamics_cy import JacobianWrtVariable
 from hil import _control
 from hil.config import ControllerConfig, SafetyConfig, TrajectoryConfig, load_config
 from hil.controllers import make_controller
@@ -12,7 +13,6 @@ from hil.schema import ConfigError
 from hil.trajectories import make_trajectory
 from messages import lcmt_hil_estop, lcmt_hil_joint_plan, lcmt_robot_state
 from messages.enums import FaultCode, SafetyState
-from dynamics_cy import JacobianWrtVariable
 
 DEMO = "configs/demo.yaml"
 
@@ -244,3 +244,12 @@ def test_config_errors_name_the_key(tmp_path):
     bad.write_text("robot: [1, 2\n")
     with pytest.raises(ConfigError, match="not valid YAML at line"):
         load_config(bad)
+
+
+def test_summary_groups_repeated_faults_by_kind():
+    from hil.telemetry import _faults
+    trips = [{"tick": t, "fault": "STATUS_TIMEOUT", "reason": f"no valid status for 3 periods @{t}"}
+             for t in (10, 20, 30)] + [{"tick": 40, "fault": "VELOCITY_LIMIT", "reason": "joint 3 fast"}]
+    assert _faults([]) == "none"
+    assert _faults(trips) == ("STATUS_TIMEOUT ×3 (first at tick 10: no valid status for 3 periods @10); "
+                              "VELOCITY_LIMIT at tick 40: joint 3 fast")

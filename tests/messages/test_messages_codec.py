@@ -6,10 +6,23 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from messages import (errors, lcmt_iiwa_command, lcmt_iiwa_status, lcmt_panda_command,
-                      lcmt_panda_status, lcmt_robot_state)
-from messages.codec import (ERROR_NAMES, CommandDecoder, CommandEncoder, RobotStateDecoder,
-                            RobotStateEncoder, StatusDecoder, StatusEncoder)
+from messages import (
+    errors,
+    lcmt_iiwa_command,
+    lcmt_iiwa_status,
+    lcmt_panda_command,
+    lcmt_panda_status,
+    lcmt_robot_state,
+)
+from messages.codec import (
+    ERROR_NAMES,
+    CommandDecoder,
+    CommandEncoder,
+    RobotStateDecoder,
+    RobotStateEncoder,
+    StatusDecoder,
+    StatusEncoder,
+)
 from messages.testing import random_message
 
 N = 7

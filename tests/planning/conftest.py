@@ -3,8 +3,19 @@ two free-floating bodies with every supported collision shape, finite-difference
 import numpy as np
 import pytest
 
-from dynamics_cy import (Box, Capsule, CoulombFriction, Cylinder, HalfSpace, MultibodyPlant, RigidTransform,
-                         RollPitchYaw, RotationalInertia, SpatialInertia, Sphere)
+from dynamics_cy import (
+    Box,
+    Capsule,
+    CoulombFriction,
+    Cylinder,
+    HalfSpace,
+    MultibodyPlant,
+    RigidTransform,
+    RollPitchYaw,
+    RotationalInertia,
+    SpatialInertia,
+    Sphere,
+)
 
 
 @pytest.fixture(scope="module")

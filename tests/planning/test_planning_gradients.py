@@ -4,11 +4,23 @@ import numpy as np
 import pytest
 
 from dynamics_cy import RollPitchYaw, RotationMatrix
-from planning import (AngleBetweenVectorsConstraint, CentroidalMomentumConstraint, CollisionCandidates,
-                      ContactWrenchFromForceInWorldFrameEvaluator, DistanceConstraint, ExponentiallySmoothedHingeLoss,
-                      GazeTargetConstraint, MinimumDistanceConstraint, OrientationConstraint,
-                      PointToPointDistanceConstraint, PositionConstraint, QuaternionEulerIntegrationConstraint,
-                      SpatialVelocityConstraint, StaticEquilibriumProblem, UnitQuaternionConstraint)
+from planning import (
+    AngleBetweenVectorsConstraint,
+    CentroidalMomentumConstraint,
+    CollisionCandidates,
+    ContactWrenchFromForceInWorldFrameEvaluator,
+    DistanceConstraint,
+    ExponentiallySmoothedHingeLoss,
+    GazeTargetConstraint,
+    MinimumDistanceConstraint,
+    OrientationConstraint,
+    PointToPointDistanceConstraint,
+    PositionConstraint,
+    QuaternionEulerIntegrationConstraint,
+    SpatialVelocityConstraint,
+    StaticEquilibriumProblem,
+    UnitQuaternionConstraint,
+)
 
 R1 = RotationMatrix(RollPitchYaw(0.3, -0.2, 0.5))
 R2 = RotationMatrix(RollPitchYaw(-0.1, 0.4, 1.2))

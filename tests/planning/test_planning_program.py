@@ -2,8 +2,17 @@
 import numpy as np
 import pytest
 
-from planning import (BoundingBoxConstraint, Constraint, Cost, LinearConstraint, MathematicalProgram, QuadraticCost,
-                      SolutionResult, Solve, Variable)
+from planning import (
+    BoundingBoxConstraint,
+    Constraint,
+    Cost,
+    LinearConstraint,
+    MathematicalProgram,
+    QuadraticCost,
+    SolutionResult,
+    Solve,
+    Variable,
+)
 
 
 class Circle(Constraint):

@@ -3,8 +3,18 @@ solo12 standing on its four feet, with friction cones and complementarity checke
 import numpy as np
 import pytest
 
-from dynamics_cy import (CoulombFriction, HalfSpace, JointIndex, Mesh, MultibodyPlant, PackageMap, Parser,
-                         RigidTransform, SpatialInertia, Sphere)
+from dynamics_cy import (
+    CoulombFriction,
+    HalfSpace,
+    JointIndex,
+    Mesh,
+    MultibodyPlant,
+    PackageMap,
+    Parser,
+    RigidTransform,
+    SpatialInertia,
+    Sphere,
+)
 from planning import CollisionCandidates, Solve, StaticEquilibriumProblem
 
 G = 9.81

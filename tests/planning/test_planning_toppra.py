@@ -4,8 +4,13 @@ import numpy as np
 import pytest
 
 from dynamics_cy import JacobianWrtVariable
-from planning import (CalcGridPointsOptions, PathParameterizedTrajectory, PiecewisePolynomial, Toppra,
-                      ToppraDiscretization)
+from planning import (
+    CalcGridPointsOptions,
+    PathParameterizedTrajectory,
+    PiecewisePolynomial,
+    Toppra,
+    ToppraDiscretization,
+)
 
 COL, INT = ToppraDiscretization.kCollocation, ToppraDiscretization.kInterpolation
 TAU = np.array([320, 320, 176, 176, 110, 40, 40.0])
@@ -151,7 +156,8 @@ def drake_iiwa(pydrake, iiwa_urdf):
 
 @pytest.mark.parametrize("kind,disc", KINDS)
 def test_duration_matches_drake(pydrake, iiwa, drake_iiwa, kind, disc):
-    from pydrake.multibody.optimization import Toppra as DrakeToppra, ToppraDiscretization as DD
+    from pydrake.multibody.optimization import Toppra as DrakeToppra
+    from pydrake.multibody.optimization import ToppraDiscretization as DD
     s, wp = waypoints(4)
     grid = np.linspace(0, 1, 101)
     ours = Toppra(make_path(4), iiwa, grid)
@@ -164,7 +170,8 @@ def test_duration_matches_drake(pydrake, iiwa, drake_iiwa, kind, disc):
 
 
 def test_calc_grid_points_matches_drake(pydrake):
-    from pydrake.multibody.optimization import CalcGridPointsOptions as DrakeOptions, Toppra as DrakeToppra
+    from pydrake.multibody.optimization import CalcGridPointsOptions as DrakeOptions
+    from pydrake.multibody.optimization import Toppra as DrakeToppra
     for seed, (max_err, max_seg_length, min_points) in zip(range(3), [(1e-3, 0.05, 100), (1e-4, 0.1, 10),
                                                                       (1e-2, 0.02, 300)]):
         s, wp = waypoints(seed)

@@ -13,17 +13,6 @@ import pytest
 import serial
 import yaml
 
-from drivers.serial.config import load_serial_config
-from drivers.serial.device import SimulatedBoard
-from drivers.serial.driver import SerialDriver, robot_joint_kinds
-from drivers.sim.config import load_sim_config
-from hil.config import load_config
-from hil.loop import channels_for
-from hil.robot import build_plant, load_robot
-from hil.schema import read_yaml
-from messages.codec import CommandEncoder, StatusDecoder
-from messages.hilmsg import lcmt_hil_driver_health
-
 from drivers.serial import (
     Command,
     CommandMode,
@@ -38,8 +27,18 @@ from drivers.serial import (
     NodeState,
     StatusFlag,
 )
+from drivers.serial.config import load_serial_config
 from drivers.serial.crc import crc32
+from drivers.serial.device import SimulatedBoard
+from drivers.serial.driver import SerialDriver, robot_joint_kinds
 from drivers.serial.protocol import CRC
+from drivers.sim.config import load_sim_config
+from hil.config import load_config
+from hil.loop import channels_for
+from hil.robot import build_plant, load_robot
+from hil.schema import read_yaml
+from messages.codec import CommandEncoder, StatusDecoder
+from messages.hilmsg import lcmt_hil_driver_health
 
 JOINTS = 7
 

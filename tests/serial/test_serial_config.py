@@ -6,7 +6,8 @@ import lcm
 import pytest
 
 from drivers.serial.config import SerialConfig, load_serial_config
-from drivers.serial.device import SimulatedBoard, run_from_config as run_device
+from drivers.serial.device import SimulatedBoard
+from drivers.serial.device import run_from_config as run_device
 from drivers.serial.driver import SerialDriver
 from drivers.sim.config import load_sim_config
 from hil.loop import channels_for

@@ -5,8 +5,16 @@ import lcm
 import numpy as np
 import pytest
 
-from dynamics_cy import (Box, CoulombFriction, FixedOffsetFrame, MultibodyPlant, RevoluteJoint, RigidTransform,
-                         SpatialInertia, UnitInertia)
+from dynamics_cy import (
+    Box,
+    CoulombFriction,
+    FixedOffsetFrame,
+    MultibodyPlant,
+    RevoluteJoint,
+    RigidTransform,
+    SpatialInertia,
+    UnitInertia,
+)
 
 G = 9.81
 

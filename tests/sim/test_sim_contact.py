@@ -3,12 +3,26 @@ LCM message, and the geometry against pydrake's penetration queries."""
 import numpy as np
 import pytest
 
-from dynamics_cy import (Box, Capsule, CoulombFriction, Cylinder, Mesh, MultibodyPlant, PrismaticJoint,
-                         RevoluteJoint, RigidTransform, RollPitchYaw, RotationMatrix, SpatialInertia, Sphere,
-                         UnitInertia, WeldJoint)
 from drivers.sim import ContactModel, Physics, SimConfig, load_sim_config
-from drivers.sim.contact_lcm import ContactResultsPublisher
 from drivers.sim.config import ContactConfig
+from drivers.sim.contact_lcm import ContactResultsPublisher
+from dynamics_cy import (
+    Box,
+    Capsule,
+    CoulombFriction,
+    Cylinder,
+    Mesh,
+    MultibodyPlant,
+    PrismaticJoint,
+    RevoluteJoint,
+    RigidTransform,
+    RollPitchYaw,
+    RotationMatrix,
+    SpatialInertia,
+    Sphere,
+    UnitInertia,
+    WeldJoint,
+)
 from hil.schema import ConfigError, load
 from messages import lcmt_contact_results_for_viz
 from messages.validation import MessageDecoder

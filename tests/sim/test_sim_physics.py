@@ -5,9 +5,17 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from dynamics_cy import (MultibodyPlant, Parser, Quaternion, RevoluteJoint, RollPitchYaw, RotationalInertia,
-                         RotationMatrix, SpatialInertia)
 from drivers.sim import Physics, SimConfig, load_sim_config
+from dynamics_cy import (
+    MultibodyPlant,
+    Parser,
+    Quaternion,
+    RevoluteJoint,
+    RollPitchYaw,
+    RotationalInertia,
+    RotationMatrix,
+    SpatialInertia,
+)
 
 G = 9.81
 INTEGRATORS = ["semi_implicit_euler", "rk4"]

@@ -8,8 +8,20 @@ import lcm
 import numpy as np
 import pytest
 
-from dynamics_cy import (Box, Capsule, GeometryInstance, HalfSpace, Mesh, MultibodyPlant, Parser,
-                         RigidTransform, RollPitchYaw, Shape, SpatialInertia, Sphere)
+from dynamics_cy import (
+    Box,
+    Capsule,
+    GeometryInstance,
+    HalfSpace,
+    Mesh,
+    MultibodyPlant,
+    Parser,
+    RigidTransform,
+    RollPitchYaw,
+    Shape,
+    SpatialInertia,
+    Sphere,
+)
 from dynamics_cy.spatial_math import quaternion_to_matrix
 from hil.viz import DEFAULT_COLOR, DrawPublisher, geometry_data, load_robot_message
 from messages import lcmt_viewer_draw, lcmt_viewer_geometry_data, lcmt_viewer_load_robot

@@ -11,8 +11,7 @@ import lcm
 import numpy as np
 import pytest
 
-from hil.config import load_config, viz_config
-from hil.config import channels_for
+from hil.config import channels_for, load_config, viz_config
 from hil.schema import ConfigError
 from hil.viz.standalone import StatusViewer, run
 from messages import lcmt_viewer_draw, lcmt_viewer_load_robot
