@@ -13,6 +13,8 @@ Rotation matrices are 3x3 row-major. The motion subspace S of body t is stored a
 6 doubles; cJ is S̊ v, the joint's bias acceleration (apparent derivative of S in B times v).
 """
 cimport numpy as cnp
+
+from dynamics_cy._vec3 cimport cross3, matTvec, matvec
 from libc.math cimport sin, cos, sqrt, fabs, isfinite
 from libc.stdlib cimport malloc, free
 from libc.string cimport memset, memcpy
@@ -29,31 +31,8 @@ cdef enum:
 
 
 # ---------------------------------------------------------------------------------------------
-# 3-vectors and 3x3 row-major matrices
+# 3x3 row-major matrices (3-vectors: _vec3.pxd)
 # ---------------------------------------------------------------------------------------------
-cdef inline void cross3(const double* a, const double* b, double* out) noexcept nogil:
-    cdef double x = a[1] * b[2] - a[2] * b[1]
-    cdef double y = a[2] * b[0] - a[0] * b[2]
-    cdef double z = a[0] * b[1] - a[1] * b[0]
-    out[0] = x
-    out[1] = y
-    out[2] = z
-
-
-cdef inline void matvec(const double* R, const double* v, double* out) noexcept nogil:
-    """out = R v (out may not alias v)."""
-    out[0] = R[0] * v[0] + R[1] * v[1] + R[2] * v[2]
-    out[1] = R[3] * v[0] + R[4] * v[1] + R[5] * v[2]
-    out[2] = R[6] * v[0] + R[7] * v[1] + R[8] * v[2]
-
-
-cdef inline void matTvec(const double* R, const double* v, double* out) noexcept nogil:
-    """out = Rᵀ v (out may not alias v)."""
-    out[0] = R[0] * v[0] + R[3] * v[1] + R[6] * v[2]
-    out[1] = R[1] * v[0] + R[4] * v[1] + R[7] * v[2]
-    out[2] = R[2] * v[0] + R[5] * v[1] + R[8] * v[2]
-
-
 cdef inline void matmul(const double* A, const double* B, double* out) noexcept nogil:
     """out = A B (out may not alias A or B)."""
     cdef int r, c

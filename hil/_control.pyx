@@ -121,6 +121,17 @@ def track_error(q, q_d, sumsq, maxabs):
     return worst
 
 
+def max_abs(x, maxabs):
+    """maxabs = max(maxabs, |x|), elementwise."""
+    cdef Py_ssize_t n = cnp.PyArray_SIZE(<cnp.ndarray>x) if cnp.PyArray_Check(x) else -1
+    cdef double* a = _vec(x, n, False, "x")
+    cdef double* m = _vec(maxabs, n, True, "maxabs")
+    cdef Py_ssize_t i
+    for i in range(n):
+        if fabs(a[i]) > m[i]:
+            m[i] = fabs(a[i])
+
+
 def cartesian_impedance(X_WE, J, v, X_WG, V_WG, K, D, tau_g, double joint_damping, out):
     """τ = Jᵀ F − τ_g − joint_damping·v with F = K∘e + D∘(V_WG − J v) and the pose error
     e = [log(R_WG R_WEᵀ); p_WG − p_WE] (a rotation vector and a translation, in W). J is the (6, n)

@@ -8,9 +8,10 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from .paths import CONFIGS
-from .schema import ConfigError
+from .schema import ConfigError, LogError
 
 DEMO_CONFIG = CONFIGS / "demo.yaml"
 
@@ -26,6 +27,14 @@ commands:
                         Drake-protocol robot on LCM (docs/serial_protocol.md)
   hil serial-device CONFIG
                         a simulated motor board on a pseudo-terminal, moving the simulated plant
+  hil regress [DIR]     every scenario in DIR (default configs/scenarios) in lockstep, checked against
+                        its pass criteria and golden results; a table, a JSON report, exit 1 on a failure
+  hil replay LOG        a recorded run's statuses through the controller again, its commands compared
+                        with the recorded ones
+  hil report LOG        a run's summary and plots from its log alone
+
+`hil run`, `hil demo` and `hil regress` record their LCM traffic with --log (lcm-logplayer, lcm-spy
+and the two commands above read the logs).
 
 Configs are YAML (docs/hil.md lists every key); `configs/demo.yaml` is the default robot's.
 """
@@ -36,6 +45,8 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--lcm-url", help="override lcm.url, e.g. 'udpm://239.255.76.67:7667?ttl=0'")
     p.add_argument("--json", action="store_true", help="print the end-of-run summary as one JSON object")
     p.add_argument("--plot", metavar="FILE.png", help="write tracking and timing plots to this PNG")
+    p.add_argument("--log", metavar="FILE.lcmlog",
+                   help="record the run's LCM traffic, config and summary to this log (overrides telemetry.log)")
     p.add_argument("--quiet", action="store_true", help="no live status line")
 
 
@@ -80,12 +91,50 @@ def parser() -> argparse.ArgumentParser:
     device.add_argument("config", help="run config (YAML) with serial and sim sections")
     device.add_argument("--duration", type=float, help="seconds to run (default: until Ctrl-C)")
     device.add_argument("--port", help="where to put the pty's symlink (default: serial.device.link or serial.port)")
+    regress = sub.add_parser("regress", help="run the regression scenarios in lockstep and check them",
+                             description="Run every scenario (a run config with a scenario section) in lockstep "
+                                         "against the simulated robot or the serial chain, check its pass "
+                                         "criteria and golden outcome, print a table and write a JSON report. "
+                                         "Exit 0 when all pass, 1 when one fails, 2 for a bad scenario file. "
+                                         "docs/regress.md describes the scenario files.")
+    regress.add_argument("target", nargs="?", default=None,
+                         help="a folder of scenario files or one file (default: configs/scenarios)")
+    regress.add_argument("-j", "--jobs", type=int, default=1, metavar="N", help="run N scenarios at once")
+    regress.add_argument("-k", dest="pattern", metavar="TEXT", help="only the scenarios whose name contains TEXT")
+    regress.add_argument("--report", default="regress-report.json", metavar="FILE.json",
+                         help="where to write the JSON report (default: regress-report.json)")
+    regress.add_argument("--plots", metavar="DIR", help="write one PNG of tracking and timing per scenario here")
+    regress.add_argument("--logs", metavar="DIR", help="record each scenario's LCM traffic to DIR/NAME.lcmlog")
+    regress.add_argument("--update-golden", action="store_true",
+                         help="write this run's outcomes to the scenarios' golden files instead of comparing")
+    replay = sub.add_parser("replay", help="replay a log's statuses through the controller and compare commands",
+                            description="Feed the robot statuses recorded in LOG to the controller again, offline "
+                                        "(lockstep, one tick per recorded command), and compare its commands and "
+                                        "safety transitions with the recorded ones. Exit 0 when they match within "
+                                        "the tolerance, 1 when not.")
+    replay.add_argument("log", help="an LCM log recorded with --log (or lcm-logger, with --config)")
+    replay.add_argument("--config", help="run config to replay with (default: the one stored in the log)")
+    replay.add_argument("--tolerance", type=float, default=1e-9, metavar="NM",
+                        help="largest torque difference that counts as equal, N·m (default 1e-9)")
+    replay.add_argument("--json", action="store_true", help="print the comparison as one JSON object")
+    report = sub.add_parser("report", help="a run's summary and plots from its log",
+                            description="Read an LCM log of a run and print its summary: status and command "
+                                        "rates and gaps, torques, timing and tracking from the telemetry, safety "
+                                        "transitions, and the loop's own summary when the log has it.")
+    report.add_argument("log", help="an LCM log (recorded with --log, or by lcm-logger)")
+    report.add_argument("--plot", metavar="FILE.png", help="write tracking and timing plots to this PNG")
+    report.add_argument("--json", action="store_true", help="print the report as one JSON object")
     return ap
 
 
-def _load(path: str, lcm_url: str | None):
+def _load(path: str, lcm_url: str | None, log: str | None = None):
     from .config import load_config
-    return load_config(path, {"lcm": {"url": lcm_url}} if lcm_url else None)
+    overrides = {}
+    if lcm_url:
+        overrides["lcm"] = {"url": lcm_url}
+    if log:
+        overrides["telemetry"] = {"log": str(Path(log).resolve())}
+    return load_config(path, overrides)
 
 
 def _stop_on_signals() -> list[bool]:
@@ -126,9 +175,8 @@ class StatusLine:
             sys.stdout.write("\n")
 
 
-def _finish(loop, args) -> int:
+def _finish(loop, summary: dict, args) -> int:
     from .telemetry import format_summary, plot
-    summary = loop.summary()
     if args.plot:
         plot(loop.recorder, args.plot)
         summary["plot"] = args.plot
@@ -141,7 +189,7 @@ def cmd_run(args, live: StatusLine | None = None) -> int:
 
     from .loop import ControlLoop
     from .robot import load_robot
-    cfg = _load(args.config, args.lcm_url)
+    cfg = _load(args.config, args.lcm_url, args.log)
     robot = load_robot(cfg.robot)
     lc = lcm.LCM(cfg.lcm.url)
     bridge = _viewer(cfg, robot.plant, lc)
@@ -149,15 +197,15 @@ def cmd_run(args, live: StatusLine | None = None) -> int:
     stop = _stop_on_signals()
     live = live or StatusLine(not args.quiet and not args.json)
     try:
-        loop.run(args.duration, stop=lambda: stop[0], on_tick=live)
-    except TimeoutError as e:
+        summary = loop.run(args.duration, stop=lambda: stop[0], on_tick=live)
+    except (TimeoutError, RuntimeError) as e:       # no robot; the log recorder failed
         print(f"\nhil: {e}", file=sys.stderr)
         return 2
     finally:
         live.close()
         if bridge is not None:
             bridge.close()
-    return _finish(loop, args)
+    return _finish(loop, summary, args)
 
 
 def _viewer(cfg, plant, lc):
@@ -222,17 +270,68 @@ def cmd_serial_device(args) -> int:
     return run_from_config(_load(args.config, None), args.duration, args.port)
 
 
+def cmd_regress(args) -> int:
+    from .regress import DEFAULT_DIR, find_scenarios, format_table, run_all, write_report
+    from .scenario import load_scenario
+    target = Path(args.target) if args.target else DEFAULT_DIR
+    if not target.exists():
+        raise ConfigError("", "no such scenario folder or file", str(target))
+    paths = find_scenarios(target, args.pattern)
+    if not paths:
+        print(f"hil regress: no scenarios in {target}" + (f" matching '{args.pattern}'" if args.pattern else ""),
+              file=sys.stderr)
+        return 2
+    for p in paths:                     # every file is checked before anything runs
+        load_scenario(p)
+    if args.jobs < 1:
+        raise ConfigError("", f"-j must be at least 1, got {args.jobs}")
+    results = run_all(paths, args.jobs, args.plots, args.logs, args.update_golden, verbose=args.verbose)
+    write_report(results, args.report)
+    print(format_table(results))
+    print(f"report: {args.report}")
+    return 0 if all(r["passed"] for r in results) else 1
+
+
+def cmd_replay(args) -> int:
+    from .replay import format_replay, replay
+    if not args.verbose:
+        logging.getLogger("hil").setLevel(logging.ERROR)      # the replayed transitions are in the result
+    result = replay(_log(args.log), _load(args.config, None) if args.config else None, args.tolerance)
+    print(json.dumps(result) if args.json else format_replay(result))
+    return 0 if result["passed"] else 1
+
+
+def cmd_report(args) -> int:
+    from .report import format_report, plot_log, read_log
+    report, traces = read_log(_log(args.log))
+    if args.plot:
+        plot_log(traces, args.plot, report["deadline_budget_us"])
+        report["plot"] = args.plot
+    print(json.dumps(report) if args.json else format_report(report))
+    return 0
+
+
+def _log(path: str) -> str:
+    if not Path(path).is_file():
+        raise LogError(f"{path}: no such log file")
+    return path
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
     try:
         commands = {"run": cmd_run, "sim": cmd_sim, "demo": cmd_demo, "viz": cmd_viz, "serial": cmd_serial,
-                    "serial-device": cmd_serial_device}
+                    "serial-device": cmd_serial_device, "replay": cmd_replay, "report": cmd_report,
+                    "regress": cmd_regress}
         return commands[args.command](args)
     except ConfigError as e:      # errors found after loading (they need the model) name the file here
         where = "" if e.source or not getattr(args, "config", None) else f"{args.config}: "
         print(f"hil: config error: {where}{e}", file=sys.stderr)
+        return 2
+    except LogError as e:
+        print(f"hil: {e}", file=sys.stderr)
         return 2
 
 

@@ -52,21 +52,21 @@ class RealTimeClock:
 
 
 class LockstepClock:
-    """Simulated time: each tick is exactly one period after the previous; nothing waits."""
+    """Simulated time: each tick is exactly one period after the previous; nothing waits. now_ns() is
+    the start of the current tick."""
 
     def __init__(self, period_ns: int):
         self.period_ns = period_ns
-        self.t = 0
+        self.t = self.next = 0
         self.skipped = 0
 
     def start(self) -> int:
-        self.t = 0
+        self.t = self.next = 0
         return 0
 
     def now_ns(self) -> int:
         return self.t
 
     def wait(self) -> tuple[int, int]:
-        now = self.t
-        self.t += self.period_ns
-        return now, 0
+        self.t, self.next = self.next, self.next + self.period_ns
+        return self.t, 0

@@ -5,9 +5,13 @@ trajectory, safety, telemetry, viz, sim, serial. Paths are relative to the confi
 """
 from __future__ import annotations
 
+import copy
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Optional
+
+import yaml
 
 from messages.channels import DEFAULT_LCM_URL
 
@@ -95,6 +99,7 @@ class SafetyConfig:
     max_tracking_error: Optional[float] = field(default=None, metadata=POSITIVE)  # rad
     recover: bool = False        # return to RUNNING when the fault clears (status comes back)
     recover_after_periods: int = field(default=50, metadata={"min": 1})
+    recover_max_speed: float = field(default=0.2, metadata=POSITIVE)   # rad/s: resume only near rest
 
 
 @dataclass
@@ -147,7 +152,13 @@ def _validate_sections(cfg: RunConfig) -> None:
 
 def load_config(path: str | Path, overrides: dict | None = None) -> RunConfig:
     """The validated RunConfig of a YAML file; `overrides` replace top-level sections' keys."""
-    data = read_yaml(path)
+    return parse_config(read_yaml(path), Path(path).resolve().parent, str(path), overrides)
+
+
+def parse_config(data: dict, base: Path, source: str, overrides: dict | None = None) -> RunConfig:
+    """The validated RunConfig of a config mapping whose relative paths are relative to `base`;
+    errors name `source` (a file, or e.g. a log's run-info)."""
+    data = copy.deepcopy(data)
     for section, values in (overrides or {}).items():
         if isinstance(values, dict):
             data.setdefault(section, {}).update(values)
@@ -157,7 +168,6 @@ def load_config(path: str | Path, overrides: dict | None = None) -> RunConfig:
         cfg = load(RunConfig, {k: v for k, v in data.items() if k != "source"})
         if cfg.viz is True or cfg.viz is False:
             cfg.viz = {"enabled": cfg.viz}
-        base = Path(path).resolve().parent
         model = resolve(cfg.robot.model, base)
         if not model.is_file():
             raise ConfigError("robot.model", f"no such model file '{cfg.robot.model}' (looked in {base} and "
@@ -167,9 +177,16 @@ def load_config(path: str | Path, overrides: dict | None = None) -> RunConfig:
             cfg.telemetry.log = str(resolve(cfg.telemetry.log, base))
         _validate_sections(cfg)
     except ConfigError as e:
-        raise ConfigError(e.key, str(e).split(": ", 1)[-1] if e.key else str(e), str(path)) from None
-    cfg.source = str(path)
+        raise ConfigError(e.key, str(e).split(": ", 1)[-1] if e.key else str(e), source) from None
+    cfg.source = source
     return cfg
+
+
+def dump_config(cfg: RunConfig) -> str:
+    """The config as YAML that parse_config reads back to an equal RunConfig (paths absolute)."""
+    data = dataclasses.asdict(cfg)
+    data.pop("source")
+    return yaml.safe_dump(data, sort_keys=False)
 
 
 def viz_config(cfg: RunConfig):

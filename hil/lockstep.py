@@ -27,6 +27,7 @@ def make_lockstep(cfg: RunConfig, lc=None, viz=None, trace_every: int = 1):
                                            f"{period_ns * 1e-9:g} s in lockstep")
     sim = SimulatedRobot(build_plant(cfg.robot), sim_cfg, cfg.robot.protocol, channels_for(cfg), lc)
     loop = ControlLoop(cfg, load_robot(cfg.robot), lc, mode="lockstep", viz=viz, trace_every=trace_every)
+    loop.sim = sim
     return loop, sim
 
 
@@ -34,6 +35,4 @@ def run_lockstep(cfg: RunConfig, duration_s: float, lc=None, viz=None, on_tick=N
     """Runs the loop against the simulator for `duration_s` of simulated time; returns (summary, loop, sim)."""
     loop, sim = make_lockstep(cfg, lc, viz, trace_every)
     sim.publish_status()
-    summary = loop.run(duration_s, on_tick=on_tick)
-    summary["sim"] = sim.summary()
-    return summary, loop, sim
+    return loop.run(duration_s, on_tick=on_tick), loop, sim

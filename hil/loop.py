@@ -5,6 +5,11 @@ stream) → safety checks → trajectory and controller (or the safe command) �
 limit → encode and publish the command → record timing; then, outside the measured compute time,
 telemetry, the viewer bridge and (in lockstep) delivering the command to the simulator. Nothing in a
 tick raises: a failure becomes a FAULT with its reason, and the safe command is sent.
+
+Trajectories run on the robot's clock, the utime of the newest status (as Drake's LcmDrivenLoop
+does): the desired state belongs to the same instant as the measured one, however late the tick,
+and the commands are a function of the status stream alone, so a recorded run replays exactly
+(hil.replay).
 """
 from __future__ import annotations
 
@@ -53,6 +58,8 @@ class ControlLoop:
         self.tau, self.tau_cmd, self.tau_g, self.zero = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n)
         self.controller = make_controller(robot.plant, cfg.controller, robot.end_effector)
         self.gravity = robot.plant.kernels()
+        # The damping safe command holds the arm against gravity unless the robot does that itself.
+        self.hold_gravity = cfg.safety.on_fault == "damping" and not cfg.controller.robot_compensates_gravity
         if trajectory is None:
             from .trajectories import make_trajectory
             trajectory = make_trajectory(cfg.trajectory, robot.plant, robot.joint_names, lc, self.period_ns,
@@ -65,12 +72,13 @@ class ControlLoop:
         self.telemetry = TelemetryPublisher(lc, self.channels, n, cfg.telemetry.rate_hz, self.period_ns,
                                             self.controller.name)
         self.viz = viz
+        self.sim = None                     # the simulated robot in lockstep: its summary joins the loop's
+        self.status_wait_s = 0.0            # lockstep over a link: wait this long for each tick's status
         self.tick_index = 0
         self.last_status_tick = -1          # tick at which the newest valid status arrived
         self.status_count = 0
         self.status_rejected = 0
         self.commands_sent = 0
-        self.control_t0 = 0                 # loop time at which the trajectory started
         self.tracking_error = 0.0
         self.stopped = False
         self.transitions: list[str] = []
@@ -102,11 +110,24 @@ class ControlLoop:
         self.telemetry.safety_event(self.tick_index, now_ns // 1000, t)
         if t[1] == SafetyState.RUNNING:
             # (Re)start the trajectory from where the robot is, so nothing jumps.
-            self.control_t0 = now_ns
-            self.trajectory.start(self.q, 0)
+            self.trajectory.start(self.q, self.status.utime * 1000)
+        else:
+            self.tracking_error = 0.0     # no trajectory is tracked outside RUNNING: nothing to hold against
+
+    def await_status(self) -> None:
+        """Lockstep over a link (the plant steps in another process, once per command): blocks until a
+        status newer than the last arrives, or status_wait_s passes (then the tick runs with a stale one)."""
+        seen, end = self.status_count, time.monotonic() + self.status_wait_s
+        while self.status_count == seen:
+            left = end - time.monotonic()
+            if left <= 0:
+                return
+            self.lc.handle_timeout(max(1, int(left * 1e3)))
 
     def tick(self) -> None:
         start, lateness = self.clock.wait()
+        if self.status_wait_s:
+            self.await_status()
         wall = time.perf_counter_ns()
         self.pump()
         k = self.tick_index
@@ -114,6 +135,7 @@ class ControlLoop:
         age = k - self.last_status_tick if have_status else k + 1
         if not have_status and self.safety.state == SafetyState.INIT:
             age = 0                      # still waiting for the first status: not a timeout yet
+        self.safety.utime = self.status.utime
         t = self.safety.check(k, age, have_status and age < self.cfg.safety.status_timeout_periods,
                               self.q, self.v, self.tracking_error)
         if t is not None:
@@ -125,21 +147,25 @@ class ControlLoop:
             return                        # nothing to command before the first status
         if not self.safety.commanding:
             if age > 0:
-                _control.add(self.zero, self.zero, 0.0, self.tau)        # v is stale: zero torque
+                _control.add(self.zero, self.zero, 0.0, self.tau)        # v is stale: no damping
             else:
                 self.safety.safe_command(self.v, self.tau)
+            if self.hold_gravity and _control.first_nonfinite(self.q) < 0:
+                self.gravity.gravity(self.q, self.tau_g)                 # − τ_g: the arm does not fall
+                _control.add(self.tau, self.tau_g, -1.0, self.tau)
         self.safety.limit(self.tau, self.tau_cmd)
         if self.command.encode(self.status.utime, torque=self.tau_cmd, position=self.q_d
                                if self.cfg.robot.command == "position_and_torque" else None) is not None:
             self.command.publish(self.lc)
             self.commands_sent += 1
+            self.recorder.torque(self.tau_cmd)
         self.recorder.record(start, lateness, time.perf_counter_ns() - wall)
         self._after(start)
         self.tick_index += 1
 
     def _control(self, now_ns: int) -> None:
         try:
-            self.trajectory.sample(now_ns - self.control_t0, self.q_d, self.v_d, self.a_d)
+            self.trajectory.sample(self.status.utime * 1000, self.q_d, self.v_d, self.a_d)
             self.controller.compute(self.q, self.v, self.q_d, self.v_d, self.a_d, self.tau)
             if self.cfg.controller.robot_compensates_gravity:    # the robot adds −τ_g itself: take it out
                 self.gravity.gravity(self.q, self.tau_g)
@@ -165,9 +191,30 @@ class ControlLoop:
     # --- running ----------------------------------------------------------------------------------
     def run(self, duration_s: float | None = None, stop=None, on_tick=None) -> dict:
         """Ticks until `duration_s` of loop time has passed after the first status, `stop()` is true, or
-        (real time) the first status does not come within loop.start_timeout. Returns the summary."""
+        (real time) the first status does not come within loop.start_timeout. Returns the summary.
+        With telemetry.log set, the run's LCM traffic is recorded there (hil.runlog)."""
         duration_s = self.cfg.loop.duration if duration_s is None else duration_s
         limit = None if duration_s is None else int(round(duration_s * 1e9 / self.period_ns))
+        runlog = None
+        if self.cfg.telemetry.log:
+            from .runlog import RunLog
+            runlog = RunLog(self.cfg.telemetry.log, self.cfg, self.lc, self.mode,
+                            clock_us=lambda: self.clock.now_ns() // 1000)
+        try:
+            if runlog is not None:
+                runlog.start(self.clock.now_ns() // 1000)
+            self._ticks(limit, stop, on_tick)
+        except BaseException:
+            if runlog is not None:
+                runlog.close()
+            raise
+        summary = self.summary()
+        if runlog is not None:
+            runlog.finish(self.clock.now_ns() // 1000, summary)
+            summary["log"] = self.cfg.telemetry.log
+        return summary
+
+    def _ticks(self, limit: int | None, stop, on_tick) -> None:
         with RealtimeProcess(self.cfg.loop) if self.mode == "realtime" else nullcontext() as process:
             self.process = process.applied if process is not None else []
             self.clock.start()
@@ -178,8 +225,8 @@ class ControlLoop:
                 if self.last_status_tick < 0:
                     if self.mode == "realtime" and time.monotonic() - start_wall > self.cfg.loop.start_timeout:
                         raise TimeoutError(f"no valid status on {self.channels.status} within "
-                                           f"{self.cfg.loop.start_timeout} s (is the robot driver or `hil sim` running "
-                                           f"on {self.cfg.lcm.url}?)")
+                                           f"{self.cfg.loop.start_timeout} s (is the robot driver or `hil sim` "
+                                           f"running on {self.cfg.lcm.url}?)")
                     if self.mode == "lockstep" and self.tick_index > 1000:
                         raise TimeoutError(f"the simulator sent no status on {self.channels.status}")
                     continue
@@ -188,7 +235,6 @@ class ControlLoop:
                     on_tick(self)
                 if limit is not None and ticks_after_start >= limit:
                     break
-        return self.summary()
 
     def summary(self) -> dict:
         return self.recorder.summary(self.safety, {
@@ -197,4 +243,5 @@ class ControlLoop:
                        "commands_sent": self.commands_sent, "skipped_ticks": self.clock.skipped},
             "transitions": self.transitions,
             "process": self.process,
+            **({"sim": self.sim.summary()} if self.sim is not None else {}),
         })

@@ -2,10 +2,13 @@
 
 States (lcmt_hil_safety_event's SAFETY_*): INIT (waiting for a valid status) → RUNNING (the
 controller commands) → FAULT (a check failed: the safe command is sent; with `recover`, RUNNING
-again once the cause has been clear for `recover_after_periods` ticks) and SAFE_STOP (e-stop
-latched: the safe command until it is released, then INIT). The safe command is zero torque or
-damping-only (τ = −d∘v), per config. Every command, safe or not, is saturated to the effort limits
-and rate-limited against the previous one. Checks run every tick; none raises.
+again once the cause has been clear and every joint slower than `recover_max_speed` for
+`recover_after_periods` ticks in a row, since the trajectory restarts from rest) and SAFE_STOP
+(e-stop latched: the safe command until it is released, then INIT). The safe command is zero
+torque or damping (τ = −d∘v), per config; the loop adds gravity compensation (−τ_g) to damping
+unless the robot compensates gravity itself, so that a safe arm is held and slowed, not dropped.
+Every command, safe or not, is saturated to the effort limits and rate-limited against the
+previous one. Checks run every tick; none raises.
 """
 from __future__ import annotations
 
@@ -46,8 +49,11 @@ class SafetyMonitor:
         self.prev_tau = np.zeros(n)
         self.commanded = False
         self.clear_ticks = 0
+        self.rest_hi = np.full(n, cfg.recover_max_speed)
+        self.rest_lo = -self.rest_hi
         self.saturated_ticks = 0
-        self.faults_seen: list[tuple[int, str, str]] = []
+        self.faults_seen: list[tuple[int, int, str, str]] = []   # tick, robot utime, fault, reason
+        self.utime = 0                      # the robot's clock (newest status utime), for the records
         self.estop_latched = False
         self.estop_text = ""
         if lc is not None and estop_channel:
@@ -67,7 +73,7 @@ class SafetyMonitor:
         previous = self.state
         self.state, self.fault, self.fault_text = state, fault, text
         if fault != FaultCode.NONE:
-            self.faults_seen.append((tick, fault.name, text))
+            self.faults_seen.append((tick, self.utime, fault.name, text))
         return Transition((previous, state, fault, text))
 
     def check(self, tick: int, status_age_ticks: int, status_ok: bool, q, v, tracking_error: float):
@@ -90,7 +96,7 @@ class SafetyMonitor:
         if self.state == SafetyState.RUNNING:
             return self._to(SafetyState.FAULT, fault, text, tick) if fault != FaultCode.NONE else None
         # FAULT
-        if fault != FaultCode.NONE:
+        if fault != FaultCode.NONE or _control.first_outside(v, self.rest_lo, self.rest_hi) >= 0:
             self.clear_ticks = 0
             return None
         self.clear_ticks += 1

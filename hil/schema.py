@@ -33,6 +33,10 @@ class ConfigError(ValueError):
         self.key, self.source = key, source
 
 
+class LogError(ValueError):
+    """An LCM log that cannot be used for what was asked; the message names the file."""
+
+
 def read_yaml(path: str | Path) -> dict:
     """The mapping in a YAML file (yaml.safe_load); errors name the file and line."""
     p = Path(path)
@@ -88,7 +92,21 @@ def convert(tp, value, path: str):
         if value is None and type(None) in args:
             return None
         inner = [a for a in args if a is not type(None)]
-        return convert(inner[0], value, path)
+        for option in inner[:-1]:         # the first option the value fits, e.g. float | list[float]
+            try:
+                return convert(option, value, path)
+            except ConfigError:
+                pass
+        try:
+            return convert(inner[-1], value, path)
+        except ConfigError as e:
+            if len(inner) == 1:
+                raise
+            names = " or ".join("a list" if typing.get_origin(a) in (list, tuple) else
+                                "a mapping" if typing.get_origin(a) is dict or dataclasses.is_dataclass(a) else
+                                {float: "a number", int: "an integer", str: "a string", bool: "true or false"}
+                                .get(a, f"a {_type_name(a)}") for a in inner)
+            raise ConfigError(path, f"must be {names}, got {value!r}") from e
     if origin is typing.Literal:
         if value not in args:
             raise ConfigError(path, f"must be one of {', '.join(repr(a) for a in args)}, got {value!r}")

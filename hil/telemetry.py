@@ -30,6 +30,7 @@ class TickRecorder:
         self.overruns = 0
         self.sumsq = np.zeros(n)
         self.maxabs = np.zeros(n)
+        self.tau_maxabs = np.zeros(n)       # max |τ_cmd| per joint over the commands sent
         self.tracked = 0
         self.first_ns = self.last_ns = 0
         self.last_compute_ns = self.last_lateness_ns = 0
@@ -60,6 +61,10 @@ class TickRecorder:
         """Accumulates the tracking error q_d − q of a RUNNING tick; returns its max over joints."""
         self.tracked += 1
         return _control.track_error(q, q_d, self.sumsq, self.maxabs)
+
+    def torque(self, tau) -> None:
+        """Accumulates the max |τ| per joint of a command sent."""
+        _control.max_abs(tau, self.tau_maxabs)
 
     def trace(self, t_s: float, q, q_d, tau) -> None:
         if self.ticks % self.trace_every or self.trace_rows >= self.trace_t.shape[0]:
@@ -98,9 +103,10 @@ class TickRecorder:
             "tracking_error_rad": {"rms": [round(float(x), 7) for x in rms],
                                    "max": [round(float(x), 7) for x in self.maxabs],
                                    "ticks": self.tracked},
+            "torque_max_nm": [round(float(x), 5) for x in self.tau_maxabs],
             "torque_saturated_ticks": safety.saturated_ticks,
             "final_state": safety.state.name,
-            "faults": [{"tick": t, "fault": f, "reason": r} for t, f, r in safety.faults_seen],
+            "faults": [{"tick": t, "utime": u, "fault": f, "reason": r} for t, u, f, r in safety.faults_seen],
         }
         out.update(extra or {})
         return out
@@ -131,38 +137,47 @@ def format_summary(s: dict) -> str:
              f"final state {s['final_state']}; faults: {_faults(s['faults'])}"]
     if s.get("process"):
         lines.append(f"process: {', '.join(s['process'])}")
-    for key in ("sim", "status", "viz"):
+    for key in ("sim", "status", "viz", "log"):
         if key in s:
             lines.append(f"{key}: {json.dumps(s[key])}")
     return "\n".join(lines)
 
 
 def plot(recorder: TickRecorder, path: str) -> None:
-    """Tracking (q and q_d per joint) and timing (compute time, lateness) plots in one PNG."""
+    """Tracking (q and q_d per joint) and timing (compute time, lateness) plots of a run in one PNG."""
+    r, k = recorder.trace_rows, min(recorder.ticks, recorder.capacity)
+    t = recorder.trace_t[:r]
+    q, q_d = recorder.trace_q[:r], recorder.trace_qd[:r]
+    plot_traces(path, (t, q), (t, q_d), (t, q_d - q), (t, recorder.trace_tau[:r]),
+                (np.arange(k), recorder.compute_ns[:k] / 1e3, recorder.lateness_ns[:k] / 1e3, "tick"),
+                recorder.budget_ns / 1e3)
+
+
+def plot_traces(path: str, q, q_d, error, tau, timing, budget_us: float) -> None:
+    """Four panels in one PNG: q (solid) and q_d (dashed), q_d − q, commanded τ (each a (t [s], rows ×
+    joints) pair), and timing: (x, compute µs, lateness µs, x label)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    r = recorder.trace_rows
-    t = recorder.trace_t[:r]
-    k = min(recorder.ticks, recorder.capacity)
     fig, axes = plt.subplots(4, 1, figsize=(10, 12))
-    for j in range(recorder.trace_q.shape[1]):
-        line, = axes[0].plot(t, recorder.trace_q[:r, j], label=f"q{j}")
-        axes[0].plot(t, recorder.trace_qd[:r, j], "--", color=line.get_color(), linewidth=0.8)
-        axes[1].plot(t, recorder.trace_qd[:r, j] - recorder.trace_q[:r, j], label=f"e{j}")
-        axes[2].plot(t, recorder.trace_tau[:r, j], label=f"τ{j}")
+    for j in range(q[1].shape[1]):
+        line, = axes[0].plot(q[0], q[1][:, j], label=f"q{j}")
+        axes[0].plot(q_d[0], q_d[1][:, j], "--", color=line.get_color(), linewidth=0.8)
+        axes[1].plot(error[0], error[1][:, j], label=f"e{j}")
+        axes[2].plot(tau[0], tau[1][:, j], label=f"τ{j}")
     axes[0].set_ylabel("q (solid), q_d (dashed) [rad]")
     axes[1].set_ylabel("q_d − q [rad]")
     axes[2].set_ylabel("commanded τ [N·m]")
     for ax in axes[:3]:
         ax.legend(loc="upper right", ncol=4, fontsize=7)
         ax.set_xlabel("t [s]")
-    ticks = np.arange(k)
-    axes[3].plot(ticks, recorder.compute_ns[:k] / 1e3, linewidth=0.5, label="compute")
-    axes[3].plot(ticks, recorder.lateness_ns[:k] / 1e3, linewidth=0.5, label="lateness")
-    axes[3].axhline(recorder.budget_ns / 1e3, color="r", linestyle=":", label="deadline budget")
+    x, compute, lateness, xlabel = timing
+    axes[3].plot(x, compute, linewidth=0.5, label="compute")
+    axes[3].plot(x, lateness, linewidth=0.5, label="lateness")
+    axes[3].axhline(budget_us, color="r", linestyle=":", label="deadline budget")
     axes[3].set_yscale("symlog", linthresh=10)
-    axes[3].set_xlabel("tick")
+    axes[3].set_ylim(bottom=0)
+    axes[3].set_xlabel(xlabel)
     axes[3].set_ylabel("µs")
     axes[3].legend(loc="upper right", fontsize=7)
     fig.tight_layout()

@@ -44,6 +44,7 @@ from messages.hilmsg import (
     lcmt_hil_driver_health,
     lcmt_hil_estop,
     lcmt_hil_joint_plan,
+    lcmt_hil_run_info,
     lcmt_hil_safety_event,
     lcmt_hil_telemetry,
 )
@@ -73,6 +74,7 @@ HIL_TYPES = (
     lcmt_hil_driver_health,
     lcmt_hil_estop,
     lcmt_hil_joint_plan,
+    lcmt_hil_run_info,
     lcmt_hil_safety_event,
     lcmt_hil_telemetry,
 )

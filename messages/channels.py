@@ -31,6 +31,7 @@ HIL_SAFETY = "HIL_SAFETY"
 HIL_ESTOP = "HIL_ESTOP"
 HIL_PLAN = "HIL_PLAN"
 DRIVER_HEALTH = "DRIVER_HEALTH"
+HIL_RUN_INFO = "HIL_RUN_INFO"          # lcmt_hil_run_info: a run's config and summary, for its log
 
 _ROBOT_CHANNELS = {"iiwa": (IIWA_STATUS, IIWA_COMMAND), "panda": (PANDA_STATUS, PANDA_COMMAND)}
 
@@ -50,13 +51,14 @@ class Channels:
     estop: str = HIL_ESTOP
     plan: str = HIL_PLAN
     driver_health: str = DRIVER_HEALTH
+    run_info: str = HIL_RUN_INFO
 
     @classmethod
     def for_robot(cls, kind="iiwa", prefix="", **overrides):
         """Channels for a robot of `kind` ("iiwa" or "panda").
 
         `prefix` is prepended to the robot's own channels (status, command,
-        telemetry, safety, plan, driver_health), e.g. "LEFT_" gives
+        telemetry, safety, plan, driver_health, run_info), e.g. "LEFT_" gives
         "LEFT_IIWA_STATUS". The viewer and contact channels keep Drake's names
         (Meldis listens on those) and the e-stop stays cell-wide; any field can
         be set explicitly with a keyword, e.g. viewer_draw="DRAKE_VIEWER_DRAW_ILLUSTRATION".
@@ -75,6 +77,7 @@ class Channels:
             "safety": prefix + HIL_SAFETY,
             "plan": prefix + HIL_PLAN,
             "driver_health": prefix + DRIVER_HEALTH,
+            "run_info": prefix + HIL_RUN_INFO,
         }
         names.update(overrides)
         return cls(**names)

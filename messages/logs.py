@@ -23,10 +23,14 @@ _DTYPES = {"int8_t": np.int8, "int16_t": np.int16, "int32_t": np.int32, "int64_t
 
 
 class LogRecorder:
-    """Writes LCM events to a log file, keeping only `channels` (all when None)."""
+    """Writes LCM events to a log file, keeping only `channels` (all when None).
 
-    def __init__(self, path, channels=None, overwrite=False):
+    `clock()` gives the timestamps of subscribed events in microseconds (default: the wall clock,
+    as lcm-logger stamps them; a simulation passes its own time)."""
+
+    def __init__(self, path, channels=None, overwrite=False, clock=None):
         self.channels = None if channels is None else frozenset(channels)
+        self.clock = clock or (lambda: time.time_ns() // 1000)
         self.count = 0
         self._log = lcm.EventLog(str(path), "w", overwrite=overwrite)
         self._subscriptions = []
@@ -42,15 +46,14 @@ class LogRecorder:
     def subscribe(self, lc):
         """Record the recorder's channels as `lc` receives them (pump lc.handle*() as usual).
 
-        Events are stamped with the wall-clock time of receipt in microseconds,
-        as lcm-logger stamps them.
+        Events are stamped with clock() at receipt.
         """
         patterns = [".*"] if self.channels is None else [_literal(name) for name in sorted(self.channels)]
         for pattern in patterns:
             self._subscriptions.append((lc, lc.subscribe(pattern, self._receive)))
 
     def _receive(self, channel, data):
-        self.write(channel, time.time_ns() // 1000, data)
+        self.write(channel, self.clock(), data)
 
     def close(self):
         """Unsubscribe and close the file."""

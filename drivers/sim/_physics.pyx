@@ -5,6 +5,8 @@ dynamics come from dynamics_cy's kernels (plant.kernels()). Set up from drivers.
 drivers.sim.contact, which document the models; docs/sim.md has the equations.
 """
 cimport numpy as cnp
+
+from dynamics_cy._vec3 cimport cross3, dot3, matTvec, matvec
 from libc.math cimport INFINITY, fabs, sqrt
 from libc.string cimport memcpy, memset
 
@@ -65,33 +67,8 @@ def _owned_i32(values, shape):
 
 
 # ---------------------------------------------------------------------------------------------
-# 3-vectors
+# scalars (3-vectors: dynamics_cy/_vec3.pxd)
 # ---------------------------------------------------------------------------------------------
-cdef inline double dot3(const double* a, const double* b) noexcept nogil:
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-
-
-cdef inline void cross3(const double* a, const double* b, double* out) noexcept nogil:
-    cdef double x = a[1] * b[2] - a[2] * b[1]
-    cdef double y = a[2] * b[0] - a[0] * b[2]
-    cdef double z = a[0] * b[1] - a[1] * b[0]
-    out[0], out[1], out[2] = x, y, z
-
-
-cdef inline void matvec(const double* R, const double* v, double* out) noexcept nogil:
-    """out = R v (R row-major 3x3); out may not alias v."""
-    out[0] = R[0] * v[0] + R[1] * v[1] + R[2] * v[2]
-    out[1] = R[3] * v[0] + R[4] * v[1] + R[5] * v[2]
-    out[2] = R[6] * v[0] + R[7] * v[1] + R[8] * v[2]
-
-
-cdef inline void matTvec(const double* R, const double* v, double* out) noexcept nogil:
-    """out = Rᵀ v; out may not alias v."""
-    out[0] = R[0] * v[0] + R[3] * v[1] + R[6] * v[2]
-    out[1] = R[1] * v[0] + R[4] * v[1] + R[7] * v[2]
-    out[2] = R[2] * v[0] + R[5] * v[1] + R[8] * v[2]
-
-
 cdef inline double clamp(double x, double lo, double hi) noexcept nogil:
     return lo if x < lo else (hi if x > hi else x)
 

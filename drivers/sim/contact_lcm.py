@@ -8,17 +8,21 @@ timestamps are simulated microseconds. No hydroelastic contacts.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from messages import lcmt_contact_results_for_viz, lcmt_point_pair_contact_info_for_viz
 
 from .contact import ContactModel
 
 
 class ContactResultsPublisher:
-    """Encodes a ContactModel's last recorded contacts (allocates a message: meant for ~60 Hz)."""
+    """Encodes a ContactModel's last recorded contacts (allocates a message: meant for ~60 Hz).
+    Counts the messages published, those with a contact, and the largest contact force |f| in them."""
 
     def __init__(self, contact: ContactModel, channel: str):
         self.contact, self.channel = contact, channel
-        self.published = 0
+        self.published = self.with_contact = 0
+        self.max_force = 0.0
 
     def message(self, utime: int) -> lcmt_contact_results_for_viz:
         c, names = self.contact.point_contact, self.contact.body_names
@@ -32,6 +36,9 @@ class ContactResultsPublisher:
                                                                    c.nhat_BA_W[i].tolist())
             msg.point_pair_contact_info.append(info)
         msg.num_point_pair_contacts = c.num_contacts
+        if c.num_contacts:
+            self.with_contact += 1
+            self.max_force = max(self.max_force, float(np.linalg.norm(c.f_Bc_W[:c.num_contacts], axis=1).max()))
         return msg
 
     def publish(self, lc, utime: int) -> None:

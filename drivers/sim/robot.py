@@ -304,6 +304,9 @@ class SimulatedRobot:
                 "commands_received": self.commands_received, "commands_rejected": self.commands_rejected,
                 "rejected_by": self.rejected_by, "statuses_published": self.statuses_published,
                 "contact_results_published": self._contact_publisher.published if self._contact_publisher else 0,
+                **({"contact_results_with_contact": self._contact_publisher.with_contact,
+                    "contact_max_force_n": round(self._contact_publisher.max_force, 6)}
+                   if self._contact_publisher else {}),
                 "faults": self.faults.summary() if self.faults else []}
 
     def run_realtime(self, duration: float | None = None, stop_event: threading.Event | None = None,

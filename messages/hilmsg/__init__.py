@@ -7,5 +7,6 @@ lcm-gen 1.5.3
 from .lcmt_hil_driver_health import lcmt_hil_driver_health as lcmt_hil_driver_health
 from .lcmt_hil_estop import lcmt_hil_estop as lcmt_hil_estop
 from .lcmt_hil_joint_plan import lcmt_hil_joint_plan as lcmt_hil_joint_plan
+from .lcmt_hil_run_info import lcmt_hil_run_info as lcmt_hil_run_info
 from .lcmt_hil_safety_event import lcmt_hil_safety_event as lcmt_hil_safety_event
 from .lcmt_hil_telemetry import lcmt_hil_telemetry as lcmt_hil_telemetry

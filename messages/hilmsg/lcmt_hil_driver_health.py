@@ -4,9 +4,8 @@ DO NOT MODIFY BY HAND!!!!
 """
 
 
-import struct
 from io import BytesIO
-
+import struct
 
 class lcmt_hil_driver_health(object):
     """

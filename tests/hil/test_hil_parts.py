@@ -1,4 +1,6 @@
 """The loop's parts on their own: controllers, trajectories, safety, config."""
+from pathlib import Path
+
 import lcm
 import numpy as np
 import pytest
@@ -7,6 +9,7 @@ from dynamics_cy import JacobianWrtVariable
 from hil import _control
 from hil.config import ControllerConfig, SafetyConfig, TrajectoryConfig, load_config
 from hil.controllers import make_controller
+from hil.paths import CONFIGS
 from hil.robot import load_robot
 from hil.safety import SafetyMonitor
 from hil.schema import ConfigError
@@ -253,3 +256,16 @@ def test_summary_groups_repeated_faults_by_kind():
     assert _faults([]) == "none"
     assert _faults(trips) == ("STATUS_TIMEOUT ×3 (first at tick 10: no valid status for 3 periods @10); "
                               "VELOCITY_LIMIT at tick 40: joint 3 fast")
+
+
+@pytest.mark.parametrize("path", sorted(str(p.relative_to(CONFIGS)) for p in CONFIGS.rglob("*.yaml")))
+def test_every_config_round_trips_through_its_dump(path):
+    """dump_config (what a run log stores) reads back to the same config."""
+    import yaml
+
+    from hil.config import dump_config, parse_config
+    data = yaml.safe_load((CONFIGS / path).read_text())
+    data.pop("scenario", None)
+    cfg = parse_config(data, (CONFIGS / path).parent, path)
+    again = parse_config(yaml.safe_load(dump_config(cfg)), Path("/"), path)
+    assert again == cfg

@@ -22,7 +22,7 @@ def test_prefix_and_overrides():
     assert (left.status, left.command, left.telemetry) == (
         "LEFT_IIWA_STATUS", "LEFT_IIWA_COMMAND", "LEFT_HIL_TELEMETRY")
     assert left.safety == "LEFT_HIL_SAFETY" and left.plan == "LEFT_HIL_PLAN"
-    assert left.driver_health == "LEFT_DRIVER_HEALTH"
+    assert left.driver_health == "LEFT_DRIVER_HEALTH" and left.run_info == "LEFT_HIL_RUN_INFO"
     assert left.estop == "HIL_ESTOP"  # cell-wide
     assert left.viewer_draw == "DRAKE_VIEWER_DRAW_ILLUSTRATION"
     assert left.contact_results == "CONTACT_RESULTS"

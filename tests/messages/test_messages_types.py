@@ -18,6 +18,7 @@ PINNED_HIL_FINGERPRINTS = {
     "lcmt_hil_driver_health": 0x9dd161eef5dba2ff,
     "lcmt_hil_estop": 0x84bffefb3e57d1fb,
     "lcmt_hil_joint_plan": 0xa9730459269674f0,
+    "lcmt_hil_run_info": 0xf6e6bf5cefa52450,
     "lcmt_hil_safety_event": 0x728c4225dc32026c,
     "lcmt_hil_telemetry": 0x9e375c6119f0ddee,
 }

@@ -264,7 +264,10 @@ def test_contact_results_are_published_at_their_rate(iiwa, memq):
     for info in messages[-1].point_pair_contact_info:
         assert info.body1_name.startswith("iiwa_link_") and info.body1_name.endswith("(2)")
         assert info.body2_name == "world(0)" and info.normal == (0.0, 0.0, 1.0) and info.contact_force[2] < 0
-    assert r.summary()["contact_results_published"] == 5
+    s = r.summary()
+    assert s["contact_results_published"] == s["contact_results_with_contact"] == 5
+    largest = max(np.linalg.norm(info.contact_force) for m in messages for info in m.point_pair_contact_info)
+    assert s["contact_max_force_n"] == pytest.approx(largest, rel=1e-6)
 
 
 def test_plant_state(iiwa, memq):

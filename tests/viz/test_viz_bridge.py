@@ -11,7 +11,6 @@ import lcm
 import numpy as np
 import pytest
 
-from dynamics_cy import MultibodyPlant, Parser
 from hil.schema import ConfigError, load
 from hil.viz import DRAKE_VIEWER_STATUS, VIEWER_STARTED, ViewerBridge, VizConfig
 from messages import lcmt_viewer_draw, lcmt_viewer_load_robot
@@ -20,14 +19,6 @@ from messages.channels import Channels
 IIWA = Path(__file__).resolve().parents[2] / "configs" / "robots" / "iiwa14.urdf"
 MS = 1_000_000
 LOAD, DRAW = "DRAKE_VIEWER_LOAD_ROBOT", "DRAKE_VIEWER_DRAW"
-
-
-@pytest.fixture(scope="module")
-def iiwa():
-    plant = MultibodyPlant(0.0)
-    Parser(plant).AddModels(str(IIWA))
-    plant.Finalize()
-    return plant
 
 
 class Recorder:

@@ -15,7 +15,6 @@ from dynamics_cy import (
     HalfSpace,
     Mesh,
     MultibodyPlant,
-    Parser,
     RigidTransform,
     RollPitchYaw,
     Shape,
@@ -43,14 +42,6 @@ IIWA_VISUALS = [
     (G.SPHERE, (0.07,), (0, 0, 0), ORANGE),
     (G.CYLINDER, (0.045, 0.04), (0, 0, 0.02), GREY),
 ]
-
-
-@pytest.fixture(scope="module")
-def iiwa():
-    plant = MultibodyPlant(0.0)
-    Parser(plant).AddModels(str(IIWA))
-    plant.Finalize()
-    return plant
 
 
 def free_bodies_plant():

@@ -1,0 +1,260 @@
+"""`hil regress [DIR]`: every scenario in DIR in lockstep, checked against its criteria and golden
+outcome; a progress bar, a table, a JSON report, plots and logs on request, exit 1 on a failure.
+
+A `sim` scenario runs the loop and the simulated robot in one process over memq:// LCM (deterministic,
+faster than real time). A `serial` scenario runs the real chain: the simulated board on a pty and the
+serial driver as processes of their own (`hil serial-device`, `hil serial`) on a private UDP multicast
+group, with the board in lockstep (one period per COMMAND) and the loop waiting for each status, so
+its outcome is as deterministic as the sim's. With -j N the scenarios run in N processes.
+"""
+from __future__ import annotations
+
+import concurrent.futures as cf
+import json
+import logging
+import multiprocessing
+import random
+import select
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+import numpy as np
+
+from .paths import CONFIGS
+from .scenario import Scenario, check, compare_golden, load_scenario, outcome, read_golden, write_golden
+from .schema import ConfigError
+
+DEFAULT_DIR = CONFIGS / "scenarios"
+
+
+def find_scenarios(target: str | Path, pattern: str | None = None) -> list[Path]:
+    """The scenario files at `target` (a file, or the *.yaml in a folder), those whose name contains
+    `pattern` when given."""
+    target = Path(target)
+    paths = [target] if target.is_file() else sorted(target.glob("*.yaml"))
+    return [p for p in paths if pattern is None or pattern in p.stem]
+
+
+def run_scenario(path: str | Path, plots: str | None = None, logs: str | None = None,
+                 update_golden: bool = False, verbose: bool = False) -> dict:
+    """Runs one scenario; its result (never raises: a crash is a failed result with the traceback).
+    The loop's and the simulator's warnings are silenced unless `verbose`: the result has them."""
+    for name in ("hil", "drivers"):
+        logging.getLogger(name).setLevel(logging.INFO if verbose else logging.ERROR)
+    t0 = time.monotonic()
+    result = {"name": Path(path).stem, "file": str(path), "passed": False, "error": None, "checks": [],
+              "golden": None}
+    try:
+        sc = load_scenario(path)
+        result.update(description=sc.spec.description, link=sc.spec.link, duration_s=sc.spec.duration)
+        if logs:
+            sc.cfg.telemetry.log = str(Path(logs).resolve() / f"{sc.name}.lcmlog")
+            result["log"] = sc.cfg.telemetry.log
+        summary, loop = (_run_serial if sc.spec.link == "serial" else _run_sim)(sc)
+        result["summary"] = summary
+        result["checks"] = check(sc.spec, summary, loop.period_ns * 1e-9)
+        now = outcome(loop)
+        result["outcome"] = now
+        if sc.spec.golden is not None:
+            result["golden"] = _golden(sc, now, update_golden)
+        if plots:
+            from .telemetry import plot
+            Path(plots).mkdir(parents=True, exist_ok=True)
+            result["plot"] = str(Path(plots) / f"{sc.name}.png")
+            plot(loop.recorder, result["plot"])
+        result["passed"] = all(c["passed"] for c in result["checks"]) and \
+            (result["golden"] is None or not result["golden"]["diffs"])
+    except Exception as e:                                  # the report says what failed
+        result["error"] = f"{type(e).__name__}: {e}"
+        result["traceback"] = traceback.format_exc()
+    result["wall_s"] = round(time.monotonic() - t0, 3)
+    return result
+
+
+def _golden(sc: Scenario, now: dict, update: bool) -> dict:
+    path = sc.golden_path
+    if update:
+        write_golden(path, now)
+        return {"file": str(path), "diffs": [], "updated": True}
+    try:
+        golden = read_golden(path)
+    except ConfigError as e:                      # missing or unreadable: a failure that says what to do
+        return {"file": str(path), "diffs": [str(e)], "updated": False}
+    return {"file": str(path), "diffs": compare_golden(golden, now, sc.spec.golden.rtol, sc.spec.golden.atol),
+            "updated": False}
+
+
+class HandTracker:
+    """The end effector's position error |p_WE(q_d) − p_WE(q)| over the RUNNING ticks (on_tick)."""
+
+    def __init__(self, robot):
+        self.k, self.frame = robot.plant.kernels(), robot.end_effector
+        self.X, self.X_d = np.zeros((4, 4)), np.zeros((4, 4))
+        self.sumsq, self.max, self.count = 0.0, 0.0, 0
+
+    def __call__(self, loop) -> None:
+        if loop.safety.state.name != "RUNNING":
+            return
+        self.k.frame_pose(loop.q, self.frame, self.X)
+        self.k.frame_pose(loop.q_d, self.frame, self.X_d)
+        e = float(np.linalg.norm(self.X_d[:3, 3] - self.X[:3, 3]))
+        self.sumsq, self.max, self.count = self.sumsq + e * e, max(self.max, e), self.count + 1
+
+    def summary(self) -> dict:
+        return {"rms": float(np.sqrt(self.sumsq / self.count)) if self.count else 0.0, "max": self.max,
+                "ticks": self.count}
+
+
+def _run_sim(sc: Scenario):
+    from .lockstep import make_lockstep
+    loop, sim = make_lockstep(sc.cfg, trace_every=1)
+    hand = HandTracker(loop.robot)
+    sim.publish_status()
+    summary = loop.run(sc.spec.duration, on_tick=hand)
+    summary["hand_position_error_m"] = hand.summary()
+    return summary, loop
+
+
+def _run_serial(sc: Scenario):
+    """The loop against `hil serial-device` and `hil serial` on a private multicast group and pty."""
+    import lcm
+
+    from .config import dump_config, parse_config
+    from .loop import ControlLoop
+    from .robot import load_robot
+    with tempfile.TemporaryDirectory(prefix="hil-regress-") as tmp:
+        url = f"udpm://239.255.76.67:{random.randint(20000, 60000)}?ttl=0"
+        data = {**sc.data, "lcm": {"url": url}, "serial": {**sc.data["serial"], "port": f"{tmp}/board"}}
+        cfg = parse_config(data, sc.path.resolve().parent, str(sc.path))
+        cfg.telemetry.log = sc.cfg.telemetry.log
+        config_file = Path(tmp) / f"{sc.name}.yaml"
+        config_file.write_text(dump_config(cfg))
+        limit = str(sc.spec.duration * 20 + 60)            # wall seconds: the processes end themselves
+        procs = {}
+        try:
+            procs["device"] = _spawn("serial-device", config_file, limit)
+            _wait_line(procs["device"], "device ready:", 30.0)
+            procs["driver"] = _spawn("serial", config_file, limit)
+            loop = ControlLoop(cfg, load_robot(cfg.robot), lcm.LCM(url), mode="lockstep")
+            loop.status_wait_s = 2.0
+            hand = HandTracker(loop.robot)
+            summary = loop.run(sc.spec.duration, on_tick=hand)
+            summary["hand_position_error_m"] = hand.summary()
+        finally:
+            outputs = {name: _stop(p) for name, p in procs.items()}
+        summary["serial"] = {name: out.strip().splitlines()[-3:] for name, out in outputs.items()}
+        return summary, loop
+
+
+def _spawn(command: str, config: Path, duration: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "hil", command, str(config), "--duration", duration],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def _wait_line(p: subprocess.Popen, prefix: str, timeout: float) -> None:
+    end, seen = time.monotonic() + timeout, []
+    while time.monotonic() < end and select.select([p.stdout], [], [], end - time.monotonic())[0]:
+        line = p.stdout.readline()
+        if not line:
+            break
+        seen.append(line)
+        if line.startswith(prefix):
+            return
+    raise RuntimeError(f"`{' '.join(p.args[2:])}` did not print '{prefix}' within {timeout:g} s: {''.join(seen)}")
+
+
+def _stop(p: subprocess.Popen) -> str:
+    if p.poll() is None:
+        p.terminate()
+    try:
+        return p.communicate(timeout=10)[0] or ""
+    except subprocess.TimeoutExpired:
+        p.kill()
+        return p.communicate()[0] or ""
+
+
+# --- running many ---------------------------------------------------------------------------------------
+class Progress:
+    """A progress bar on a terminal (stderr), else one line per finished scenario."""
+
+    def __init__(self, total: int, stream=sys.stderr):
+        self.total, self.done, self.stream = total, 0, stream
+        self.tty = stream.isatty()
+
+    def update(self, result: dict) -> None:
+        self.done += 1
+        mark = "PASS" if result["passed"] else ("ERROR" if result["error"] else "FAIL")
+        if self.tty:
+            width = 30
+            fill = width * self.done // self.total
+            self.stream.write(f"\r[{'#' * fill}{'.' * (width - fill)}] {self.done}/{self.total} "
+                              f"{mark:5s} {result['name'][:40]:40s}")
+            if self.done == self.total:
+                self.stream.write("\n")
+        else:
+            self.stream.write(f"[{self.done:{len(str(self.total))}d}/{self.total}] {mark:5s} {result['name']} "
+                              f"({result['wall_s']:.1f} s)\n")
+        self.stream.flush()
+
+
+def run_all(paths: list[Path], jobs: int = 1, plots: str | None = None, logs: str | None = None,
+            update_golden: bool = False, progress: Progress | None = None, verbose: bool = False) -> list[dict]:
+    """Runs the scenarios (in `jobs` processes when > 1); results in the order of `paths`."""
+    progress = progress or Progress(len(paths))
+    results: dict[Path, dict] = {}
+    if jobs <= 1:
+        for p in paths:
+            results[p] = run_scenario(p, plots, logs, update_golden, verbose)
+            progress.update(results[p])
+    else:
+        with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+            futures = {pool.submit(run_scenario, str(p), plots, logs, update_golden, verbose): p for p in paths}
+            for f in cf.as_completed(futures):
+                results[futures[f]] = f.result()
+                progress.update(results[futures[f]])
+    return [results[p] for p in paths]
+
+
+def _first_failure(r: dict) -> str:
+    if r["error"]:
+        return r["error"]
+    for c in r["checks"]:
+        if not c["passed"]:
+            return f"{c['name']}: " + (c.get("detail") or f"{c['measured']} vs {c['limit']}")
+    if r["golden"] and r["golden"]["diffs"]:
+        return f"golden: {r['golden']['diffs'][0].splitlines()[0]}" + \
+            (f" (+{len(r['golden']['diffs']) - 1} more)" if len(r["golden"]["diffs"]) > 1 else "")
+    return ""
+
+
+def format_table(results: list[dict]) -> str:
+    rows = ["| scenario | result | sim s | wall s | tracking rms max mrad | tracking max mrad | max |τ| N·m | trips "
+            "| golden | first failure |", "|---|---|---:|---:|---:|---:|---:|---:|---|---|"]
+    for r in results:
+        s = r.get("summary")
+        mark = "PASS" if r["passed"] else ("ERROR" if r["error"] else "FAIL")
+        golden = "—" if r["golden"] is None else ("updated" if r["golden"]["updated"] else
+                                                  ("same" if not r["golden"]["diffs"] else
+                                                   f"{len(r['golden']['diffs'])} diffs"))
+        if s is None:
+            figures = "| | | | "
+        else:
+            e = s["tracking_error_rad"]
+            figures = (f"| {max(e['rms'] or [0]) * 1e3:.3f} | {max(e['max'] or [0]) * 1e3:.3f} | "
+                       f"{max(s['torque_max_nm'] or [0]):.1f} | {len(s['faults'])} ")
+        rows.append(f"| {r['name']} | {mark} | {r.get('duration_s', '')} | {r['wall_s']:.1f} {figures}| {golden} | "
+                    f"{_first_failure(r)} |")
+    failed = sum(not r["passed"] for r in results)
+    rows.append(f"\n{len(results) - failed} passed, {failed} failed")
+    return "\n".join(rows)
+
+
+def write_report(results: list[dict], path: str | Path) -> None:
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(json.dumps({"passed": sum(r["passed"] for r in results),
+                                      "failed": sum(not r["passed"] for r in results),
+                                      "scenarios": results}, indent=1) + "\n")

@@ -1,0 +1,165 @@
+"""`hil report LOG`: a run's summary and plots from its LCM log alone.
+
+From the streams: the robot's status (count, rate and the longest gap on the robot's clock and on
+arrival), the commands (count, max |τ| per joint), the loop's telemetry samples (compute time and
+lateness percentiles, deadline misses, tracking error q_d − q), the safety transitions, and the
+driver's health. A log recorded by hil also carries the run config and the loop's own end-of-run
+summary (run-info), which the report prints as well. A log without run-info (lcm-logger on a
+robot's bus) is read with the default channels of the protocol whose status it holds.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+from messages import lcmt_hil_telemetry
+from messages.channels import Channels
+from messages.codec import CommandDecoder, StatusDecoder
+from messages.logs import read_events
+
+from .replay import _event_text
+from .runlog import read_run_info
+from .schema import LogError
+
+
+def _channels(path, start) -> tuple[Channels, str, int, float]:
+    """(channels, protocol, joints, deadline budget µs) of the logged run: from its run-info's config,
+    else from the robot status channel the log holds."""
+    from messages import lcmt_iiwa_status, lcmt_panda_status
+    if start is not None:
+        data = yaml.safe_load(start.config_yaml)
+        protocol = data["robot"]["protocol"]
+        candidates = [(Channels.for_robot(protocol, **(data.get("channels") or {})), protocol)]
+        budget = float(data.get("loop", {}).get("deadline_budget_us", 200.0))
+    else:
+        candidates, budget = [(Channels.for_robot(p), p) for p in ("iiwa", "panda")], 200.0
+    for ch, protocol in candidates:
+        first = next(read_events(path, {ch.status}), None)
+        if first is not None:
+            msg = (lcmt_iiwa_status if protocol == "iiwa" else lcmt_panda_status).decode(first.data)
+            return ch, protocol, msg.num_joints, budget
+    raise LogError(f"{path}: no robot status in the log (looked for "
+                     f"{', '.join(ch.status for ch, _ in candidates)})")
+
+
+def _pct(x: np.ndarray) -> dict:
+    if not x.size:
+        return {}
+    p50, p99, p999 = np.percentile(x, [50, 99, 99.9])
+    return {"p50": round(float(p50), 2), "p99": round(float(p99), 2), "p99.9": round(float(p999), 2),
+            "max": round(float(x.max()), 2)}
+
+
+def _rate(t_us: np.ndarray) -> dict:
+    if t_us.size < 2:
+        return {"rate_hz": None, "max_gap_ms": None}
+    span = (t_us[-1] - t_us[0]) * 1e-6
+    return {"rate_hz": round((t_us.size - 1) / span, 2) if span > 0 else None,
+            "max_gap_ms": round(float(np.diff(t_us).max()) * 1e-3, 3)}
+
+
+def read_log(path: str | Path) -> tuple[dict, dict]:
+    """(report, traces): the figures, and the arrays the plots need."""
+    start, end = read_run_info(path)
+    ch, protocol, n, budget = _channels(path, start)
+    status, command = StatusDecoder(protocol, n), CommandDecoder(protocol, n)
+    s_t, s_arrive, s_q, c_t, c_tau = [], [], [], [], []
+    tel, transitions, health, rejected = [], [], 0, {"status": 0, "command": 0, "telemetry": 0}
+    t0 = None
+    for e in read_events(path):
+        t0 = e.timestamp if t0 is None else t0
+        if e.channel == ch.status:
+            if status.decode(e.data):
+                s_t.append(status.utime)
+                s_arrive.append(e.timestamp)
+                s_q.append(status.position_measured.copy())
+            else:
+                rejected["status"] += 1
+        elif e.channel == ch.command:
+            if command.decode(e.data):
+                c_t.append(e.timestamp)
+                c_tau.append(command.torque.copy())
+            else:
+                rejected["command"] += 1
+        elif e.channel == ch.telemetry:
+            try:
+                tel.append((e.timestamp, lcmt_hil_telemetry.decode(e.data)))
+            except ValueError:
+                rejected["telemetry"] += 1
+        elif e.channel == ch.safety:
+            transitions.append(f"t {(e.timestamp - t0) * 1e-6:.3f} s: {_event_text(e.data)}")
+        elif e.channel == ch.driver_health:
+            health += 1
+    s_t, s_arrive, c_t = (np.array(x, dtype=np.int64) for x in (s_t, s_arrive, c_t))
+    S_q, C_tau = np.array(s_q).reshape(-1, n), np.array(c_tau).reshape(-1, n)
+    running = [(t, m) for t, m in tel if m.safety_state == 1]          # SAFETY_RUNNING
+    E = np.array([np.subtract(m.q_desired, m.q) for _, m in running]).reshape(-1, n)
+    report = {
+        "log": str(path),
+        "mode": start.mode if start else None,
+        "deadline_budget_us": budget,
+        "version": start.version if start else None,
+        "config": "in the log (run-info)" if start else None,
+        "span_s": round((max(s_arrive[-1] if s_arrive.size else 0, c_t[-1] if c_t.size else 0) - t0) * 1e-6, 3)
+        if t0 is not None else 0.0,
+        "status": {"count": int(s_t.size), "robot_clock": _rate(s_t), "arrival": _rate(s_arrive),
+                   "rejected": rejected["status"]},
+        "command": {"count": int(c_t.size), **_rate(c_t), "rejected": rejected["command"],
+                    "torque_max_nm": [round(float(x), 5) for x in np.abs(C_tau).max(axis=0)] if C_tau.size else []},
+        "telemetry": {"samples": len(tel),
+                      "compute_us": _pct(np.array([m.compute_ns for _, m in tel]) / 1e3),
+                      "lateness_us": _pct(np.array([m.lateness_ns for _, m in tel]) / 1e3),
+                      "deadline_misses": tel[-1][1].deadline_misses if tel else None,
+                      "overruns": tel[-1][1].overruns if tel else None},
+        "tracking_error_rad": {"samples": int(E.shape[0]),
+                               "rms": [round(float(x), 7) for x in np.sqrt((E ** 2).mean(axis=0))] if E.size else [],
+                               "max": [round(float(x), 7) for x in np.abs(E).max(axis=0)] if E.size else []},
+        "transitions": transitions,
+        "driver_health_messages": health,
+        "recorded_summary": json.loads(end.summary_json) if end is not None and end.summary_json else None,
+    }
+    T = np.array([t for t, _ in tel], dtype=np.int64)
+    traces = {"t0": t0 or 0, "status": (s_arrive, S_q), "command": (c_t, C_tau), "telemetry": (T, tel),
+              "n": n}
+    return report, traces
+
+
+def format_report(r: dict) -> str:
+    s, c, t, e = r["status"], r["command"], r["telemetry"], r["tracking_error_rad"]
+    lines = [f"log {r['log']}: {r['span_s']} s" + (f", {r['mode']} run of hilstack {r['version']}" if r["mode"] else
+                                                  ", no run-info (not recorded by hil)"),
+             f"status   {s['count']} (rejected {s['rejected']}); robot clock {s['robot_clock']['rate_hz']} Hz, "
+             f"longest gap {s['robot_clock']['max_gap_ms']} ms; arrival longest gap {s['arrival']['max_gap_ms']} ms",
+             f"command  {c['count']} (rejected {c['rejected']}); {c['rate_hz']} Hz, longest gap {c['max_gap_ms']} ms; "
+             f"max |τ| N·m {c['torque_max_nm']}"]
+    if t["samples"]:
+        lines += [f"telemetry {t['samples']} samples: compute µs {t['compute_us']}, lateness µs {t['lateness_us']}",
+                  f"          deadline misses {t['deadline_misses']}, overruns {t['overruns']}",
+                  f"tracking error rad ({e['samples']} samples while RUNNING) rms {e['rms']}",
+                  f"                    max {e['max']}"]
+    lines.append(f"safety transitions: {len(r['transitions'])}")
+    lines += [f"  {x}" for x in r["transitions"][:20]]
+    if len(r["transitions"]) > 20:
+        lines.append(f"  ... {len(r['transitions']) - 20} more")
+    if r["recorded_summary"] is not None:
+        from .telemetry import format_summary
+        lines += ["the loop's own summary:", format_summary(r["recorded_summary"])]
+    return "\n".join(lines)
+
+
+def plot_log(traces: dict, path: str, budget_us: float) -> None:
+    """The run's plots (as `--plot` draws them) from the log's streams."""
+    from .telemetry import plot_traces
+    t0, n = traces["t0"], traces["n"]
+    s_t, S_q = traces["status"]
+    c_t, C_tau = traces["command"]
+    T, tel = traces["telemetry"]
+    sec = lambda t: (t - t0) * 1e-6
+    Q = np.array([m.q for _, m in tel]).reshape(-1, n)
+    Qd = np.array([m.q_desired for _, m in tel]).reshape(-1, n)
+    plot_traces(path, (sec(s_t), S_q), (sec(T), Qd), (sec(T), Qd - Q), (sec(c_t), C_tau),
+                (sec(T), np.array([m.compute_ns for _, m in tel]) / 1e3,
+                 np.array([m.lateness_ns for _, m in tel]) / 1e3, "t [s] (telemetry samples)"), budget_us)

@@ -1,0 +1,159 @@
+"""The regression scenarios (configs/scenarios) pass, and `hil regress` fails loudly when they should not."""
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from hil.regress import find_scenarios, format_table, run_scenario
+from hil.scenario import compare_golden, load_scenario
+from hil.schema import ConfigError
+
+REPO = Path(__file__).resolve().parents[2]
+SCENARIOS = REPO / "configs" / "scenarios"
+
+
+def failures(result: dict) -> str:
+    lines = [result.get("error") or "", result.get("traceback") or ""]
+    lines += [f"{c['name']}: measured {c['measured']}, limit {c['limit']}" for c in result["checks"] if not c["passed"]]
+    lines += (result["golden"] or {}).get("diffs", [])
+    return "\n".join(x for x in lines if x)
+
+
+@pytest.mark.parametrize("path", find_scenarios(SCENARIOS), ids=lambda p: p.stem)
+def test_scenario_passes(path):
+    result = run_scenario(path)
+    assert result["passed"], failures(result)
+
+
+def test_the_scenarios_cover_the_controllers_contact_each_fault_and_the_serial_chain():
+    import typing
+
+    from drivers.sim.config import FaultType
+    from hil.config import ControllerConfig
+    scenarios = [load_scenario(p) for p in find_scenarios(SCENARIOS)]
+    controllers = {s.cfg.controller.type for s in scenarios}
+    faults = {f["type"] for s in scenarios for f in (s.cfg.sim or {}).get("faults", [])}
+    assert controllers == set(typing.get_args(typing.get_type_hints(ControllerConfig)["type"]))
+    assert faults == set(typing.get_args(FaultType))
+    assert any((s.cfg.sim or {}).get("contact", {}).get("enabled") for s in scenarios)
+    assert any(s.spec.link == "serial" for s in scenarios)
+    assert all(s.spec.golden is not None for s in scenarios)
+
+
+def copy_scenario(tmp_path, name: str, edit=None) -> Path:
+    """configs/scenarios/NAME.yaml (and its golden file) in tmp_path, with edit(data) applied."""
+    data = yaml.safe_load((SCENARIOS / f"{name}.yaml").read_text())
+    if edit:
+        edit(data)
+    (tmp_path / "golden").mkdir(exist_ok=True)
+    shutil.copy(SCENARIOS / "golden" / f"{name}.json", tmp_path / "golden")
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def test_a_criterion_that_does_not_hold_fails_with_its_figures(tmp_path):
+    def tighten(d):
+        d["scenario"]["criteria"]["tracking_rms"] = 1e-6
+        d["scenario"]["criteria"]["max_torque"] = [320, 320, 176, 176, 110, 40, 0.1]
+        d["scenario"]["golden"] = None
+    r = run_scenario(copy_scenario(tmp_path, "computed_torque_waypoints", tighten))
+    failed = {c["name"]: c for c in r["checks"] if not c["passed"]}
+    assert not r["passed"] and set(failed) == {"tracking_rms", "max_torque"}
+    assert failed["max_torque"]["detail"].startswith("joint 6: 0.449")
+    assert "tracking_rms: joint 0" in format_table([r])
+
+
+def test_missing_and_unexpected_trips_fail(tmp_path):
+    def expect_wrong(d):
+        d["scenario"]["criteria"]["trips"] = [{"fault": "STATUS_TIMEOUT", "at": 2.5, "within_ms": 4}]
+        d["scenario"]["golden"] = None
+    r = run_scenario(copy_scenario(tmp_path, "fault_silent", expect_wrong))
+    trips = next(c for c in r["checks"] if c["name"] == "trips")
+    assert not trips["passed"]
+    assert trips["detail"] == ("missing: STATUS_TIMEOUT within 4 ms of 2.5 s; "
+                               "unexpected: STATUS_TIMEOUT at 1.502 s")
+
+
+def test_a_change_in_behaviour_fails_the_golden_comparison_with_a_readable_diff(tmp_path):
+    def softer(d):
+        d["controller"]["kp"] = [300]
+    r = run_scenario(copy_scenario(tmp_path, "computed_torque_waypoints", softer))
+    assert all(c["passed"] for c in r["checks"])           # still within its criteria...
+    diffs = r["golden"]["diffs"]                            # ...but not what it was
+    assert not r["passed"] and diffs
+    assert any(d.startswith("tracking_rms_rad[0]: golden 4.10428e-05, now ") for d in diffs), diffs
+
+
+def test_golden_comparison_reports_transitions_and_shapes():
+    g = {"ticks": 10, "x": [1.0, 2.0], "transitions": ["tick 0: INIT -> RUNNING: first valid status"]}
+    now = {"ticks": 10, "x": [1.0, 2.0 + 1e-12], "transitions": g["transitions"]}
+    assert compare_golden(g, now, 1e-6, 1e-9) == []
+    now = {"ticks": 11, "x": [1.0], "transitions": g["transitions"] + ["tick 5: RUNNING -> FAULT [ESTOP]: e"]}
+    diffs = compare_golden(g, now, 1e-6, 1e-9)
+    assert diffs[0] == "ticks: golden 10, now 11 (+10.00%)"
+    assert "transitions differ:" in diffs[1] and "+tick 5: RUNNING -> FAULT [ESTOP]: e" in diffs[1]
+    assert diffs[2] == "x: golden has 2 values, now 1"
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda d: d.pop("scenario"), "scenario: is required"),
+    (lambda d: d["scenario"].pop("duration"), "scenario.duration: is required (seconds of simulated time)"),
+    (lambda d: d["scenario"]["criteria"].update(tracking_rms="small"),
+     "scenario.criteria.tracking_rms: must be a number or a list, got 'small'"),
+    (lambda d: d["scenario"]["criteria"].update(trips=[{"fault": "STATUS_TIMOUT", "at": 1}]),
+     "scenario.criteria.trips[0].fault: unknown fault 'STATUS_TIMOUT'"),
+    (lambda d: d["scenario"].update(link="can"), "scenario.link: must be one of 'sim', 'serial', got 'can'"),
+    (lambda d: d["controller"].update(kp="x"), "controller.kp: must be a list"),
+])
+def test_bad_scenario_files_name_the_key(tmp_path, edit, message):
+    path = copy_scenario(tmp_path, "computed_torque_waypoints", edit)
+    with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[")
+                       .replace("]", r"\]")):
+        load_scenario(path)
+
+
+def hil(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "hil", *map(str, args)], capture_output=True, text=True,
+                          cwd=cwd, timeout=300)
+
+
+def short(d):
+    d["scenario"]["duration"] = 2.0
+    d["scenario"]["golden"] = None
+
+
+def test_regress_cli_runs_in_parallel_and_writes_report_plots_and_logs(tmp_path):
+    for name in ("computed_torque_waypoints", "fault_silent"):
+        copy_scenario(tmp_path, name, short)
+    out = tmp_path / "out"
+    p = hil("regress", tmp_path, "-j", 2, "--report", out / "report.json", "--plots", out / "plots",
+            "--logs", out / "logs")
+    assert p.returncode == 0, p.stdout + p.stderr
+    report = json.loads((out / "report.json").read_text())
+    assert (report["passed"], report["failed"]) == (2, 0)
+    assert [s["name"] for s in report["scenarios"]] == ["computed_torque_waypoints", "fault_silent"]
+    assert "| computed_torque_waypoints | PASS | 2.0 |" in p.stdout and "2 passed, 0 failed" in p.stdout
+    for name in ("computed_torque_waypoints", "fault_silent"):
+        assert (out / "plots" / f"{name}.png").stat().st_size > 10_000
+        assert (out / "logs" / f"{name}.lcmlog").stat().st_size > 100_000
+    assert "[2/2]" in p.stderr                                      # the progress lines
+
+
+def test_regress_cli_exit_status(tmp_path):
+    def failing(d):
+        short(d)
+        d["scenario"]["criteria"]["tracking_max"] = 1e-9
+    copy_scenario(tmp_path, "computed_torque_waypoints", failing)
+    p = hil("regress", tmp_path, "--report", tmp_path / "r.json")
+    assert p.returncode == 1 and "| computed_torque_waypoints | FAIL |" in p.stdout
+    assert "tracking_max: joint 0" in p.stdout
+    (tmp_path / "broken.yaml").write_text("robot: {model: robots/iiwa14.urdf}\nscenario: {duration: -1}\n")
+    p = hil("regress", tmp_path, "--report", tmp_path / "r.json")
+    assert p.returncode == 2 and "broken.yaml: scenario.duration: must be > 0, got -1" in p.stderr
+    p = hil("regress", tmp_path, "-k", "nothing-matches", "--report", tmp_path / "r.json")
+    assert p.returncode == 2 and "no scenarios" in p.stderr
