@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test build bench clean
+.PHONY: demo test build bench regress clean
 
 $(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -25,12 +25,21 @@ demo: build
 	$(VENV)/bin/hil demo
 
 test: build
+	$(PY) -m ruff check .
 	$(PY) -m pytest -q
+
+regress: build
+	$(VENV)/bin/hil regress -j 2
 
 bench: build
 	$(PY) benchmarks/bench_dynamics.py
 	$(PY) benchmarks/bench_messages.py
 	$(PY) benchmarks/bench_serial_codec.py
+	$(PY) benchmarks/bench_loop.py --duration 60
+	$(PY) benchmarks/bench_sim.py
+	$(PY) benchmarks/bench_viz.py
+	$(PY) benchmarks/bench_serial.py
+	$(PY) benchmarks/bench_planning.py
 
 clean:
-	rm -rf build $(VENV) dynamics_cy/*.so dynamics_cy/*.c messages/*.so messages/*.c
+	rm -rf build $(VENV) */*.so */*.c drivers/sim/*.so drivers/sim/*.c regress-report.json

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import random
 import subprocess
@@ -200,6 +201,7 @@ def main(argv=None) -> int:
     ap.add_argument("--viz", action="store_true", help="publish viewer messages at 60 Hz during the run")
     ap.add_argument("--skip-realtime", action="store_true", help="only the tick-cost table")
     args = ap.parse_args(argv)
+    logging.getLogger("hil").setLevel(logging.ERROR)       # the summary counts the faults
     print(tick_table(args.ticks) + "\n", flush=True)
     if not args.skip_realtime:
         print(realtime_table(args.duration, args.viz), flush=True)
