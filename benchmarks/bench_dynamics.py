@@ -1,7 +1,8 @@
 """Per-call time of the dynamics from Python: dynamics_cy's kernels and facade next to Pinocchio and
-pydrake, measured in one process. Prints a markdown table of medians (µs) and ratios to Pinocchio.
+pydrake, measured in one process. Prints a markdown table of medians (µs) and ratios to Pinocchio,
+and under it why a peer has no row (not installed, cannot load the model).
 
-    python benchmarks/bench_dynamics.py [--repeats 15] [--calls 2000]
+    python benchmarks/bench_dynamics.py [--repeats 15] [--calls 2000] [--only Talos]
 """
 from __future__ import annotations
 
@@ -21,6 +22,16 @@ ROBOT_DATA = Path(sysconfig.get_paths()["purelib"]) / "cmeel.prefix" / "share" /
 OPS = ("gravity", "inverse dynamics", "mass matrix", "forward dynamics", "frame pose", "jacobian")
 
 
+class PeerSkipped(Exception):
+    """A peer that does not measure this model; the message is the one-line reason printed."""
+
+
+def first_line(error: Exception, path: str) -> str:
+    """The first line of a loader's error, with the model's folder left out."""
+    lines = str(error).strip().splitlines() or [type(error).__name__]
+    return lines[0].replace(str(Path(path).parent) + "/", "")
+
+
 def median_us(fn, calls: int, repeats: int) -> float:
     for _ in range(calls // 10):
         fn()
@@ -36,8 +47,8 @@ def median_us(fn, calls: int, repeats: int) -> float:
 class Model:
     """A robot as loaded by each implementation, with two states to alternate (no caching)."""
 
-    def __init__(self, label, path, weld=None, drake=True):
-        self.label, self.path, self.weld, self.drake_ok = label, str(path), weld, drake
+    def __init__(self, label, path, weld=None):
+        self.label, self.path, self.weld = label, str(path), weld
         self.plant = self._load(dc)
         self.nv = self.plant.num_velocities()
         rng = np.random.default_rng(0)
@@ -116,11 +127,14 @@ def bench_pinocchio(m: Model, calls, repeats) -> dict:
     try:
         import pinocchio as pin
     except ImportError:
-        return {}
+        raise PeerSkipped("Pinocchio: not installed") from None
     free = bool(m.plant.GetFloatingBaseBodies())
-    model = pin.buildModelFromUrdf(m.path, pin.JointModelFreeFlyer()) if free else pin.buildModelFromUrdf(m.path)
+    try:
+        model = pin.buildModelFromUrdf(m.path, pin.JointModelFreeFlyer()) if free else pin.buildModelFromUrdf(m.path)
+    except (RuntimeError, ValueError) as e:
+        raise PeerSkipped(f"Pinocchio: cannot load the model: {first_line(e, m.path)}") from None
     if model.nv != m.nv:
-        return {}
+        raise PeerSkipped(f"Pinocchio: its model has nv = {model.nv}, dynamics_cy's {m.nv}")
     data = model.createData()
     rng = np.random.default_rng(1)
     qs = [pin.randomConfiguration(model, -np.ones(model.nq), np.ones(model.nq)) for _ in range(2)]
@@ -153,15 +167,16 @@ def bench_drake(m: Model, calls, repeats) -> dict:
         from pydrake.multibody import parsing, tree
         from pydrake.multibody import plant as dplant
     except ImportError:
-        return {}
-    if not m.drake_ok:
-        return {}
+        raise PeerSkipped("pydrake: not installed") from None
     logging.getLogger("drake").setLevel(logging.ERROR)
 
     class Module:
         MultibodyPlant, Parser = dplant.MultibodyPlant, parsing.Parser
 
-    plant = m._load(Module)
+    try:
+        plant = m._load(Module)
+    except RuntimeError as e:
+        raise PeerSkipped(f"pydrake: cannot load the model: {first_line(e, m.path)}") from None
     ctx = plant.CreateDefaultContext()
     forces = tree.MultibodyForces(plant)
     W, f = plant.world_frame(), plant.GetFrameByName(m.frame.name())
@@ -186,7 +201,7 @@ def bench_drake(m: Model, calls, repeats) -> dict:
             {op: median_us(ops[op], calls // 4, repeats) if op in ops else float("nan") for op in OPS}}
 
 
-def table(m: Model, results: dict) -> str:
+def table(m: Model, results: dict, skipped: list[str]) -> str:
     peer = next((r for name, r in results.items() if name.startswith("Pinocchio")), None)
     lines = [f"### {m.label} (nv = {m.nv}, frame '{m.frame.name()}')", "",
              "| implementation | " + " | ".join(OPS) + " |", "|---|" + "---:|" * len(OPS)]
@@ -197,6 +212,8 @@ def table(m: Model, results: dict) -> str:
             ratio = f" ({t / peer[op]:.2f}×)" if peer and not np.isnan(t) else ""
             cells.append("n/a" if np.isnan(t) else f"{t:.2f}{ratio}")
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    if skipped:
+        lines += [""] + [f"- not measured: {reason}" for reason in skipped]
     return "\n".join(lines)
 
 
@@ -204,24 +221,31 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeats", type=int, default=15, help="batches per measurement (median reported)")
     ap.add_argument("--calls", type=int, default=2000, help="calls per batch")
+    ap.add_argument("--only", default="", help="measure only the models whose label contains this text")
     args = ap.parse_args(argv)
     logging.getLogger("dynamics_cy").setLevel(logging.ERROR)
-    models = [Model("KUKA iiwa14 (configs/robots)", REPO / "configs" / "robots" / "iiwa14.urdf")]
+    specs = [("KUKA iiwa14 (configs/robots)", REPO / "configs" / "robots" / "iiwa14.urdf", None)]
     if ROBOT_DATA.is_dir():
         robots = ROBOT_DATA / "robots"
-        models += [Model("Franka Panda, base welded", robots / "panda_description/urdf/panda.urdf", weld="panda_link0"),
-                   Model("Unitree G1 humanoid, floating", robots / "g1_description/urdf/g1_29dof_rev_1_0.urdf"),
-                   Model("Talos humanoid (reduced), floating", robots / "talos_data/robots/talos_reduced.urdf",
-                         drake=False)]
+        specs += [("Franka Panda, base welded", robots / "panda_description/urdf/panda.urdf", "panda_link0"),
+                  ("Unitree G1 humanoid, floating", robots / "g1_description/urdf/g1_29dof_rev_1_0.urdf", None),
+                  ("Talos humanoid (reduced), floating", robots / "talos_data/robots/talos_reduced.urdf", None)]
     else:
         print("example-robot-data is not installed: only the iiwa is measured", file=sys.stderr)
+    specs = [s for s in specs if args.only.lower() in s[0].lower()]
+    if not specs:
+        ap.error(f"no model label contains '{args.only}'")
     print("Median µs per call from Python (ratio to Pinocchio); lower is better. "
           "Facade and pydrake rows include setting q and v in the context.\n")
-    for m in models:
-        results = bench_ours(m, args.calls, args.repeats)
-        results.update(bench_pinocchio(m, args.calls, args.repeats))
-        results.update(bench_drake(m, args.calls, args.repeats))
-        print(table(m, results) + "\n", flush=True)
+    for label, path, weld in specs:
+        m = Model(label, path, weld)
+        results, skipped = bench_ours(m, args.calls, args.repeats), []
+        for bench in (bench_pinocchio, bench_drake):
+            try:
+                results.update(bench(m, args.calls, args.repeats))
+            except PeerSkipped as e:
+                skipped.append(str(e))
+        print(table(m, results, skipped) + "\n", flush=True)
     return 0
 
 

@@ -3,7 +3,9 @@
 1. Tick cost: decode the iiwa status → computed-torque controller (inverse dynamics) → saturate →
    encode → publish, over in-process LCM (memq://). Ours (hil.loop.ControlLoop.tick: also the
    safety checks, trajectory and timing) next to the same tick built from lcm-gen's Python classes
-   with Pinocchio and with pydrake.
+   with Pinocchio and with pydrake. Then whole ControlLoop.tick() calls (telemetry and trace too),
+   without and with a ViewerBridge at 60 Hz of loop time, the two loops ticking alternately in the
+   same run: their means differ by the bridge's cost per tick, draws included.
 2. Real time: the loop at 1 kHz against the simulated iiwa in its own process over UDP multicast
    (ttl=0) for --duration seconds, lateness percentiles and misses, beside a bare loop that only
    waits on the same clock (the machine's floor). With --viz, the viewer bridge publishes at 60 Hz.
@@ -28,9 +30,10 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from hil.clock import RealTimeClock  # noqa: E402
-from hil.config import load_config  # noqa: E402
+from hil.config import channels_for, load_config, viz_config  # noqa: E402
 from hil.loop import ControlLoop  # noqa: E402
 from hil.robot import load_robot  # noqa: E402
+from hil.viz import ViewerBridge  # noqa: E402
 from messages import lcmt_iiwa_command, lcmt_iiwa_status  # noqa: E402
 from messages.codec import StatusEncoder  # noqa: E402
 
@@ -67,6 +70,29 @@ def bench_ours(statuses) -> np.ndarray:
         loop.tick()
     k = min(loop.recorder.ticks, loop.recorder.capacity)
     return loop.recorder.compute_ns[100:k] / 1e3
+
+
+def bench_whole_ticks(statuses) -> tuple[np.ndarray, np.ndarray, ViewerBridge]:
+    """µs of each whole ControlLoop.tick() call (the status published before the timer) for a loop
+    without and one with a ViewerBridge at the default 60 Hz, ticked alternately on the same
+    statuses (each loop on its own memq:// LCM), and that bridge. The bridge runs on the lockstep
+    clock (1 ms per tick), so it draws every 16-17 ticks, as at 1 kHz in real time."""
+    loops = []
+    for viz in (False, True):
+        cfg = load_config(CONFIG, {"viz": viz})
+        cfg.trajectory.type = "hold"
+        lc = lcm.LCM("memq://")
+        robot = load_robot(cfg.robot)
+        bridge = ViewerBridge(robot.plant, lc, channels_for(cfg), viz_config(cfg)) if viz else None
+        loops.append((lc, ControlLoop(cfg, robot, lc, mode="lockstep", viz=bridge, trace_every=10**9)))
+    times = np.zeros((2, len(statuses)), dtype=np.int64)
+    for k, data in enumerate(statuses):
+        for i, (lc, loop) in enumerate(loops):
+            lc.publish("IIWA_STATUS", data)
+            t0 = time.perf_counter_ns()
+            loop.tick()
+            times[i, k] = time.perf_counter_ns() - t0
+    return times[0, 100:] / 1e3, times[1, 100:] / 1e3, loops[1][1].viz
 
 
 def bench_peer(statuses, inverse_dynamics) -> np.ndarray:
@@ -134,11 +160,18 @@ def tick_table(n_ticks: int) -> str:
         f = make()
         if f is not None:
             rows.append((name, bench_peer(statuses, f)))
+    plain, with_viz, bridge = bench_whole_ticks(statuses)
+    rows += [("hil loop, whole tick() call (+ telemetry, trace)", plain),
+             ("hil loop tick + ViewerBridge at 60 Hz (whole tick() call, draws included)", with_viz)]
     base = np.median(rows[0][1])
-    out = ["| tick (iiwa, 7 joints) | p50 µs | p99 µs | p99.9 µs | p50 ratio to ours |", "|---|---:|---:|---:|---:|"]
+    out = ["| tick (iiwa, 7 joints) | p50 µs | p99 µs | p99.9 µs | mean µs | p50 ratio to ours |",
+           "|---|---:|---:|---:|---:|---:|"]
     for name, us in rows:
         p = percentiles(us)
-        out.append(f"| {name} | {p['p50']:.2f} | {p['p99']:.2f} | {p['p99.9']:.2f} | {p['p50'] / base:.1f}× |")
+        out.append(f"| {name} | {p['p50']:.2f} | {p['p99']:.2f} | {p['p99.9']:.2f} | {us.mean():.2f} | "
+                   f"{p['p50'] / base:.1f}× |")
+    out.append(f"\nViewerBridge: {bridge.draws} draws and {bridge.loads} loads in {len(statuses)} ticks; "
+               f"mean cost per tick {with_viz.mean() - plain.mean():+.2f} µs (the two whole-tick means)")
     return "\n".join(out)
 
 

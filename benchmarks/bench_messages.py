@@ -69,8 +69,9 @@ def lcm_gen_cases(types, q, tau, status_bytes, command_bytes):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--batch", type=int, default=1000)
-    parser.add_argument("--repeats", type=int, default=200)
+    parser.add_argument("--batch", type=int, default=1000, help="calls per timed batch (default: 1000)")
+    parser.add_argument("--repeats", type=int, default=200,
+                        help="timed batches; the table shows their median (default: 200)")
     args = parser.parse_args(argv)
 
     q, tau = np.linspace(-1.0, 1.0, N), np.linspace(2.0, -2.0, N)

@@ -235,13 +235,40 @@ class _SingleAxisJoint(Joint):
         self.set_default_damping_vector([damping])
 
 
+def _unlimited(damping=0.0):
+    return -np.inf, np.inf, damping
+
+
+def _limited(pos_lower_limit, pos_upper_limit, damping=0.0):
+    return pos_lower_limit, pos_upper_limit, damping
+
+
 class RevoluteJoint(_SingleAxisJoint):
-    """Rotation θ about the unit axis â, fixed in both F and M."""
+    """Rotation θ about the unit axis â, fixed in both F and M.
+
+    Drake's two constructors: ``(name, frame_on_parent, frame_on_child, axis, damping=0)`` and
+    ``(name, frame_on_parent, frame_on_child, axis, pos_lower_limit, pos_upper_limit, damping=0)``;
+    a 5th positional argument is the damping.
+    """
 
     _type_code = REVOLUTE
     _type_name = "revolute"
     _position_suffixes = ("q",)
     _velocity_suffixes = ("w",)
+
+    def __init__(self, name, frame_on_parent, frame_on_child, axis, *args, **kwargs):
+        for overload in (_unlimited, _limited):
+            try:
+                lower, upper, damping = overload(*args, **kwargs)
+                break
+            except TypeError:
+                continue
+        else:
+            given = ", ".join([repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()])
+            raise TypeError("RevoluteJoint(): incompatible arguments after axis: (" + given + "); the supported "
+                            "forms are (name, frame_on_parent, frame_on_child, axis, damping=0) and (name, "
+                            "frame_on_parent, frame_on_child, axis, pos_lower_limit, pos_upper_limit, damping=0)")
+        super().__init__(name, frame_on_parent, frame_on_child, axis, lower, upper, damping)
 
     def revolute_axis(self) -> np.ndarray:
         return self._axis()

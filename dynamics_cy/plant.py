@@ -171,6 +171,8 @@ class MultibodyPlant:
 
     def WeldFrames(self, frame_on_parent_F: Frame, frame_on_child_M: Frame,
                    X_FM: RigidTransform | None = None) -> WeldJoint:
+        """A WeldJoint '<F>_welds_to_<M>'. If X_FM is not exactly the identity, Finalize adds the frame
+        '<joint>_<F>_F' (pose X_FM in F, in the joint's model instance), as Drake does."""
         name = f"{frame_on_parent_F.name()}_welds_to_{frame_on_child_M.name()}"
         return self.AddJoint(WeldJoint(name, frame_on_parent_F, frame_on_child_M,
                                        RigidTransform() if X_FM is None else X_FM))
@@ -251,6 +253,9 @@ class MultibodyPlant:
         nq = nv = 0
         for b in order[1:]:
             j = inboard[b]
+            if isinstance(j, WeldJoint) and not j.X_FM().IsExactlyIdentity():
+                F = j.frame_on_parent()
+                self._add_frame(FixedOffsetFrame(f"{j.name()}_{F.name()}_F", F, j.X_FM(), j.model_instance()))
             j._q_start, j._v_start = nq, nv
             nq, nv = nq + j.num_positions(), nv + j.num_velocities()
         self._nq, self._nv = nq, nv
@@ -894,9 +899,10 @@ class MultibodyPlant:
         return float(self.CalcGravityGeneralizedForces(context) @ context._v)
 
     def CalcNonConservativePower(self, context: Context) -> float:
-        """Power of joint damping, -vᵀ (d ∘ v) (actuation is not part of the plant's state)."""
+        """0.0, as Drake: the sum over force elements, and gravity is the only one. Joint damping is not a
+        force element, so its power -vᵀ(d ∘ v) is not included (nor is actuation)."""
         self._check_context(context)
-        return float(-context._v @ (self._damping * context._v))
+        return 0.0
 
     def _bodies_of(self, model_instances) -> list[int]:
         if model_instances is None:

@@ -338,6 +338,9 @@ class RigidTransform:
     def IsNearlyEqualTo(self, other: "RigidTransform", tolerance: float) -> bool:
         return bool(np.max(np.abs(self.GetAsMatrix34() - other.GetAsMatrix34())) <= tolerance)
 
+    def IsExactlyIdentity(self) -> bool:
+        return bool(np.array_equal(self._R, np.eye(3)) and not self._p.any())
+
     def __repr__(self) -> str:
         rpy = matrix_to_rpy(self._R)
         return f"RigidTransform(rpy={rpy.tolist()!r}, p={self._p.tolist()!r})"

@@ -40,8 +40,10 @@ Configs are YAML (docs/hil.md lists every key); `configs/demo.yaml` is the defau
 """
 
 
-def _add_run_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--duration", type=float, help="seconds to run (default: loop.duration, or until Ctrl-C)")
+def _add_run_options(p: argparse.ArgumentParser, default_duration: float | None = None) -> None:
+    p.add_argument("--duration", type=float, default=default_duration,
+                   help=f"seconds to run (default: {default_duration:g})" if default_duration else
+                   "seconds to run (default: loop.duration, or until Ctrl-C)")
     p.add_argument("--lcm-url", help="override lcm.url, e.g. 'udpm://239.255.76.67:7667?ttl=0'")
     p.add_argument("--json", action="store_true", help="print the end-of-run summary as one JSON object")
     p.add_argument("--plot", metavar="FILE.png", help="write tracking and timing plots to this PNG")
@@ -65,13 +67,13 @@ def parser() -> argparse.ArgumentParser:
     sim.add_argument("config", help="run config (YAML) with a sim section")
     sim.add_argument("--duration", type=float, help="seconds to run (default: until Ctrl-C)")
     sim.add_argument("--lcm-url", help="override lcm.url")
+    sim.add_argument("--no-viz", action="store_true", help="publish no viewer messages, even with viz enabled")
     demo = sub.add_parser("demo", help="simulated iiwa14 + control loop, with a live status line",
                           description="Start the simulated robot in its own process (UDP multicast LCM, ttl=0) "
                                       "and run the control loop against it; prints a live status line and the "
                                       "summary. Start Meldis (python -m pydrake.visualization.meldis) to watch.")
     demo.add_argument("--config", default=str(DEMO_CONFIG), help=f"run config (default: {DEMO_CONFIG})")
-    _add_run_options(demo)
-    demo.set_defaults(duration=10.0)
+    _add_run_options(demo, default_duration=10.0)
     viz = sub.add_parser("viz", help="viewer messages from a robot status channel",
                          description="Subscribe to the robot's status channel and publish drake_visualizer / "
                                      "Meldis messages (lcmt_viewer_load_robot, lcmt_viewer_draw) for it.")
@@ -185,13 +187,12 @@ def _finish(loop, summary: dict, args) -> int:
 
 
 def cmd_run(args, live: StatusLine | None = None) -> int:
-    import lcm
-
+    from .config import open_lcm
     from .loop import ControlLoop
     from .robot import load_robot
     cfg = _load(args.config, args.lcm_url, args.log)
     robot = load_robot(cfg.robot)
-    lc = lcm.LCM(cfg.lcm.url)
+    lc = open_lcm(cfg.lcm.url)
     bridge = _viewer(cfg, robot.plant, lc)
     loop = ControlLoop(cfg, robot, lc, mode="realtime", viz=bridge)
     stop = _stop_on_signals()
@@ -217,9 +218,7 @@ def _viewer(cfg, plant, lc):
 
 
 def cmd_viz(args) -> int:
-    import lcm
-
-    from .config import channels_for, viz_config
+    from .config import channels_for, open_lcm, viz_config
     from .robot import build_plant
     from .viz.standalone import run
     cfg = _load(args.config, args.lcm_url)
@@ -227,7 +226,7 @@ def cmd_viz(args) -> int:
     print(f"hil viz: {cfg.robot.model} ({cfg.robot.protocol}) from {channels.status} to "
           f"{channels.viewer_load_robot} / {channels.viewer_draw} on {cfg.lcm.url}", flush=True)
     stop = _stop_on_signals()
-    viewer = run(build_plant(cfg.robot), lcm.LCM(cfg.lcm.url), cfg.robot.protocol, channels,
+    viewer = run(build_plant(cfg.robot), open_lcm(cfg.lcm.url), cfg.robot.protocol, channels,
                  viz_config(cfg), duration_s=args.duration, stop=lambda: stop[0])
     bridge = viewer.bridge
     print(f"statuses {viewer.status.ok_count} (rejected: {dict(viewer.status.counters)}), draws {bridge.draws}, "
@@ -237,7 +236,7 @@ def cmd_viz(args) -> int:
 
 def cmd_demo(args) -> int:
     cfg = _load(args.config, args.lcm_url)
-    sim = subprocess.Popen([sys.executable, "-m", "hil", "sim", args.config, "--lcm-url", cfg.lcm.url,
+    sim = subprocess.Popen([sys.executable, "-m", "hil", "sim", args.config, "--no-viz", "--lcm-url", cfg.lcm.url,
                             "--duration", str(args.duration + cfg.loop.start_timeout + 5.0)],
                            stdout=subprocess.PIPE if args.json else None)
     try:
@@ -256,7 +255,7 @@ def cmd_demo(args) -> int:
 
 def cmd_sim(args) -> int:
     from drivers.sim.realtime import run_sim
-    run_sim(_load(args.config, args.lcm_url), duration=args.duration)
+    run_sim(_load(args.config, args.lcm_url), duration=args.duration, viz=False if args.no_viz else None)
     return 0
 
 
@@ -314,6 +313,11 @@ def cmd_report(args) -> int:
 def _log(path: str) -> str:
     if not Path(path).is_file():
         raise LogError(f"{path}: no such log file")
+    from messages.logs import read_events
+    try:
+        next(read_events(path), None)
+    except ValueError as e:
+        raise LogError(str(e)) from None
     return path
 
 

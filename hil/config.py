@@ -83,8 +83,9 @@ class TrajectoryConfig:
     stream_type: Literal["robot_state", "joint_plan"] = "robot_state"
     goal_position: Optional[list[float]] = field(default=None, metadata={"len": 3})   # cartesian: p_WG
     goal_rpy: Optional[list[float]] = field(default=None, metadata={"len": 3})        # cartesian: R_WG
-    velocity_scale: float = field(default=0.5, metadata={"min": 0, "max": 1, "exclusive": True})
+    velocity_scale: float = field(default=0.5, metadata={"min": 0, "max": 1, "exclusive": True, "max_exclusive": True})
     acceleration_scale: float = field(default=0.5, metadata={"min": 0, "max": 1, "exclusive": True})
+    effort_scale: Optional[float] = field(default=None, metadata={"min": 0, "max": 1, "exclusive": True})
 
 
 @dataclass
@@ -157,7 +158,8 @@ def load_config(path: str | Path, overrides: dict | None = None) -> RunConfig:
 
 def parse_config(data: dict, base: Path, source: str, overrides: dict | None = None) -> RunConfig:
     """The validated RunConfig of a config mapping whose relative paths are relative to `base`;
-    errors name `source` (a file, or e.g. a log's run-info)."""
+    errors name `source` (a file, or e.g. a log's run-info). A regression scenario's `scenario`
+    section is not part of the run config (hil.scenario reads it), so a scenario file runs as is."""
     data = copy.deepcopy(data)
     for section, values in (overrides or {}).items():
         if isinstance(values, dict):
@@ -165,7 +167,7 @@ def parse_config(data: dict, base: Path, source: str, overrides: dict | None = N
         else:
             data[section] = values
     try:
-        cfg = load(RunConfig, {k: v for k, v in data.items() if k != "source"})
+        cfg = load(RunConfig, {k: v for k, v in data.items() if k not in ("source", "scenario")})
         if cfg.viz is True or cfg.viz is False:
             cfg.viz = {"enabled": cfg.viz}
         model = resolve(cfg.robot.model, base)
@@ -201,3 +203,14 @@ def channels_for(cfg: RunConfig):
     """The robot's messages.channels.Channels: the protocol's defaults with the config's overrides."""
     from messages.channels import Channels
     return Channels.for_robot(cfg.robot.protocol, **cfg.channels)
+
+
+def open_lcm(url: str):
+    """lcm.LCM(url), or a ConfigError naming lcm.url when LCM cannot open it (unknown provider, bad
+    address, no multicast route)."""
+    import lcm
+    try:
+        return lcm.LCM(url)
+    except RuntimeError as e:
+        raise ConfigError("lcm.url", f"LCM cannot open {url!r} ({e}); e.g. udpm://239.255.76.67:7667?ttl=0 for "
+                                     "processes on this machine, memq:// inside one") from None

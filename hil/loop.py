@@ -63,8 +63,7 @@ class ControlLoop:
         if trajectory is None:
             from .trajectories import make_trajectory
             trajectory = make_trajectory(cfg.trajectory, robot.plant, robot.joint_names, lc, self.period_ns,
-                                         robot.end_effector, background=mode == "realtime",
-                                         position_margin=cfg.safety.position_margin + 0.02)
+                                         robot.end_effector, background=mode == "realtime", safety=cfg.safety)
         self.trajectory = trajectory
         self.safety = SafetyMonitor(robot.plant, cfg.safety, self.period_ns, lc, self.channels.estop)
         self.recorder = TickRecorder(n, self.period_ns, int(cfg.loop.deadline_budget_us * 1e3),
@@ -116,8 +115,10 @@ class ControlLoop:
 
     def await_status(self) -> None:
         """Lockstep over a link (the plant steps in another process, once per command): blocks until a
-        status newer than the last arrives, or status_wait_s passes (then the tick runs with a stale one)."""
-        seen, end = self.status_count, time.monotonic() + self.status_wait_s
+        status newer than the last arrives, or status_wait_s passes (then the tick runs with a stale one);
+        for the first status, up to loop.start_timeout (the driver may still be starting)."""
+        wait = self.status_wait_s if self.status_count else max(self.status_wait_s, self.cfg.loop.start_timeout)
+        seen, end = self.status_count, time.monotonic() + wait
         while self.status_count == seen:
             left = end - time.monotonic()
             if left <= 0:
@@ -146,10 +147,10 @@ class ControlLoop:
             self.tick_index += 1
             return                        # nothing to command before the first status
         if not self.safety.commanding:
-            if age > 0:
-                _control.add(self.zero, self.zero, 0.0, self.tau)        # v is stale: no damping
+            if age >= self.cfg.safety.status_timeout_periods:
+                _control.add(self.zero, self.zero, 0.0, self.tau)        # no recent velocity: no damping
             else:
-                self.safety.safe_command(self.v, self.tau)
+                self.safety.safe_command(self.v, self.tau)               # the newest v, while still valid
             if self.hold_gravity and _control.first_nonfinite(self.q) < 0:
                 self.gravity.gravity(self.q, self.tau_g)                 # − τ_g: the arm does not fall
                 _control.add(self.tau, self.tau_g, -1.0, self.tau)
@@ -166,6 +167,8 @@ class ControlLoop:
     def _control(self, now_ns: int) -> None:
         try:
             self.trajectory.sample(self.status.utime * 1000, self.q_d, self.v_d, self.a_d)
+            if self.trajectory.error is not None:
+                raise RuntimeError(f"trajectory: {self.trajectory.error}")
             self.controller.compute(self.q, self.v, self.q_d, self.v_d, self.a_d, self.tau)
             if self.cfg.controller.robot_compensates_gravity:    # the robot adds −τ_g itself: take it out
                 self.gravity.gravity(self.q, self.tau_g)
@@ -244,4 +247,5 @@ class ControlLoop:
             "transitions": self.transitions,
             "process": self.process,
             **({"sim": self.sim.summary()} if self.sim is not None else {}),
+            **({"viz": self.viz.summary()} if self.viz is not None else {}),
         })

@@ -119,6 +119,12 @@ def _run_sim(sc: Scenario):
     return summary, loop
 
 
+# In a serial scenario the board steps once per command and the loop waits this long for each status:
+# long enough that a busy machine does not make a tick run on a stale status (the run is deterministic),
+# short enough that a status lost to an injected link fault costs little.
+SERIAL_STATUS_WAIT_S = 0.5
+
+
 def _run_serial(sc: Scenario):
     """The loop against `hil serial-device` and `hil serial` on a private multicast group and pty."""
     import lcm
@@ -140,12 +146,17 @@ def _run_serial(sc: Scenario):
             _wait_line(procs["device"], "device ready:", 30.0)
             procs["driver"] = _spawn("serial", config_file, limit)
             loop = ControlLoop(cfg, load_robot(cfg.robot), lcm.LCM(url), mode="lockstep")
-            loop.status_wait_s = 2.0
+            loop.status_wait_s = SERIAL_STATUS_WAIT_S
             hand = HandTracker(loop.robot)
-            summary = loop.run(sc.spec.duration, on_tick=hand)
+            summary = loop.run(sc.spec.duration, on_tick=hand,
+                               stop=lambda: any(p.poll() is not None for p in procs.values()))
             summary["hand_position_error_m"] = hand.summary()
+            ended = [name for name, p in procs.items() if p.poll() is not None]
         finally:
             outputs = {name: _stop(p) for name, p in procs.items()}
+        if ended:
+            raise RuntimeError(f"the serial {ended[0]} process ended during the run; its output ends: "
+                               f"...{outputs[ended[0]][-2000:]}")
         summary["serial"] = {name: out.strip().splitlines()[-3:] for name, out in outputs.items()}
         return summary, loop
 

@@ -56,6 +56,7 @@ class SafetyMonitor:
         self.utime = 0                      # the robot's clock (newest status utime), for the records
         self.estop_latched = False
         self.estop_text = ""
+        self.controller_latched = False     # a controller or trajectory failure: no automatic recovery
         if lc is not None and estop_channel:
             self._estop = MessageDecoder(lcmt_hil_estop, channel=estop_channel)
             lc.subscribe(estop_channel, self._on_estop)
@@ -96,6 +97,8 @@ class SafetyMonitor:
         if self.state == SafetyState.RUNNING:
             return self._to(SafetyState.FAULT, fault, text, tick) if fault != FaultCode.NONE else None
         # FAULT
+        if self.controller_latched:
+            return None
         if fault != FaultCode.NONE or _control.first_outside(v, self.rest_lo, self.rest_hi) >= 0:
             self.clear_ticks = 0
             return None
@@ -129,7 +132,9 @@ class SafetyMonitor:
         return FaultCode.NONE, ""
 
     def controller_failed(self, tick: int, why: str) -> Transition:
-        """A controller produced a non-finite torque or raised: FAULT, the safe command from now on."""
+        """A controller produced a non-finite torque or raised, or the trajectory cannot be delivered:
+        FAULT and the safe command until the loop is restarted (software faults do not clear)."""
+        self.controller_latched = True
         return self._to(SafetyState.FAULT, FaultCode.CONTROLLER, why, tick)
 
     @property

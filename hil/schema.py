@@ -8,9 +8,10 @@
     ground = load(Ground, {"stiffness": 2e5}, "sim.contact.ground")
 
 Supported field types: bool, int, float, str, Literal[...], Optional[T], list[T], tuple[float, ...],
-dict[str, T] and nested dataclasses. Field metadata may hold "min"/"max" (inclusive unless
-"exclusive"), "len" (exact length of a list) and "help" (shown in messages). Unknown keys are errors
-with a suggestion; so are missing required fields and values of the wrong type.
+dict[str, T] and nested dataclasses. Field metadata may hold "min"/"max" (inclusive, unless
+"exclusive" for min and "max_exclusive" for max), "len" (exact length of a list) and "help" (shown
+in messages). Unknown keys are errors with a suggestion; so are missing required fields and values
+of the wrong type.
 """
 from __future__ import annotations
 
@@ -135,11 +136,12 @@ def _check_bounds(f: dataclasses.Field, value, path: str) -> None:
     for v in values:
         if not isinstance(v, (int, float)) or isinstance(v, bool):
             continue
-        lo, hi, strict = meta.get("min"), meta.get("max"), meta.get("exclusive", False)
+        lo, hi = meta.get("min"), meta.get("max")
+        strict, strict_hi = meta.get("exclusive", False), meta.get("max_exclusive", False)
         if lo is not None and (v < lo or (strict and v == lo)):
             raise ConfigError(path, f"must be {'>' if strict else '>='} {lo}, got {v}")
-        if hi is not None and v > hi:
-            raise ConfigError(path, f"must be <= {hi}, got {v}")
+        if hi is not None and (v > hi or (strict_hi and v == hi)):
+            raise ConfigError(path, f"must be {'<' if strict_hi else '<='} {hi}, got {v}")
 
 
 def load(cls, data, path: str = ""):

@@ -137,9 +137,18 @@ def format_summary(s: dict) -> str:
              f"final state {s['final_state']}; faults: {_faults(s['faults'])}"]
     if s.get("process"):
         lines.append(f"process: {', '.join(s['process'])}")
-    for key in ("sim", "status", "viz", "log"):
-        if key in s:
-            lines.append(f"{key}: {json.dumps(s[key])}")
+    sim = s.get("sim") or {}
+    if sim:
+        lines.append(f"sim: {json.dumps({k: v for k, v in sim.items() if k != 'viz'})}")
+    if "status" in s:
+        lines.append(f"status: {json.dumps(s['status'])}")
+    # The viewer bridge's counters: the loop's (measured q) and the simulated plant's (its own q).
+    for label, viz in (("viz", s.get("viz")), ("viz (simulated plant)", sim.get("viz"))):
+        if viz:
+            from .viz import format_counters
+            lines.append(f"{label}: {format_counters(viz)}")
+    if "log" in s:
+        lines.append(f"log: {json.dumps(s['log'])}")
     return "\n".join(lines)
 
 

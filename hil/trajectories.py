@@ -1,7 +1,8 @@
 """Trajectory sources: each writes the desired q_d, v_d, a_d at time t into preallocated arrays.
 
 `start(q, t_ns)` anchors a source at the measured position when control starts (or restarts after a
-fault); `sample(t_ns, q_d, v_d, a_d)` is called every tick and allocates nothing.
+fault); `sample(t_ns, q_d, v_d, a_d)` is called every tick and allocates nothing; `error` is None, or
+why the source cannot deliver its trajectory (the loop faults with it).
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from messages import lcmt_hil_joint_plan, lcmt_robot_state
 from messages.validation import MessageDecoder
 
 from . import _control
-from .config import TrajectoryConfig
+from .config import SafetyConfig, TrajectoryConfig
 from .schema import ConfigError
 
 log = logging.getLogger(__name__)
@@ -33,6 +34,8 @@ def _goal(values, n: int, key: str, lower, upper) -> np.ndarray:
 
 class Hold:
     """q_d = the position at start."""
+
+    error = None
 
     def __init__(self, n: int):
         self.q0 = np.zeros(n)
@@ -63,6 +66,8 @@ class Waypoints:
     """Rest-to-rest quintic segments from the start position through each waypoint in turn; with
     `loop`, back to the start and again. A segment too short for the joint velocity or acceleration
     limits (v_max, a_max) is stretched to the shortest feasible duration, with a warning."""
+
+    error = None
 
     def __init__(self, goals: list[np.ndarray], durations: list[float], loop: bool,
                  v_max: np.ndarray | None = None, a_max: np.ndarray | None = None):
@@ -113,6 +118,8 @@ class Sampled:
     """A precomputed trajectory at the loop period: row k of Q, V, A is the desired state at t0 + k·dt
     (the last row is held after the end)."""
 
+    error = None
+
     def __init__(self, Q: np.ndarray, V: np.ndarray, A: np.ndarray, period_ns: int):
         self.Q, self.V, self.A = (np.ascontiguousarray(x, dtype=float) for x in (Q, V, A))
         self.period_ns, self.t0 = period_ns, 0
@@ -136,6 +143,8 @@ class Stream:
     lcmt_hil_joint_plan (knots interpolated as the plan says; a plan starts at its start_utime, or
     on receipt). Before anything arrives, and after a plan ends, it holds the last desired position
     (initially the start position)."""
+
+    error = None
 
     def __init__(self, lc, channel: str, kind: str, joint_names: list[str]):
         self.n, self.kind, self.joint_names = len(joint_names), kind, joint_names
@@ -208,13 +217,13 @@ class CartesianMove:
     plan_cartesian_move), then sampled at the loop period. Planning takes tens of milliseconds: with
     `background` it runs in a thread while this source holds the start position, and the move begins
     on the first tick after it is ready; otherwise (lockstep) it runs in start(). If planning fails,
-    the source keeps holding and `error` says why."""
+    the source keeps holding and `error` says why (the loop then faults)."""
 
-    def __init__(self, plant, frame, X_WG, period_ns: int, velocity_scale: float, acceleration_scale: float,
-                 background: bool, position_margin: float = 0.0):
+    def __init__(self, plant, frame, X_WG, period_ns: int, scales: tuple, background: bool,
+                 position_margin: float = 0.0):
         self.plant, self.frame, self.X_WG, self.period_ns = plant, frame, X_WG, period_ns
         self.position_margin = position_margin
-        self.scales, self.background = (velocity_scale, acceleration_scale), background
+        self.scales, self.background = scales, background      # velocity, acceleration, effort (or None)
         self.hold = Hold(plant.num_velocities())
         self.plan: Sampled | None = None
         self.started = False
@@ -233,10 +242,10 @@ class CartesianMove:
         from planning.cartesian import plan_cartesian_move
         try:
             traj = plan_cartesian_move(self.plant, q0, self.frame, self.X_WG, velocity_scale=self.scales[0],
-                                       acceleration_scale=self.scales[1], position_margin=self.position_margin)
+                                       acceleration_scale=self.scales[1], effort_scale=self.scales[2],
+                                       position_margin=self.position_margin)
         except (RuntimeError, ValueError) as e:
             self.error = str(e)
-            log.error("cartesian trajectory: %s; holding the start position", e)
             return
         dt = self.period_ns * 1e-9
         times = np.arange(int(np.ceil(traj.end_time() / dt)) + 1) * dt
@@ -263,12 +272,16 @@ class CartesianMove:
 
 
 def make_trajectory(cfg: TrajectoryConfig, plant, joint_names: list[str], lc, period_ns: int, frame=None,
-                    background: bool = True, position_margin: float = 0.0):
-    """The trajectory source the config names; a planned move keeps `position_margin` inside the joint
-    limits (the loop passes its safety margin, plus room for the spline between IK waypoints)."""
+                    background: bool = True, safety: SafetyConfig | None = None):
+    """The trajectory source the config names. Moves stay inside what the loop's safety checks allow:
+    velocities within safety.velocity_scale × the model's limits, a planned move's waypoints
+    safety.position_margin (plus 0.02 rad for the spline between them) inside the joint limits and its
+    torques within safety.effort_scale × the effort limits (when trajectory.effort_scale is set)."""
+    safety = safety or SafetyConfig(position_margin=0.0)
     n = plant.num_velocities()
     lower, upper = plant.GetPositionLowerLimits(), plant.GetPositionUpperLimits()
-    v_max = np.minimum(-plant.GetVelocityLowerLimits(), plant.GetVelocityUpperLimits())
+    v_scale = min(1.0, safety.velocity_scale)
+    v_max = v_scale * np.minimum(-plant.GetVelocityLowerLimits(), plant.GetVelocityUpperLimits())
     a_max = np.minimum(-plant.GetAccelerationLowerLimits(), plant.GetAccelerationUpperLimits())
     if cfg.type == "hold":
         return Hold(n)
@@ -289,5 +302,6 @@ def make_trajectory(cfg: TrajectoryConfig, plant, joint_names: list[str], lc, pe
         raise ConfigError("trajectory.goal_position", "is required for a cartesian move")
     from dynamics_cy import RigidTransform, RollPitchYaw
     X_WG = RigidTransform(RollPitchYaw(cfg.goal_rpy or [0.0, 0.0, 0.0]), cfg.goal_position)
-    return CartesianMove(plant, frame, X_WG, period_ns, cfg.velocity_scale, cfg.acceleration_scale, background,
-                         position_margin)
+    effort_scale = None if cfg.effort_scale is None else cfg.effort_scale * safety.effort_scale
+    return CartesianMove(plant, frame, X_WG, period_ns, (v_scale * cfg.velocity_scale, cfg.acceleration_scale,
+                                                         effort_scale), background, safety.position_margin + 0.02)

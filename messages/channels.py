@@ -68,7 +68,7 @@ class Channels:
         unknown = overrides.keys() - {field.name for field in dataclasses.fields(cls)}
         if unknown:
             raise ValueError(f"unknown channel key(s) {sorted(unknown)}; "
-                             f"expected some of {[field.name for field in dataclasses.fields(cls)]}")
+                             f"expected 'prefix' or some of {[field.name for field in dataclasses.fields(cls)]}")
         status, command = _ROBOT_CHANNELS[kind]
         names = {
             "status": prefix + status,

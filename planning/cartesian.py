@@ -25,15 +25,15 @@ from .trajectories import PathParameterizedTrajectory, PiecewisePolynomial
 
 
 def plan_cartesian_move(plant, q_start, frame, X_WGoal, *, num_waypoints: int = 10, velocity_scale: float = 1.0,
-                        acceleration_scale: float = 1.0, with_torque_limits: bool = False,
+                        acceleration_scale: float = 1.0, effort_scale: float | None = None,
                         grid_options: CalcGridPointsOptions | None = None,
                         position_margin: float = 0.0) -> PathParameterizedTrajectory:
     """The time-optimal trajectory of the steps above from q_start (at rest) to the pose X_WGoal of frame
     (at rest); the IK waypoints stay `position_margin` inside the joint limits. Raises RuntimeError when
     a waypoint has no IK solution near the previous one or Toppra finds no parameterization, and
     ValueError when the goal is the start."""
-    if not (0 < velocity_scale <= 1 and 0 < acceleration_scale <= 1):
-        raise ValueError("velocity_scale and acceleration_scale must be in (0, 1]")
+    if not all(0 < x <= 1 for x in (velocity_scale, acceleration_scale, effort_scale or 1.0)):
+        raise ValueError("velocity_scale, acceleration_scale and effort_scale must be in (0, 1]")
     q0 = np.array(q_start, dtype=float)
     k = plant.kernels()
     X0 = np.empty((4, 4))
@@ -68,9 +68,9 @@ def plan_cartesian_move(plant, q_start, frame, X_WGoal, *, num_waypoints: int = 
     toppra.AddJointAccelerationLimit(acceleration_scale * plant.GetAccelerationLowerLimits(),
                                      acceleration_scale * plant.GetAccelerationUpperLimits(),
                                      ToppraDiscretization.kInterpolation)
-    if with_torque_limits:
-        toppra.AddJointTorqueLimit(plant.GetEffortLowerLimits(), plant.GetEffortUpperLimits(),
-                                   ToppraDiscretization.kInterpolation)
+    if effort_scale is not None:
+        toppra.AddJointTorqueLimit(effort_scale * plant.GetEffortLowerLimits(),
+                                   effort_scale * plant.GetEffortUpperLimits(), ToppraDiscretization.kInterpolation)
     s_of_t = toppra.SolvePathParameterization()
     if s_of_t is None:
         raise RuntimeError("plan_cartesian_move: Toppra found no time parameterization within the limits")

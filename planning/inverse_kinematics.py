@@ -43,6 +43,10 @@ class InverseKinematics:
         """The decision variables of the generalized positions (numpy object array of Variable)."""
         return self._q
 
+    def q_vars(self):
+        """The same variables as q() (the name StaticEquilibriumProblem uses)."""
+        return self._q
+
     def prog(self) -> MathematicalProgram:
         return self._prog
 

@@ -22,7 +22,8 @@ joint count, effort kind or joint kinds) raises hil.schema.ConfigError naming it
 pyserial opens and configures the port (any URL it accepts) and does the I/O of URL ports; on a
 device file (a tty, a pty) the driver reads and writes the port's file descriptor itself, as
 pyserial does inside, without the select, the copy and the Timeout object pyserial's read() and
-write() add to every call.
+write() add to every call (fd_io=False: pyserial's read() and write() there too, for comparison:
+benchmarks/bench_serial.py).
 """
 from __future__ import annotations
 
@@ -39,6 +40,7 @@ import numpy as np
 import serial
 
 from drivers.sim.config import per_joint
+from hil.config import open_lcm
 from hil.schema import ConfigError
 from messages.codec import CommandDecoder, StatusEncoder
 from messages.hilmsg import lcmt_hil_driver_health
@@ -73,16 +75,19 @@ class SerialDriver:
     protocol: "iiwa" or "panda" (the LCM types); channels: messages.channels.Channels (status,
     command, driver_health); lc: an lcm.LCM. Status signs follow Drake's hardware drivers (as
     drivers/sim does): iiwa torque_measured and torque_commanded are the negated joint torques.
+    fd_io: on a device file, read and write its file descriptor directly (False: through pyserial's
+    Serial.read() and write(), as for URL ports).
     """
 
     def __init__(self, config: SerialConfig, joint_names: list[str], joint_kinds: list[JointKind], protocol: str,
-                 channels, lc, path: str = "serial", clock=time.monotonic_ns):
+                 channels, lc, path: str = "serial", clock=time.monotonic_ns, fd_io: bool = True):
         n = self.n = len(joint_names)
         if config.joint_count is not None and config.joint_count != n:
             raise ConfigError(f"{path}.joint_count", f"is {config.joint_count}, but the robot model has {n} "
                                                      f"actuated joints")
         self.cfg, self.path, self.lc, self.channels, self.clock = config, path, lc, channels, clock
         self.protocol, self.joint_names, self.joint_kinds = protocol, joint_names, list(joint_kinds)
+        self.fd_io = fd_io
         self.safe_damping = per_joint(config.safe_damping, n, f"{path}.safe_damping")
         self.safe_mode = CommandMode.DAMPING if config.safe_command == "damping" else CommandMode.DISABLE
         self.sign = -1.0 if protocol == "iiwa" else 1.0
@@ -155,7 +160,7 @@ class SerialDriver:
             self._fds = (self.lc.fileno(), self._port_fd)
         except (AttributeError, OSError):      # e.g. loop://: polled every POLL_S
             self._port_fd, self._fds = -1, (self.lc.fileno(),)
-        self._device = isinstance(port, serial.Serial)   # a device file (not a URL handler)
+        self._device = self.fd_io and isinstance(port, serial.Serial)   # a device file (not a URL handler)
         self.parser.reset()
         self.ready = self.stale = False
         self._handshake_end, self._request_due = now + self._config_timeout_ns, now
@@ -476,11 +481,10 @@ def format_summary(s: dict) -> str:
     return "\n".join(lines)
 
 
-def run_from_config(cfg, duration: float | None = None, out=sys.stdout) -> int:
+def run_from_config(cfg, duration: float | None = None, out=sys.stdout, fd_io: bool = True) -> int:
     """`hil serial CONFIG`: the driver of a run config (hil.config.RunConfig with a `serial` section)
     until `duration` s, SIGINT or SIGTERM; prints a start line and a summary, returns 0. A board that
-    does not match the robot raises ConfigError."""
-    import lcm
+    does not match the robot raises ConfigError. fd_io: as SerialDriver's."""
 
     from hil.loop import channels_for
     from hil.robot import load_robot
@@ -488,9 +492,10 @@ def run_from_config(cfg, duration: float | None = None, out=sys.stdout) -> int:
     robot = load_robot(cfg.robot)
     channels = channels_for(cfg)
     driver = SerialDriver(config, robot.joint_names, robot_joint_kinds(robot.plant, robot.joint_names),
-                          cfg.robot.protocol, channels, lcm.LCM(cfg.lcm.url))
+                          cfg.robot.protocol, channels, open_lcm(cfg.lcm.url), fd_io=fd_io)
     print(f"hil serial: {config.port} at {config.baudrate} baud, {driver.n} joints ({cfg.robot.protocol}); status "
-          f"{channels.status}, command {channels.command}, health {channels.driver_health}, LCM {cfg.lcm.url}",
+          f"{channels.status}, command {channels.command}, health {channels.driver_health}, LCM {cfg.lcm.url}"
+          + ("" if fd_io else "; I/O through pyserial's read()/write()"),
           file=out, flush=True)
     summary = driver.run(duration)
     print(format_summary(summary), file=out, flush=True)

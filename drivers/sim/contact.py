@@ -21,8 +21,11 @@ from dynamics_cy import (
     CalcContactFrictionFromSurfaceProperties,
     ContactResults,
     CoulombFriction,
+    GeometryInstance,
+    HalfSpace,
     PenetrationAsPointPair,
     PointPairContactInfo,
+    RigidTransform,
     Sphere,
 )
 from hil.schema import ConfigError
@@ -32,6 +35,17 @@ from .config import ContactConfig
 
 GROUND_NAME = "ground"
 """The id (PenetrationAsPointPair.id_B) of the ground half space; geometries are named by their own names."""
+
+GROUND_COLOR = (0.55, 0.55, 0.5, 1.0)
+"""The rgba of the ground in the viewer."""
+
+
+def ground_visual(height: float) -> GeometryInstance:
+    """The ground z <= height as a visual HalfSpace on the world body (it is not part of the plant):
+    the viewer bridge adds it to the load message's world link, which draws it as DrakeVisualizer
+    draws a half space, a 50 m × 50 m × 1 m box whose top face is the plane z = height."""
+    return GeometryInstance(0, RigidTransform([0.0, 0.0, height]), HalfSpace(), GROUND_NAME, "visual",
+                            diffuse_color=GROUND_COLOR)
 
 
 def body_groups(plant) -> tuple[list[int], set[frozenset]]:

@@ -1,18 +1,19 @@
 """The simulated robot as its own process, paced to the wall clock: `hil sim CONFIG` and
-`python -m drivers.sim CONFIG [--duration S] [--lcm-url URL]`.
+`python -m drivers.sim CONFIG [--duration S] [--lcm-url URL] [--no-viz]`.
 
-run_sim() takes the run config (hil.config.RunConfig: robot, lcm, channels and sim are used), builds
-the plant, prints one line on start, runs SimulatedRobot.run_realtime until the duration, SIGINT or
-SIGTERM, prints a summary and returns it.
+run_sim() takes the run config (hil.config.RunConfig: robot, lcm, channels, viz and sim are used),
+builds the plant, prints one line on start, runs SimulatedRobot.run_realtime until the duration,
+SIGINT or SIGTERM, prints a summary and returns it. With the config's viz section enabled, the
+plant publishes its own viewer messages (docs/sim.md, Viewer); a process that runs next to a loop
+which publishes them already (`hil demo`) turns that off (viz=False, --no-viz).
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 
-import lcm
-
-from hil.config import RunConfig, channels_for, load_config
+from hil.config import RunConfig, channels_for, load_config, open_lcm, viz_config
 from hil.robot import build_plant
 from hil.schema import ConfigError
 
@@ -29,30 +30,46 @@ def format_summary(summary: dict) -> str:
              + (f" {summary['rejected_by']}" if summary['rejected_by'] else "")
              + f"; statuses published {summary['statuses_published']}, contact results "
                f"{summary['contact_results_published']}"]
+    if "viz" in summary:
+        from hil.viz import format_counters
+        lines.append(f"  viewer: {format_counters(summary['viz'])}")
     lines += [f"  fault {f['type']} [{f['start']:g}, {'end' if f['stop'] is None else format(f['stop'], 'g')}) s: "
               f"applied {f['applied']}" for f in summary["faults"]]
     return "\n".join(lines)
 
 
-def run_sim(cfg: RunConfig, duration: float | None = None, stop_event=None, out=sys.stdout) -> dict:
+def run_sim(cfg: RunConfig, duration: float | None = None, stop_event=None, out=sys.stdout,
+            viz: bool | None = None) -> dict:
     """Runs the simulated robot of the run config `cfg` in real time on cfg.lcm.url; returns
-    SimulatedRobot.run_realtime's summary."""
+    SimulatedRobot.run_realtime's summary. viz: None publishes the viewer messages of the plant's
+    state when the config's viz section is enabled; False never; True always (with the section's
+    settings, or the defaults)."""
     sim = load_sim_config(cfg.sim or {}, "sim")
     channels = channels_for(cfg)
-    robot = SimulatedRobot(build_plant(cfg.robot), sim, cfg.robot.protocol, channels, lcm.LCM(cfg.lcm.url))
+    viz_cfg = viz_config(cfg)
+    if viz is not None:
+        viz_cfg = dataclasses.replace(viz_cfg, enabled=viz)
+    robot = SimulatedRobot(build_plant(cfg.robot), sim, cfg.robot.protocol, channels, open_lcm(cfg.lcm.url),
+                           viz=viz_cfg)
     print(f"hil sim: {cfg.robot.model.rsplit('/', 1)[-1]} ({robot.n} joints), protocol {cfg.robot.protocol}, "
           f"status {channels.status}, command {channels.command}"
           + (f", contact {channels.contact_results}" if robot.physics.contact is not None else "")
+          + (f", viewer {channels.viewer_load_robot} / {channels.viewer_draw} at {viz_cfg.draw_rate_hz:g} Hz"
+             if robot.viewer is not None else "")
           + f", LCM {cfg.lcm.url}, step {sim.time_step * 1e3:g} ms {sim.integrator}"
           + (f", {len(sim.faults)} faults" if sim.faults else ""), file=out, flush=True)
-    summary = robot.run_realtime(duration, stop_event)
+    try:
+        summary = robot.run_realtime(duration, stop_event)
+    finally:
+        robot.close()
     print(format_summary(summary), file=out, flush=True)
     return summary
 
 
-def run_from_config(path, duration: float | None = None, lcm_url: str | None = None) -> int:
-    """`hil sim CONFIG`: run_sim on the config file at `path`; exit status 0."""
-    run_sim(load_config(path, {"lcm": {"url": lcm_url}} if lcm_url else None), duration)
+def run_from_config(path, duration: float | None = None, lcm_url: str | None = None,
+                    viz: bool | None = None) -> int:
+    """`hil sim CONFIG`: run_sim on the config file at `path`; exit status 0. viz: as run_sim's."""
+    run_sim(load_config(path, {"lcm": {"url": lcm_url}} if lcm_url else None), duration, viz=viz)
     return 0
 
 
@@ -62,9 +79,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("config", help="run config (YAML) with robot, lcm, channels and sim sections")
     ap.add_argument("--duration", type=float, help="seconds of simulated time (default: until Ctrl-C)")
     ap.add_argument("--lcm-url", help="override lcm.url")
+    ap.add_argument("--no-viz", action="store_true",
+                    help="publish no viewer messages, even with the config's viz section enabled")
     args = ap.parse_args(argv)
     try:
-        return run_from_config(args.config, args.duration, args.lcm_url)
+        return run_from_config(args.config, args.duration, args.lcm_url, False if args.no_viz else None)
     except ConfigError as e:
         print(f"drivers.sim: config error: {e}", file=sys.stderr)
         return 2

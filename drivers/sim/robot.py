@@ -6,6 +6,12 @@
         one status (with memq://, handle LCM until the queue is empty: `while lc.handle_timeout(0): pass`)
     robot.run_realtime(duration)    # or: paced to the wall clock, newest command each step
 
+With viz (hil.viz.VizConfig, enabled), the plant also drives a hil.viz.ViewerBridge on the same LCM:
+lcmt_viewer_load_robot / lcmt_viewer_draw of its true state (physics q, before any sensor fault),
+ticked with the simulated time after every step, so draws go out at viz.draw_rate_hz of simulated
+time, stamped with the simulated time; with contact against the ground, the load message shows the
+ground as a half space at contact.ground.height.
+
 The driver firmware it models (per step, from the newest valid command not older than
 command_timeout; without one, the safe command):
 
@@ -39,6 +45,7 @@ from messages.codec import CommandDecoder, StatusEncoder
 
 from ._physics import gather, scatter
 from .config import SimConfig, per_joint
+from .contact import ground_visual
 from .contact_lcm import ContactResultsPublisher
 from .faults import FaultInjector
 from .physics import ONE_DOF, Physics, joint_inertias
@@ -52,11 +59,13 @@ class SimulatedRobot:
 
     plant: a finalized dynamics_cy MultibodyPlant; config: SimConfig (validated here, errors name
     `path`); protocol: "iiwa" or "panda"; channels: messages.channels.Channels (default: the
-    protocol's); lcm: an lcm.LCM (None: no LCM, drive it with tick() and read plant_state()).
+    protocol's); lcm: an lcm.LCM (None: no LCM, drive it with tick() and read plant_state()); viz:
+    a hil.viz.VizConfig: when enabled (and with an LCM), `viewer` is a ViewerBridge drawing the
+    plant's own state (see the module doc), else None.
     """
 
     def __init__(self, plant, config: SimConfig | None = None, protocol: str = "iiwa",
-                 channels: Channels | None = None, lcm=None, path: str = "sim"):
+                 channels: Channels | None = None, lcm=None, path: str = "sim", viz=None):
         if protocol not in ("iiwa", "panda"):
             raise ValueError(f"protocol must be 'iiwa' or 'panda', got {protocol!r}")
         self.physics = physics = Physics(plant, config, path)
@@ -113,6 +122,13 @@ class SimulatedRobot:
             self._contact_publisher = ContactResultsPublisher(physics.contact, self.channels.contact_results)
             self._contact_period_ns = round(1e9 / cfg.contact.publish_rate)
             self._contact_due = 0
+        self.viewer = None
+        if viz is not None and viz.enabled and lcm is not None:
+            from hil.viz import ViewerBridge
+            ground = physics.contact is not None and cfg.contact.ground.enabled
+            self.viewer = ViewerBridge(plant, lcm, self.channels, viz,
+                                       anchored=[ground_visual(cfg.contact.ground.height)] if ground else ())
+        self.subscription = None
         if lcm is not None:
             self.subscription = lcm.subscribe(self.channels.command, self._on_command)
 
@@ -187,6 +203,9 @@ class SimulatedRobot:
         else:
             physics.step(self._actuation(t))
         self._publish(t + self._h_ns)
+        if self.viewer is not None:
+            t += self._h_ns
+            self.viewer.tick(t, physics.q, t // 1000)
 
     def _actuation(self, t: int):
         """The actuator torques u of the step starting at t (the driver firmware)."""
@@ -284,8 +303,12 @@ class SimulatedRobot:
 
     # --- public -----------------------------------------------------------------------------------
     def publish_status(self) -> None:
-        """Publishes the status of the current time without stepping (lockstep: the first status)."""
-        self._publish(self.physics.time_ns, force=True)
+        """Publishes the status of the current time without stepping (lockstep: the first status), and
+        the viewer messages of that state if due."""
+        t = self.physics.time_ns
+        self._publish(t, force=True)
+        if self.viewer is not None:
+            self.viewer.tick(t, self.physics.q, t // 1000)
 
     @property
     def time_ns(self) -> int:
@@ -307,7 +330,16 @@ class SimulatedRobot:
                 **({"contact_results_with_contact": self._contact_publisher.with_contact,
                     "contact_max_force_n": round(self._contact_publisher.max_force, 6)}
                    if self._contact_publisher else {}),
-                "faults": self.faults.summary() if self.faults else []}
+                "faults": self.faults.summary() if self.faults else [],
+                **({"viz": self.viewer.summary()} if self.viewer is not None else {})}
+
+    def close(self) -> None:
+        """Stops listening on the LCM (commands, and the viewer's requests)."""
+        if self.subscription is not None:
+            self.lc.unsubscribe(self.subscription)
+            self.subscription = None
+        if self.viewer is not None:
+            self.viewer.close()
 
     def run_realtime(self, duration: float | None = None, stop_event: threading.Event | None = None,
                      spin_us: float = 200.0) -> dict:

@@ -2,7 +2,8 @@
 
 A link named ``world`` is the world body. Each joint gets a frame on its parent named
 ``<joint>_parent`` at the joint origin; the child frame is the child link's frame. Actuators come
-from SimpleTransmissions, with the effort limit of the joint (a zero limit skips the actuator).
+from SimpleTransmissions, with the effort limit of the joint (a zero limit skips the actuator). A
+floating joint is ignored with a warning, as Drake does: its child stays a free body.
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import numpy as np
 from ..errors import ParseError
 from ..geometry import Box, Capsule, CoulombFriction, Cylinder, Mesh, Sphere
 from ..inertia import SpatialInertia
-from ..joints import PlanarJoint, PrismaticJoint, QuaternionFloatingJoint, RevoluteJoint, WeldJoint
+from ..joints import PlanarJoint, PrismaticJoint, RevoluteJoint, WeldJoint
 from ..spatial_math import RigidTransform, RollPitchYaw, RotationMatrix
 from ..tree import FixedOffsetFrame
 from .common import ModelParser
@@ -62,9 +63,14 @@ class UrdfParser(ModelParser):
         for link in root.findall("link"):
             geometry.append((link, self._link(link)))
         joint_info = {}
+        joints = []
         for joint in root.findall("joint"):
+            if joint.get("type") == "floating":
+                self._floating(joint)
+                continue
             joint_info[joint.get("name")] = self._joint(joint)
-        self._check_no_loops(root.findall("joint"))
+            joints.append(joint)
+        self._check_no_loops(joints)
         for t in root.findall("transmission"):
             self._transmission(t, joint_info)
         for link, body in geometry:
@@ -252,8 +258,6 @@ class UrdfParser(ModelParser):
                                    np.inf if upper is None else upper, damping)
             elif jtype == "fixed":
                 j = WeldJoint(name, F, M, RigidTransform())
-            elif jtype == "floating":
-                j = QuaternionFloatingJoint(name, F, M)
             elif jtype == "planar":
                 R = RigidTransform(_rotation_z_to(axis / np.linalg.norm(axis)), np.zeros(3))
                 F2 = self.plant.AddFrame(FixedOffsetFrame(f"{name}_plane", F, R, self.instance))
@@ -272,6 +276,13 @@ class UrdfParser(ModelParser):
         except (RuntimeError, ValueError) as e:
             raise self.xml.error(joint, str(e)) from None
         return j, effort
+
+    def _floating(self, joint) -> None:
+        """Drake ignores a floating joint: its child stays a free body, whose joint Finalize names after it."""
+        self._link_ref(joint, "parent")
+        child = self._link_ref(joint, "child")
+        self.warn(joint, f"joint '{joint.get('name')}' of type floating is ignored, as Drake does; "
+                         f"'{child.name()}' stays a free body")
 
     def _check_no_loops(self, joints) -> None:
         """Each link has at most one parent joint (checked by the plant); following parents must end."""

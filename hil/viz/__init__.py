@@ -5,12 +5,14 @@
 - ViewerBridge(plant, lc, channels, config)
                                      both, rate-limited, for a control loop's tick(now_ns, q, utime)
 - VizConfig                          the `viz:` config section
+- format_counters(bridge.summary())  the bridge's counters as one line
 - hil.viz.standalone                 a status channel -> viewer messages (`hil viz CONFIG`)
 See docs/viz.md.
 """
-from .bridge import DRAKE_VIEWER_STATUS, VIEWER_STARTED, ViewerBridge, VizConfig
+from .bridge import DRAKE_VIEWER_STATUS, VIEWER_STARTED, ViewerBridge, VizConfig, format_counters
 from .draw import DrawPublisher
 from .load import DEFAULT_COLOR, SOURCE_NAME, draw_bodies, geometry_data, link_name, load_robot_message
 
 __all__ = ["DEFAULT_COLOR", "DRAKE_VIEWER_STATUS", "SOURCE_NAME", "VIEWER_STARTED", "DrawPublisher",
-           "ViewerBridge", "VizConfig", "draw_bodies", "geometry_data", "link_name", "load_robot_message"]
+           "ViewerBridge", "VizConfig", "draw_bodies", "format_counters", "geometry_data", "link_name",
+           "load_robot_message"]

@@ -3,6 +3,7 @@ every tick; VizConfig, the `viz:` config section."""
 from __future__ import annotations
 
 import dataclasses
+from typing import Optional
 
 import numpy as np
 
@@ -39,6 +40,9 @@ class VizConfig:
         "min": 0, "help": "republish lcmt_viewer_load_robot this often (0: only at start and on request)"})
     status_channel: str = dataclasses.field(default=DRAKE_VIEWER_STATUS, metadata={
         "help": "where a starting drake_visualizer asks for the load message ('' to not listen)"})
+    status_joints: Optional[int] = dataclasses.field(default=None, metadata={
+        "min": 1, "help": "`hil viz`: joints in the robot's status message; they set the first entries of q "
+                          "(default: all of the model's positions)"})
 
 
 class ViewerBridge:
@@ -57,12 +61,15 @@ class ViewerBridge:
     now_ns is any monotonic nanosecond clock (time.monotonic_ns() in the loop, simulated time in
     the simulator); utime (µs) becomes the draw timestamp in ms. tick() never raises for a failed
     send (counted in `errors`, kept in `last_error`) nor for a non-finite q (counted in `rejected`).
+
+    `anchored`: geometry on the world that is not the plant's (GeometryInstances), added to the
+    load message's world link, e.g. the simulator's ground (see load_robot_message).
     """
 
     def __init__(self, plant, lc, channels: Channels = Channels(), config: VizConfig = VizConfig(),
-                 source_name: str = SOURCE_NAME):
+                 source_name: str = SOURCE_NAME, anchored=()):
         self.lc, self.channels, self.config = lc, channels, config
-        self.load_message = load_robot_message(plant, source_name)
+        self.load_message = load_robot_message(plant, source_name, anchored)
         self._load_bytes = self.load_message.encode()
         self._draw = DrawPublisher(plant, lc, channels.viewer_draw, source_name)
         self._period_ns = round(1e9 / config.draw_rate_hz)
@@ -110,8 +117,23 @@ class ViewerBridge:
             self.requests += 1
             self._load_requested = True
 
+    def summary(self) -> dict:
+        """The counters, JSON-ready: draws, loads, requests, rejected, errors (and last_error)."""
+        out = {"draws": self.draws, "loads": self.loads, "requests": self.requests, "rejected": self.rejected,
+               "errors": self.errors}
+        if self.last_error is not None:
+            out["last_error"] = str(self.last_error)
+        return out
+
     def close(self) -> None:
         """Stop listening on status_channel."""
         if self._subscription is not None:
             self.lc.unsubscribe(self._subscription)
             self._subscription = None
+
+
+def format_counters(summary: dict) -> str:
+    """ViewerBridge.summary() as one line of text."""
+    text = (f"draws {summary['draws']}, loads {summary['loads']}, viewer requests {summary['requests']}, "
+            f"rejected q {summary['rejected']}, send errors {summary['errors']}")
+    return text + (f" (last: {summary['last_error']})" if summary.get("last_error") else "")

@@ -85,13 +85,20 @@ def _link(name: str, robot_num: int, geometries) -> lcmt_viewer_link_data:
     return link
 
 
-def load_robot_message(plant, source_name: str = SOURCE_NAME) -> lcmt_viewer_load_robot:
+def load_robot_message(plant, source_name: str = SOURCE_NAME, anchored=()) -> lcmt_viewer_load_robot:
     """The lcmt_viewer_load_robot DrakeVisualizer (role illustration) publishes for `plant`: the
-    world link first if the world body has visual geometry, then draw_bodies(plant)."""
+    world link first if the world body has visual geometry, then draw_bodies(plant).
+
+    `anchored`: more geometry on the world (dynamics_cy GeometryInstances, X_BG = X_WG), appended
+    to the world link's own, e.g. the simulator's ground, which is not part of the plant. The
+    message is then the one DrakeVisualizer sends for the plant with that geometry registered on
+    the world body."""
     world = plant.world_body()
-    bodies = ([world] if plant.GetVisualGeometriesForBody(world) else []) + draw_bodies(plant)
+    world_geometry = list(plant.GetVisualGeometriesForBody(world)) + list(anchored)
     message = lcmt_viewer_load_robot()
-    message.link = [_link(link_name(plant, b, source_name), int(b.model_instance()),
-                          plant.GetVisualGeometriesForBody(b)) for b in bodies]
+    message.link = ([_link(link_name(plant, world, source_name), int(world.model_instance()), world_geometry)]
+                    if world_geometry else [])
+    message.link += [_link(link_name(plant, b, source_name), int(b.model_instance()),
+                           plant.GetVisualGeometriesForBody(b)) for b in draw_bodies(plant)]
     message.num_links = len(message.link)
     return message

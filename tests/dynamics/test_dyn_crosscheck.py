@@ -113,7 +113,7 @@ def compare_with_drake(ours, drake):
                       drake.CalcSpatialMomentumInWorldAboutPoint(d, p).get_coeffs()) < RTOL
         assert relerr(ours.MapVelocityToQDot(c, v), drake.MapVelocityToQDot(d, v)) < RTOL
         A, dA = ours.CalcSpatialAccelerationsFromVdot(c, vdot), drake.CalcSpatialAccelerationsFromVdot(d, vdot)
-        assert max(relerr(a.get_coeffs(), da.get_coeffs()) for a, da in zip(A, dA) if np.any(da.get_coeffs())) < 1e-7
+        assert max(relerr(a.get_coeffs(), da.get_coeffs()) for a, da in zip(A, dA) if np.any(da.get_coeffs())) < RTOL
         frames = [ours.get_frame(i) for i in range(ours.num_frames())]
         for f_b in frames[1:]:
             d_b = drake.GetFrameByName(f_b.name(), drake.GetModelInstanceByName(

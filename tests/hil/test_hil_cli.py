@@ -15,8 +15,10 @@ def hil(*args, timeout=60):
 
 def test_help_lists_every_command():
     out = hil("--help").stdout
-    for command in ("run", "sim", "demo", "viz"):
-        assert f"hil {command}" in out
+    commands = ("run", "sim", "demo", "viz", "serial", "serial-device", "regress", "replay", "report")
+    for command in commands:
+        assert f"hil {command} " in out
+        assert hil(command, "--help").returncode == 0
     assert "--plot" in hil("run", "--help").stdout
 
 
@@ -37,6 +39,9 @@ def test_demo_runs_the_simulated_iiwa_in_another_process_and_summarizes(multicas
     ({"controller": {"type": "lqr"}}, "controller.type: must be one of"),
     ({"sim": {"integrator": "euler"}}, "sim.integrator: must be one of"),
     ({"trajectory": {"type": "quintic", "goal": [0, 0, 0, -9, 0, 0, 0]}}, "trajectory.goal: joint 3 goal -9"),
+    ({"trajectory": {"type": "cartesian", "goal_position": [0.5, 0, 0.5], "velocity_scale": 1.0}},
+     "trajectory.velocity_scale: must be < 1"),
+    ({"lcm": {"url": "foo://bar"}}, "lcm.url: LCM cannot open 'foo://bar'"),
 ])
 def test_bad_configs_are_rejected_at_start_naming_the_key(tmp_path, change, message):
     data = yaml.safe_load(open(DEMO))

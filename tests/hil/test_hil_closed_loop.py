@@ -4,9 +4,10 @@ import copy
 import gc
 
 import numpy as np
+import pytest
 
 from hil.config import load_config
-from hil.lockstep import run_lockstep
+from hil.lockstep import make_lockstep, run_lockstep
 
 DEMO = "configs/demo.yaml"
 
@@ -30,10 +31,13 @@ def test_gravity_compensation_holds_the_iiwa_still():
     q0 = [0.3, 0.7, -0.4, -1.2, 0.5, 0.9, -0.2]
     cfg = config(controller={"type": "gravity_compensation"}, trajectory={"type": "hold"},
                  sim={"initial_positions": q0})
-    summary, loop, sim = run_lockstep(cfg, 10.0)
-    q_end = sim.plant_state()["q"]
+    drift = [0.0]
+
+    def track(loop):
+        drift[0] = max(drift[0], float(np.max(np.abs(loop.q - q0))))
+    summary, loop, sim = run_lockstep(cfg, 10.0, on_tick=track)
     assert summary["final_state"] == "RUNNING" and summary["faults"] == []
-    assert np.max(np.abs(q_end - q0)) < 1e-3, q_end - q0
+    assert drift[0] < 1e-3 and np.max(np.abs(sim.plant_state()["q"] - q0)) < 1e-3, drift
     assert summary["ticks"] == 10_000
 
 
@@ -143,3 +147,43 @@ def test_cartesian_goal_planned_with_ik_and_toppra_is_reached():
     np.testing.assert_allclose(X.translation(), goal.translation(), atol=1e-3)
     assert np.max(np.abs(X.rotation().matrix() - goal.rotation().matrix())) < 1e-2
     assert max(summary["tracking_error_rad"]["max"]) < 1e-2
+
+
+def test_an_unplannable_cartesian_goal_is_a_fault_that_says_why():
+    """A goal out of reach: the planner's error becomes a CONTROLLER fault that latches (recover: true does
+    not retry it); the arm is held, not moved."""
+    start = [0.0, 0.6, 0.0, -1.2, 0.0, 0.8, 0.0]
+    cfg = config(trajectory={"type": "cartesian", "goal_position": [3.0, 0.0, 0.5]}, sim={"initial_positions": start})
+    summary, loop, sim = run_lockstep(cfg, 0.5)
+    assert summary["final_state"] == "FAULT"
+    assert len(summary["faults"]) == 1, summary["faults"]
+    fault = summary["faults"][0]
+    assert fault["fault"] == "CONTROLLER" and "trajectory: plan_cartesian_move: no IK solution" in fault["reason"]
+    assert np.max(np.abs(sim.plant_state()["q"] - start)) < 1e-3
+
+
+@pytest.mark.parametrize("failure, reason", [("non-finite", "non-finite torque on joint 2"),
+                                             ("raises", "ZeroDivisionError: gain schedule")])
+def test_a_failing_controller_faults_latches_and_the_arm_is_held(failure, reason):
+    """From tick 300 the controller writes inf into joint 2's torque, or raises: FAULT (CONTROLLER)
+    naming why, no recovery (the demo config has recover: true), every command finite, the arm held."""
+    q0 = [0.3, 0.7, -0.4, -1.2, 0.5, 0.9, -0.2]
+    loop, sim = make_lockstep(config(trajectory={"type": "hold"}, sim={"initial_positions": q0}))
+    compute = loop.controller.compute
+
+    def broken(q, v, q_d, v_d, a_d, out):
+        compute(q, v, q_d, v_d, a_d, out)
+        if loop.tick_index >= 300:
+            if failure == "raises":
+                raise ZeroDivisionError("gain schedule")
+            out[2] = np.inf
+
+    loop.controller.compute = broken
+    worst = []
+    sim.publish_status()
+    summary = loop.run(1.0, on_tick=lambda *_: worst.append(np.max(np.abs(loop.tau_cmd))))
+    assert summary["final_state"] == "FAULT"
+    assert [(f["fault"], f["tick"]) for f in summary["faults"]] == [("CONTROLLER", 300)]
+    assert reason in summary["faults"][0]["reason"]
+    assert np.all(np.isfinite(worst)) and len(worst) == summary["ticks"]
+    assert np.max(np.abs(sim.plant_state()["q"] - q0)) < 2e-3

@@ -135,7 +135,13 @@ def test_log_commands_reject_missing_and_unreadable_files(tmp_path):
     assert p.returncode == 2 and "nope.lcmlog: no such log file" in p.stderr
     garbage = tmp_path / "garbage.lcmlog"
     garbage.write_bytes(bytes(range(256)) * 10)
-    p = hil("report", garbage)
+    for command in ("report", "replay"):
+        p = hil(command, garbage)
+        assert p.returncode == 2 and "garbage.lcmlog: not an LCM log (it starts with 00010203" in p.stderr
+    other = tmp_path / "other.lcmlog"               # a real LCM log, of something else
+    with LogRecorder(other) as recorder:
+        recorder.write("SOMETHING", 1, b"data")
+    p = hil("report", other)
     assert p.returncode == 2 and "no robot status in the log" in p.stderr
-    p = hil("replay", garbage)
+    p = hil("replay", other)
     assert p.returncode == 2 and "no run-info" in p.stderr

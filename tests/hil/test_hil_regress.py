@@ -41,6 +41,10 @@ def test_the_scenarios_cover_the_controllers_contact_each_fault_and_the_serial_c
     assert faults == set(typing.get_args(FaultType))
     assert any((s.cfg.sim or {}).get("contact", {}).get("enabled") for s in scenarios)
     assert any(s.spec.link == "serial" for s in scenarios)
+    link_faults = {f["type"] for s in scenarios if s.spec.link == "serial"
+                   for f in s.data["serial"]["device"].get("faults", [])}
+    # the link's corruptions; silent, unplug and board_fault run on the wall clock (tests/serial covers them)
+    assert link_faults == {"bit_flip", "drop_byte", "truncate", "garbage", "split"}
     assert all(s.spec.golden is not None for s in scenarios)
 
 
@@ -142,6 +146,15 @@ def test_regress_cli_runs_in_parallel_and_writes_report_plots_and_logs(tmp_path)
         assert (out / "plots" / f"{name}.png").stat().st_size > 10_000
         assert (out / "logs" / f"{name}.lcmlog").stat().st_size > 100_000
     assert "[2/2]" in p.stderr                                      # the progress lines
+    # the log replays against the scenario file itself (its scenario section is ignored)...
+    log, scenario = out / "logs" / "computed_torque_waypoints.lcmlog", tmp_path / "computed_torque_waypoints.yaml"
+    p = hil("replay", log, "--config", scenario)
+    assert p.returncode == 0 and "PASS" in p.stdout, p.stdout + p.stderr
+    data = yaml.safe_load(scenario.read_text())                     # ...and catches a change of gains
+    data["controller"]["kp"] = [300]
+    scenario.write_text(yaml.safe_dump(data))
+    p = hil("replay", log, "--config", scenario)
+    assert p.returncode == 1 and "FAIL" in p.stdout, p.stdout + p.stderr
 
 
 def test_regress_cli_exit_status(tmp_path):

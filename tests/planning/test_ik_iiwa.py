@@ -75,7 +75,7 @@ def test_nominal_cost_gives_the_closest_solution(iiwa):
     p_goal = np.array([0.45, 0.2, 0.55])
     ik = InverseKinematics(iiwa)
     position = ik.AddPositionConstraint(E, [0, 0, 0], W, p_goal, p_goal)
-    cost = ik.prog().AddQuadraticErrorCost(np.eye(7), q_nom, ik.q())
+    cost = ik.prog().AddQuadraticErrorCost(np.eye(7), q_nom, ik.q_vars())     # q_vars() is q()
     ik.prog().SetInitialGuess(ik.q(), q_nom)
     result = Solve(ik.prog())
     assert result.is_success(), result.get_solver_details()

@@ -49,7 +49,13 @@ def test_scaling_and_torque_limits_slow_it_down(iiwa):
     E = iiwa.GetFrameByName("iiwa_link_ee")
     T = plan_cartesian_move(iiwa, Q_START, E, goal(iiwa)).end_time()
     assert plan_cartesian_move(iiwa, Q_START, E, goal(iiwa), velocity_scale=0.5, acceleration_scale=0.5).end_time() > T
-    assert plan_cartesian_move(iiwa, Q_START, E, goal(iiwa), with_torque_limits=True).end_time() >= T - 1e-9
+    assert plan_cartesian_move(iiwa, Q_START, E, goal(iiwa), effort_scale=1.0).end_time() >= T - 1e-9
+    slow = plan_cartesian_move(iiwa, Q_START, E, goal(iiwa), effort_scale=0.21)
+    assert slow.end_time() > T
+    k, tau = iiwa.kernels(), np.empty(7)
+    for t in np.linspace(0.0, slow.end_time(), 200):
+        k.inverse_dynamics(slow.value(t)[:, 0], slow.EvalDerivative(t, 1)[:, 0], slow.EvalDerivative(t, 2)[:, 0], tau)
+        assert np.all(np.abs(tau) <= 0.21 * 1.02 * iiwa.GetEffortUpperLimits())   # between gridpoints: ~1 %
 
 
 def test_errors(iiwa):

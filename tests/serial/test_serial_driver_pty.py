@@ -33,7 +33,7 @@ from messages.hilmsg import lcmt_hil_driver_health
 class PtyBoard:
     """The test as the board: frames written into the pty master, the driver's frames parsed."""
 
-    def __init__(self, **section):
+    def __init__(self, fd_io=True, **section):
         self.fd, slave = os.openpty()
         tty.setraw(self.fd)
         tty.setraw(slave)
@@ -44,7 +44,7 @@ class PtyBoard:
         config = load_serial_config({"port": os.ttyname(slave), "stale_timeout": 10, "link_timeout": 20,
                                      "command_timeout": 10, "board_watchdog": 20, **section})
         self.driver = SerialDriver(config, [f"joint_{i}" for i in range(7)], [0] * 7, "iiwa", self.channels,
-                                   self.lc)
+                                   self.lc, fd_io=fd_io)
         self.encoder, self.received = FrameEncoder(7), StreamParser(7)
         self.state = JointState(7)
         self.state.status, self.state.mode = StatusFlag.ENABLED, CommandMode.TORQUE
@@ -88,8 +88,8 @@ class PtyBoard:
 def pty_board():
     boards = []
 
-    def make(**section):
-        boards.append(PtyBoard(**section))
+    def make(fd_io=True, **section):
+        boards.append(PtyBoard(fd_io, **section))
         return boards[-1]
 
     yield make
@@ -208,6 +208,37 @@ def test_fault_report_text_reaches_health(pty_board):
     assert board.driver.statuses_withheld == 5 and board.driver.statuses_published == 0
     board.drain()
     assert board.received.latest.heartbeat.rx_count >= 1
+
+
+@pytest.mark.parametrize("fd_io", [True, False])
+def test_fd_io_and_pyserial_io_carry_the_same_frames(pty_board, fd_io):
+    """The file-descriptor fast path and pyserial's read()/write() (the benchmark's comparison) move
+    the same frames, and both notice the board's end of the pty closing. (pyserial's write() raises
+    its write timeout when the clock has passed it after the frame went out whole, so there a stall
+    can count a delivered frame in tx_incomplete.)"""
+    board = pty_board(fd_io=fd_io)
+    board.connect()
+    d = board.driver
+    assert d._device is fd_io
+    for i in range(200):
+        board.frame(i)
+        time.sleep(0.0003)
+        d.spin_once(0.002)
+        board.drain()
+    for _ in range(5):
+        d.spin_once(0.002)
+    board.drain()
+    assert d.statuses_published == 200 and board.status.position_measured[0] == 199
+    assert d.commands_forwarded == 200 and board.received.latest.command.rx_count >= 200
+    assert d.parser.stats.crc_errors == 0 and board.received.stats.crc_errors == 0
+    assert d.tx_incomplete == 0 or not fd_io
+    os.close(board.fd)                                        # the board's end goes away: a hang-up
+    board.fd = os.open("/dev/null", os.O_RDWR)                # for close()
+    for _ in range(20):
+        d.spin_once(0.002)
+        if d.port is None:
+            break
+    assert d.port is None and "read failed" in d.link_events[-1][1], d.link_events
 
 
 def board_config(kind):

@@ -17,6 +17,7 @@ import pytest
 
 from drivers.sim import SimulatedRobot, load_sim_config, run_sim
 from hil.config import load_config
+from messages import lcmt_viewer_draw, lcmt_viewer_load_robot
 from messages.codec import CommandEncoder, StatusDecoder
 
 REPO = Path(__file__).resolve().parents[2]
@@ -24,9 +25,9 @@ IIWA = REPO / "configs" / "robots" / "iiwa14.urdf"
 Q0 = [0.0, 0.6, 0.0, -1.2, 0.0, 0.8, 0.0]
 
 
-def config_file(tmp_path, url, sim="{}"):
+def config_file(tmp_path, url, sim="{}", extra=""):
     path = tmp_path / "sim.yaml"
-    path.write_text(f"robot: {{model: {IIWA}, protocol: iiwa}}\nlcm: {{url: \"{url}\"}}\nsim: {sim}\n")
+    path.write_text(f"robot: {{model: {IIWA}, protocol: iiwa}}\nlcm: {{url: \"{url}\"}}\nsim: {sim}\n{extra}")
     return path
 
 
@@ -93,6 +94,45 @@ def test_sim_process_speaks_the_protocol_in_real_time(tmp_path, multicast_url, i
     utimes = np.array(client.utimes)
     assert len(utimes) > 500 and np.all(np.diff(utimes) > 0) and np.all(utimes % 1000 == 0)
     np.testing.assert_allclose(client.status.position_measured, Q0, atol=0.05)   # held by the controller
+
+
+@pytest.mark.parametrize("no_viz", [False, True])
+def test_sim_process_publishes_the_viewer_messages_of_its_plant(tmp_path, multicast_url, iiwa, no_viz):
+    """With viz enabled, `python -m drivers.sim` draws the plant at viz.draw_rate_hz of simulated time,
+    stamped with it; --no-viz (for a process next to a loop that publishes them: `hil demo`) turns it off."""
+    path = config_file(tmp_path, multicast_url, f"{{initial_positions: {Q0}, brakes: true}}",
+                       "viz: {draw_rate_hz: 30, load_period_s: 0.5}\n")
+    lc = lcm.LCM(multicast_url)
+    loads, draws = [], []
+    lc.subscribe("DRAKE_VIEWER_LOAD_ROBOT", lambda channel, data: loads.append(lcmt_viewer_load_robot.decode(data)))
+    lc.subscribe("DRAKE_VIEWER_DRAW", lambda channel, data: draws.append(lcmt_viewer_draw.decode(data)))
+    proc = start(path, "--duration", "1.5", *(["--no-viz"] if no_viz else []))
+    try:
+        while proc.poll() is None:
+            lc.handle_timeout(10)
+        while lc.handle_timeout(50) > 0:
+            pass
+        out, err = proc.communicate(timeout=10)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, err
+    lines = out.splitlines()
+    if no_viz:
+        assert draws == [] and loads == [] and "viewer" not in out
+        return
+    assert ", viewer DRAKE_VIEWER_LOAD_ROBOT / DRAKE_VIEWER_DRAW at 30 Hz, LCM " in lines[0]
+    counted = re.search(r"viewer: draws (\d+), loads (\d+), viewer requests 0, rejected q 0, send errors 0", out)
+    assert counted, out
+    # 1500 steps of 1 ms, slots every 33.3 ms of simulated time from t = 0: 46 draws; loads at 0, 0.5, 1, 1.5 s.
+    assert (int(counted[1]), int(counted[2])) == (46, 4)
+    assert 30 <= len(draws) <= 46 and 1 <= len(loads) <= 4            # UDP on a loaded host may lose some
+    stamps = np.array([d.timestamp for d in draws])
+    assert np.all(np.diff(stamps) > 0) and np.all(stamps <= 1500)
+    assert set(np.diff(stamps)) <= {33, 34, 66, 67, 100, 101}        # on the 30 Hz grid of simulated ms
+    context = iiwa.CreateDefaultContext()                            # on its brakes: the initial pose
+    iiwa.SetPositions(context, Q0)
+    X_W7 = iiwa.EvalBodyPoseInWorld(context, iiwa.GetBodyByName("iiwa_link_7"))
+    np.testing.assert_allclose(draws[-1].position[7], X_W7.translation(), atol=1e-6)
 
 
 def test_sim_process_ends_cleanly_on_sigterm(tmp_path, multicast_url):

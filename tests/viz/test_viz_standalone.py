@@ -103,6 +103,56 @@ def test_fewer_status_joints_than_positions_keep_the_default_positions(iiwa):
         StatusViewer(iiwa, lc, num_joints=8)
 
 
+def test_status_joints_come_from_the_viz_section(tmp_path, iiwa):
+    config = load_config(write_config(tmp_path, "robot: {model: robots/iiwa14.urdf}\nviz: {status_joints: 5}\n"))
+    lc, clock = lcm.LCM("memq://"), Clock()
+    viewer = StatusViewer(iiwa, lc, viz=viz_config(config), clock=clock)
+    received = ViewerMessages(lc)
+    for n in (5, 7):
+        status = StatusEncoder("iiwa", n, channel="IIWA_STATUS")
+        status.encode(0, position_measured=np.full(n, 0.3))
+        status.publish(lc)
+    while lc.handle_timeout(0):
+        pass
+    assert (viewer.num_joints, viewer.status.ok_count, viewer.rejected) == (5, 1, 1)
+    (draw,) = received.draws
+    np.testing.assert_allclose(draw.position[7], link_7_position(iiwa, [0.3] * 5 + [0, 0]), atol=1e-6)
+    viewer.close()
+    too_many = load_config(write_config(tmp_path, "robot: {model: robots/iiwa14.urdf}\nviz: {status_joints: 8}\n"))
+    with pytest.raises(ConfigError, match="viz.status_joints: the status has 8 joints but the model has only 7"):
+        StatusViewer(iiwa, lc, viz=viz_config(too_many))
+    with pytest.raises(ConfigError, match="viz.status_joints: must be >= 1, got 0"):
+        load_config(write_config(tmp_path, "robot: {model: robots/iiwa14.urdf}\nviz: {status_joints: 0}\n"))
+
+
+def test_rejected_statuses_are_warned_about_first_then_periodically(iiwa, caplog):
+    """A 6-joint status for a 7-position model (as a 7-joint Panda status for a URDF with fingers):
+    the first rejection is a warning naming the reason and the key to set, then one every 10 s."""
+    lc, clock = lcm.LCM("memq://"), Clock()
+    viewer = StatusViewer(iiwa, lc, clock=clock)
+    six = StatusEncoder("iiwa", 6, channel="IIWA_STATUS")
+    six.encode(0, position_measured=np.zeros(6))
+    with caplog.at_level("WARNING", logger="hil.viz.standalone"):
+        for k in range(26):                           # one a second for 25 s
+            clock.now_ns = k * 1000 * MS
+            six.publish(lc)
+            while lc.handle_timeout(0):
+                pass
+    warnings = [r.getMessage() for r in caplog.records if r.name == "hil.viz.standalone"]
+    assert len(warnings) == 3 and viewer.rejected == 26 and viewer.bridge.draws == 0
+    assert warnings[0] == ("hil viz: rejected status #1 (1 since the last warning): IIWA_STATUS (lcmt_iiwa_status): "
+                           "num_joints has 6 joints but the model has 7; the viewer expects 7 joints "
+                           "(viz.status_joints, default the model's 7 positions): set viz.status_joints: 6")
+    assert warnings[1].startswith("hil viz: rejected status #11 (10 since the last warning): ")
+    assert warnings[2].startswith("hil viz: rejected status #21 (10 since the last warning): ")
+    eight = StatusEncoder("iiwa", 8, channel="IIWA_STATUS")
+    eight.encode(0, position_measured=np.zeros(8))
+    eight.publish(lc)
+    lc.handle_timeout(0)
+    assert viewer.reason().endswith("and the model has only 7 positions: is robot.model this robot's?")
+    viewer.close()
+
+
 def test_run_serves_for_the_duration(iiwa):
     lc = lcm.LCM("memq://")
     received = ViewerMessages(lc)
@@ -158,9 +208,12 @@ def test_hil_viz_serves_a_status_channel(tmp_path, multicast_url, iiwa):
         draws = []
         lc.subscribe("DRAKE_VIEWER_DRAW", lambda channel, data: draws.append(lcmt_viewer_draw.decode(data)))
         status = StatusEncoder("iiwa", 7, channel="IIWA_STATUS")
+        six = StatusEncoder("iiwa", 6, channel="IIWA_STATUS")
+        six.encode(0, position_measured=np.zeros(6))
         q = np.array([0.1, 0.5, -0.3, -1.2, 0.2, 0.7, 0.0])
         deadline = time.monotonic() + 30
         while len(draws) < 5 and time.monotonic() < deadline and process.poll() is None:
+            six.publish(lc)                            # rejected: warned about once (then every 10 s)
             status.encode(int(time.monotonic() * 1e6), position_measured=q)
             status.publish(lc)
             lc.handle_timeout(5)
@@ -172,3 +225,5 @@ def test_hil_viz_serves_a_status_channel(tmp_path, multicast_url, iiwa):
     assert len(draws) >= 5, output
     np.testing.assert_allclose(draws[-1].position[7], link_7_position(iiwa, q), atol=1e-6)
     assert "hil viz:" in output and "draws" in output and "loads" in output
+    assert "WARNING hil.viz.standalone: hil viz: rejected status #1 (1 since the last warning): IIWA_STATUS " \
+           "(lcmt_iiwa_status): num_joints has 6 joints but the model has 7" in output
