@@ -65,8 +65,7 @@ def parser() -> argparse.ArgumentParser:
                          description="Run the simulated robot as its own process: it speaks the robot's LCM "
                                      "protocol on the config's channels, paced to the wall clock.")
     sim.add_argument("config", help="run config (YAML) with a sim section")
-    sim.add_argument("--duration", type=float, help="seconds to run (default: until Ctrl-C)")
-    sim.add_argument("--lcm-url", help="override lcm.url")
+    _add_service_options(sim)
     sim.add_argument("--no-viz", action="store_true", help="publish no viewer messages, even with viz enabled")
     demo = sub.add_parser("demo", help="simulated iiwa14 + control loop, with a live status line",
                           description="Start the simulated robot in its own process (UDP multicast LCM, ttl=0) "
@@ -78,20 +77,18 @@ def parser() -> argparse.ArgumentParser:
                          description="Subscribe to the robot's status channel and publish drake_visualizer / "
                                      "Meldis messages (lcmt_viewer_load_robot, lcmt_viewer_draw) for it.")
     viz.add_argument("config", help="run config (YAML): robot, lcm, channels and viz sections are used")
-    viz.add_argument("--duration", type=float, help="seconds to run (default: until Ctrl-C)")
-    viz.add_argument("--lcm-url", help="override lcm.url")
+    _add_service_options(viz)
     serial = sub.add_parser("serial", help="the serial driver: board on a serial port <-> robot LCM channels",
                             description="Open the board's serial port (any pyserial URL), publish its joint state as "
                                         "the robot's status, send the loop's commands, apply command expiry and "
                                         "publish link health (serial section; docs/serial_protocol.md).")
     serial.add_argument("config", help="run config (YAML) with a serial section")
-    serial.add_argument("--duration", type=float, help="seconds to run (default: until Ctrl-C)")
-    serial.add_argument("--lcm-url", help="override lcm.url")
+    _add_service_options(serial)
     device = sub.add_parser("serial-device", help="a simulated motor board on a pseudo-terminal",
                             description="Create a pseudo-terminal, speak the board protocol on it and move the "
                                         "simulated plant (sim section); prints the port for the driver.")
     device.add_argument("config", help="run config (YAML) with serial and sim sections")
-    device.add_argument("--duration", type=float, help="seconds to run (default: until Ctrl-C)")
+    _add_service_options(device, lcm_url=False)
     device.add_argument("--port", help="where to put the pty's symlink (default: serial.device.link or serial.port)")
     regress = sub.add_parser("regress", help="run the regression scenarios in lockstep and check them",
                              description="Run every scenario (a run config with a scenario section) in lockstep "
@@ -313,12 +310,19 @@ def cmd_report(args) -> int:
 def _log(path: str) -> str:
     if not Path(path).is_file():
         raise LogError(f"{path}: no such log file")
-    from messages.logs import read_events
+    from messages.logs import check_log
     try:
-        next(read_events(path), None)
+        check_log(path)
     except ValueError as e:
         raise LogError(str(e)) from None
     return path
+
+
+def _add_service_options(p: argparse.ArgumentParser, lcm_url: bool = True) -> None:
+    """The options of the commands that run until stopped (sim, viz, serial, serial-device)."""
+    p.add_argument("--duration", type=float, help="seconds to run (default: until Ctrl-C)")
+    if lcm_url:
+        p.add_argument("--lcm-url", help="override lcm.url")
 
 
 def main(argv: list[str] | None = None) -> int:

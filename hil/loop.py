@@ -39,7 +39,8 @@ class ControlLoop:
 
     mode "realtime" paces ticks to the wall clock; "lockstep" runs against a simulator on the same
     (memq://) LCM: the LCM handling at the start of a tick delivers the previous command to the
-    simulator, which steps once and publishes the status this tick uses.
+    simulator, which steps once and publishes the status this tick uses. `trajectory` (default: the
+    config's) is a hil.trajectories.Source.
     """
 
     def __init__(self, cfg: RunConfig, robot: Robot, lc, mode: str = "realtime", trajectory=None, viz=None,

@@ -32,10 +32,14 @@ def _goal(values, n: int, key: str, lower, upper) -> np.ndarray:
     return q
 
 
-class Hold:
-    """q_d = the position at start."""
+class Source:
+    """What every source has besides start() and sample(): `error`, None while it can deliver."""
 
-    error = None
+    error: str | None = None
+
+
+class Hold(Source):
+    """q_d = the position at start."""
 
     def __init__(self, n: int):
         self.q0 = np.zeros(n)
@@ -62,12 +66,10 @@ def feasible_duration(delta: np.ndarray, duration: float, v_max: np.ndarray, a_m
     return float(max(duration, t_v, t_a))
 
 
-class Waypoints:
+class Waypoints(Source):
     """Rest-to-rest quintic segments from the start position through each waypoint in turn; with
     `loop`, back to the start and again. A segment too short for the joint velocity or acceleration
     limits (v_max, a_max) is stretched to the shortest feasible duration, with a warning."""
-
-    error = None
 
     def __init__(self, goals: list[np.ndarray], durations: list[float], loop: bool,
                  v_max: np.ndarray | None = None, a_max: np.ndarray | None = None):
@@ -114,11 +116,9 @@ class Waypoints:
         _control.quintic(self.q0, self.dq, (t - begin) * 1e-9, self.seg_durations[k], q_d, v_d, a_d)
 
 
-class Sampled:
+class Sampled(Source):
     """A precomputed trajectory at the loop period: row k of Q, V, A is the desired state at t0 + k·dt
     (the last row is held after the end)."""
-
-    error = None
 
     def __init__(self, Q: np.ndarray, V: np.ndarray, A: np.ndarray, period_ns: int):
         self.Q, self.V, self.A = (np.ascontiguousarray(x, dtype=float) for x in (Q, V, A))
@@ -138,13 +138,11 @@ class Sampled:
         _control.copy_row(self.A, k, a_d)
 
 
-class Stream:
+class Stream(Source):
     """Follows desired states streamed on LCM: lcmt_robot_state (positions; v_d = a_d = 0) or
     lcmt_hil_joint_plan (knots interpolated as the plan says; a plan starts at its start_utime, or
     on receipt). Before anything arrives, and after a plan ends, it holds the last desired position
     (initially the start position)."""
-
-    error = None
 
     def __init__(self, lc, channel: str, kind: str, joint_names: list[str]):
         self.n, self.kind, self.joint_names = len(joint_names), kind, joint_names
@@ -211,7 +209,7 @@ class Stream:
                          q_d, v_d, a_d)
 
 
-class CartesianMove:
+class CartesianMove(Source):
     """A straight-line move of a frame to the goal pose X_WG, planned from the position at start with IK
     and timed time-optimally under the joint velocity and acceleration limits (planning's
     plan_cartesian_move), then sampled at the loop period. Planning takes tens of milliseconds: with
@@ -227,7 +225,6 @@ class CartesianMove:
         self.hold = Hold(plant.num_velocities())
         self.plan: Sampled | None = None
         self.started = False
-        self.error: str | None = None
 
     def start(self, q, t_ns: int) -> None:
         self.hold.start(q, t_ns)

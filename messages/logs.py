@@ -77,15 +77,19 @@ def _literal(channel):
 LOG_SYNC_WORD = b"\xed\xa1\xda\x01"     # every event of an LCM log starts with it (big-endian 0xEDA1DA01)
 
 
-def read_events(path, channels=None):
-    """The log's lcm.Event objects (channel, timestamp in µs, data), optionally only `channels`.
-    A file that does not start with an LCM event (lcm.EventLog would read it as empty) raises
-    ValueError."""
+def check_log(path) -> None:
+    """ValueError unless the file starts with an LCM event (lcm.EventLog reads anything else as empty)."""
     with open(path, "rb") as f:
         head = f.read(4)
     if head != LOG_SYNC_WORD:
         raise ValueError(f"{path}: not an LCM log (" + ("the file is empty" if not head else
                          f"it starts with {head.hex()}, not the LCM event sync word {LOG_SYNC_WORD.hex()}") + ")")
+
+
+def read_events(path, channels=None):
+    """The log's lcm.Event objects (channel, timestamp in µs, data), optionally only `channels`;
+    ValueError for a file that is not an LCM log (check_log)."""
+    check_log(path)
     log = lcm.EventLog(str(path), "r")
     try:
         for event in log:

@@ -10,6 +10,7 @@ from dynamics_cy import (
     Cylinder,
     HalfSpace,
     MultibodyPlant,
+    Parser,
     RigidTransform,
     RollPitchYaw,
     RotationalInertia,
@@ -86,3 +87,19 @@ def check_gradient():
 @pytest.fixture(scope="session")
 def pydrake():
     return pytest.importorskip("pydrake.all", reason="pydrake (pip install drake) is not installed")
+
+
+@pytest.fixture(scope="session")
+def plants_from_urdf(pydrake):
+    """make(urdf_text) -> (ours, theirs, scene_graph, diagram): our plant and Drake's (in a diagram with a
+    SceneGraph, which keeps the geometry) parsed from the same URDF text, both finalized."""
+    def make(urdf: str):
+        ours = MultibodyPlant(0.0)
+        Parser(ours).AddModelsFromString(urdf, "urdf")
+        ours.Finalize()
+        builder = pydrake.DiagramBuilder()
+        theirs, scene_graph = pydrake.AddMultibodyPlantSceneGraph(builder, 0.0)
+        pydrake.Parser(theirs).AddModelsFromString(urdf, "urdf")
+        theirs.Finalize()
+        return ours, theirs, scene_graph, builder.Build()
+    return make

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import planning
-from dynamics_cy import MultibodyPlant, Parser, RollPitchYaw, RotationMatrix
+from dynamics_cy import RollPitchYaw, RotationMatrix
 
 ARGS_R1, ARGS_R2 = RollPitchYaw(0.3, -0.2, 0.5), RollPitchYaw(-0.1, 0.4, 1.2)
 
@@ -92,19 +92,12 @@ def test_quaternion_integration_matches_drake(pydrake):
             assert_same(pydrake, ours, theirs, np.r_[rng.normal(size=11), 0.2])
 
 
-def test_minimum_distance_matches_drake(pydrake, iiwa_urdf):
+def test_minimum_distance_matches_drake(pydrake, plants_from_urdf, iiwa_urdf):
     """On the iiwa with capsules for cylinders (pairs both libraries compute exactly): the same collision
     candidates and the same penalty value and gradient (Drake's MinimumDistanceLowerBoundConstraint)."""
     urdf = re.sub(r'<cylinder radius="([^"]+)" length="([^"]+)"/>', r'<capsule radius="\1" length="\2"/>',
                   open(iiwa_urdf).read())
-    ours = MultibodyPlant(0.0)
-    Parser(ours).AddModelsFromString(urdf, "urdf")
-    ours.Finalize()
-    builder = pydrake.DiagramBuilder()
-    theirs, scene_graph = pydrake.AddMultibodyPlantSceneGraph(builder, 0.0)
-    pydrake.Parser(theirs).AddModelsFromString(urdf, "urdf")
-    theirs.Finalize()
-    diagram = builder.Build()
+    ours, theirs, scene_graph, diagram = plants_from_urdf(urdf)
     d_ctx = theirs.GetMyMutableContextFromRoot(diagram.CreateDefaultContext())
     inspector = scene_graph.model_inspector()
     body = lambda g: theirs.GetBodyFromFrameId(inspector.GetFrameId(g)).name()  # noqa: E731

@@ -5,7 +5,6 @@ SceneGraph for the collision constraints) parsed from the same URDF text, and Ch
 import numpy as np
 import pytest
 
-from dynamics_cy import MultibodyPlant, Parser
 from planning import InverseKinematics, Solve
 
 OBSTACLE = np.array([0.5, 0.0, 0.45])  # centre of a 0.08 m sphere welded to the world
@@ -15,7 +14,7 @@ Q_START = [0.0, 0.3, 0.0, -1.6, 0.0, 0.6, 0.0]  # elbow up, in front of the robo
 
 
 @pytest.fixture(scope="module")
-def plants(pydrake, iiwa_urdf):
+def plants(plants_from_urdf, iiwa_urdf):
     """Our plant and Drake's (in a diagram with a SceneGraph) from the iiwa URDF plus the obstacle link."""
     urdf = open(iiwa_urdf).read().replace("</robot>", f"""
   <link name="obstacle">
@@ -25,14 +24,7 @@ def plants(pydrake, iiwa_urdf):
     <parent link="world"/><child link="obstacle"/><origin xyz="{OBSTACLE[0]} {OBSTACLE[1]} {OBSTACLE[2]}"/>
   </joint>
 </robot>""")
-    ours = MultibodyPlant(0.0)
-    Parser(ours).AddModelsFromString(urdf, "urdf")
-    ours.Finalize()
-    builder = pydrake.DiagramBuilder()
-    theirs, scene_graph = pydrake.AddMultibodyPlantSceneGraph(builder, 0.0)
-    pydrake.Parser(theirs).AddModelsFromString(urdf, "urdf")
-    theirs.Finalize()
-    diagram = builder.Build()
+    ours, theirs, scene_graph, diagram = plants_from_urdf(urdf)
     root = diagram.CreateDefaultContext()
     return {"ours": ours, "theirs": theirs, "context": theirs.GetMyMutableContextFromRoot(root),
             "keep_alive": (diagram, scene_graph, root)}
