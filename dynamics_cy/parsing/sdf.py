@@ -165,11 +165,11 @@ class SdfParser(ModelParser):
         if m < 0:
             raise self.xml.error(inertial, f"link '{link.get('name')}': mass {m} is negative")
         el = inertial.find("inertia")
-        I = np.zeros((3, 3))
-        if el is not None:
-            f = {k: self.xml.text_float(el, k, 0.0) for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")}
-            I = np.array([[f["ixx"], f["ixy"], f["ixz"]], [f["ixy"], f["iyy"], f["iyz"]],
-                          [f["ixz"], f["iyz"], f["izz"]]])
+        # SDFormat's defaults: ixx = iyy = izz = 1, products 0 (also for a missing <inertia>)
+        f = {k: self.xml.text_float(el, k, 1.0 if k in ("ixx", "iyy", "izz") else 0.0) if el is not None
+             else (1.0 if k in ("ixx", "iyy", "izz") else 0.0) for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")}
+        I = np.array([[f["ixx"], f["ixy"], f["ixz"]], [f["ixy"], f["iyy"], f["iyz"]],
+                      [f["ixz"], f["iyz"], f["izz"]]])
         return self.body_inertia(m, X, I, el if el is not None else inertial, link.get("name"))
 
     # --- joints ------------------------------------------------------------------------------

@@ -71,6 +71,9 @@ class UrdfParser(ModelParser):
             joint_info[joint.get("name")] = self._joint(joint)
             joints.append(joint)
         self._check_no_loops(joints)
+        for joint in root.findall("joint"):       # after every joint, as Drake's ParseMimicTag
+            if joint.find("mimic") is not None:
+                self._mimic(joint, joint.find("mimic"))
         for t in root.findall("transmission"):
             self._transmission(t, joint_info)
         for link, body in geometry:
@@ -111,8 +114,6 @@ class UrdfParser(ModelParser):
         if mass_el is None:
             raise self.xml.error(inertial, f"link '{link_name}': <inertial> needs a <mass>")
         m = self.xml.attr_float(mass_el, "value")
-        if m < 0:
-            raise self.xml.error(mass_el, f"link '{link_name}': mass {m} is negative")
         I = np.zeros((3, 3))
         inertia_el = inertial.find("inertia")
         if inertia_el is not None:
@@ -242,9 +243,6 @@ class UrdfParser(ModelParser):
             raise self.xml.error(dyn, f"joint '{name}': damping {damping} is negative")
         if dyn is not None and self.xml.attr_float(dyn, "friction", 0.0) != 0.0:
             self.warn(dyn, f"joint '{name}': non-zero joint friction is ignored (as Drake does)")
-        mimic = joint.find("mimic")
-        if mimic is not None:
-            self._mimic(joint, mimic)
         try:
             F = self.plant.AddFrame(FixedOffsetFrame(f"{name}_parent", parent.body_frame(), X_PJ, self.instance))
             M = child.body_frame()
@@ -297,12 +295,35 @@ class UrdfParser(ModelParser):
                 link = parent[link].find("parent").get("link")
 
     def _mimic(self, joint, mimic) -> None:
-        other = mimic.get("joint")
+        """Drake's checks of a <mimic> (errors and warnings in its order); the coupling is recorded."""
+        name, other = joint.get("name"), mimic.get("joint")
+        if not other:
+            raise self.xml.error(mimic, f"Joint '{name}' mimic element is missing the required 'joint' attribute.")
+        if not self.plant.HasJointNamed(other, self.instance):
+            raise self.xml.error(mimic, f"Joint '{name}' mimic element specifies joint '{other}' which does not "
+                                        "exist.")
+        if other == name:
+            raise self.xml.error(mimic, f"Joint '{name}' mimic element specifies joint '{other}'. Joints cannot "
+                                        "mimic themselves.")
         multiplier = self.xml.attr_float(mimic, "multiplier", 1.0)
         offset = self.xml.attr_float(mimic, "offset", 0.0)
-        self.plant._mimic.append({"joint": joint.get("name"), "mimics": other, "multiplier": multiplier,
+        if not self.plant.HasJointNamed(name, self.instance):      # a floating joint, which Drake drops
+            self.warn(mimic, f"Drake only supports the mimic element for single-dof joints. The mimic element "
+                             f"in joint '{name}' will be ignored.")
+            return
+        n0 = self.plant.GetJointByName(name, self.instance).num_velocities()
+        n1 = self.plant.GetJointByName(other, self.instance).num_velocities()
+        if n0 != n1:
+            raise self.xml.error(mimic, f"Joint '{name}' which has {n0} DOF cannot mimic joint '{other}' which "
+                                        f"has {n1} DOF.")
+        if n0 != 1:
+            self.warn(mimic, f"Drake only supports the mimic element for single-dof joints. The joint '{name}' "
+                             f"(with {n0} dofs) is attempting to mimic joint '{other}' (with {n1} dofs). The "
+                             "mimic element will be ignored.")
+            return
+        self.plant._mimic.append({"joint": name, "mimics": other, "multiplier": multiplier,
                                   "offset": offset, "model_instance": self.instance})
-        self.warn(mimic, f"joint '{joint.get('name')}' mimics '{other}' (q = {multiplier} q_{other} + {offset}): "
+        self.warn(mimic, f"joint '{name}' mimics '{other}' (q = {multiplier} q_{other} + {offset}): "
                          "recorded in plant.GetMimicJoints() but not enforced by the dynamics; the joint moves "
                          "freely")
 

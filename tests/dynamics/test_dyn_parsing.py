@@ -212,8 +212,6 @@ def test_sdformat_subset():
     (robot(link("a"), joint("j", "hinge", "a", "b")), "urdf", "joint 'j'.*child link 'b' is not defined", "<child>"),
     (robot(link("a"), link("b"), joint("j", "hinge", "a", "b")), "urdf", "unknown type 'hinge'", "<joint name='j'>"),
     (robot(link("a"), joint("j", "revolute", "ghost", "a")), "urdf", "parent link 'ghost' is not defined", "<parent"),
-    (robot(link("a", mass=-1)), "urdf", "mass -1.0 is negative", "<mass>"),
-    (robot(link("a", inertia="1 1 3")), "urdf", "triangle inequality", "<inertia>"),
     (robot(link("a", mass="nan")), "urdf", "must be finite", "<mass>"),
     (robot(link("a", xyz="0 0")), "urdf", "origin xyz must have 3 numbers", "<origin>"),
     (robot(link("a"), link("a")), "urdf", "duplicate link name 'a'", "<link name='a'>"),
@@ -252,17 +250,31 @@ def test_kinematic_loop_in_a_file_is_rejected(tmp_path):
 def test_errors_name_the_file_and_line(tmp_path):
     path = tmp_path / "bad.urdf"
     path.write_text(robot("\n", link("a"), "\n", link("b", mass=-2.0)))
-    with pytest.raises(ParseError, match=r"bad\.urdf:3 \(<mass>\): link 'b': mass -2.0 is negative"):
-        Parser(MultibodyPlant(0.0)).AddModels(str(path))
+    with pytest.raises(ParseError, match=r"bad\.urdf:3 \(<inertia>\): link 'b': mass -2 is negative"):
+        Parser(MultibodyPlant(0.0), nonphysical_inertia="error").AddModels(str(path))
     with pytest.raises(ParseError, match="no such model file"):
         Parser(MultibodyPlant(0.0)).AddModels(str(tmp_path / "missing.urdf"))
     with pytest.raises(ParseError, match="unknown model format 'obj'"):
         Parser(MultibodyPlant(0.0)).AddModelsFromString("", "obj")
 
 
-def test_nonphysical_inertia_can_be_accepted_like_drake():
+@pytest.mark.parametrize("mass, inertia, message", [
+    (-1, "0.1 0.2 0.3", "link 'a': mass -1 is negative"),
+    (1, "1 1 3", "link 'a': the rotational inertia .* do not satisfy the triangle inequality"),
+    (1, "-1 1 1", "link 'a': the rotational inertia .* are invalid since at least one is negative"),
+    (0, "0.1 0.1 0.1", "link 'a': mass 0 is not positive, but the rotational inertia is non-zero"),
+])
+def test_strict_parsing_rejects_nonphysical_inertia(mass, inertia, message):
+    with pytest.raises(ParseError, match=message) as info:
+        parse(robot(link("a", mass=mass, inertia=inertia)), nonphysical_inertia="error")
+    assert "<inertia>" in str(info.value)
+    plant, parser, _ = parse(robot(link("a", mass=mass, inertia=inertia)))     # the default: Drake's policy
+    assert plant.GetBodyByName("a").default_mass() > 0 and len(parser.diagnostics) == 1
+
+
+def test_nonphysical_inertia_is_replaced_by_a_water_sphere_by_default():
     text = robot(link("a", mass=2.0, inertia="0.001 0.001 0.01"))
-    plant, parser, _ = parse(text, nonphysical_inertia="warn")
+    plant, parser, _ = parse(text)
     M = plant.GetBodyByName("a").default_spatial_inertia()
     radius = np.cbrt(3 * 2.0 / (4 * np.pi * 1000.0))          # a water sphere of the link's mass
     np.testing.assert_allclose(M.CalcRotationalInertia().get_moments(), [0.4 * 2.0 * radius**2] * 3)
