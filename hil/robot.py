@@ -29,7 +29,8 @@ def build_plant(cfg: RobotConfig, *, simulated: bool = False) -> MultibodyPlant:
 
     The controller's plant is parsed as Drake parses it (a nonphysical inertia is replaced, with a
     warning). The simulated robot's plant (`simulated`) is the physics the tests trust, so there a
-    nonphysical inertia is an error naming the file, line and link."""
+    nonphysical inertia is an error naming the file, line and link, and so is a joint whose outboard
+    bodies have no mass or inertia to move (Drake's simulator stops on it at its first step)."""
     plant = MultibodyPlant(0.0)
     try:
         Parser(plant, nonphysical_inertia="error" if simulated else "warn").AddModels(cfg.model)
@@ -41,6 +42,11 @@ def build_plant(cfg: RobotConfig, *, simulated: bool = False) -> MultibodyPlant:
             raise ConfigError("robot.weld", f"the model has no frame named '{cfg.weld}'")
         plant.WeldFrames(plant.world_frame(), plant.GetFrameByName(cfg.weld))
     plant.Finalize()
+    if simulated:
+        try:
+            plant.CalcForwardDynamics(plant.CreateDefaultContext(), np.zeros(plant.num_velocities()))
+        except RuntimeError as e:
+            raise ConfigError("robot.model", f"{cfg.model}: the simulated robot cannot move it: {e}") from None
     return plant
 
 

@@ -327,11 +327,28 @@ def dynamics_errors(ours, peer_M, peer_g, peer_id, seeds=(0, 1)):
     return err
 
 
-def drake_errors(ours, drake):
-    d = drake.CreateDefaultContext()
+def check_layout_and_frames(ours, drake):
+    """The same joints at the same coordinates, the same frames in the same order (those Drake's joints
+    add at Finalize included), at the same poses in a random state."""
+    from pydrake.multibody.tree import FrameIndex
     for j in ours._joints:
         dj = drake.GetJointByName(j.name(), drake.GetModelInstanceByName(ours.GetModelInstanceName(j.model_instance())))
         assert (j.position_start(), j.velocity_start()) == (dj.position_start(), dj.velocity_start()), j.name()
+    frames = [ours.get_frame(i) for i in range(ours.num_frames())]
+    theirs = [drake.get_frame(FrameIndex(i)) for i in range(drake.num_frames())]
+    assert [f.name() for f in frames] == [f.name() for f in theirs]
+    c, d = ours.CreateDefaultContext(), drake.CreateDefaultContext()
+    q = random_state(ours, 3)[0]
+    ours.SetPositions(c, q)
+    drake.SetPositions(d, q)
+    for f, df in zip(frames, theirs):
+        np.testing.assert_allclose(ours.CalcRelativeTransform(c, ours.world_frame(), f).GetAsMatrix4(),
+                                   drake.CalcRelativeTransform(d, drake.world_frame(), df).GetAsMatrix4(),
+                                   atol=1e-12, err_msg=f.name())
+
+
+def drake_errors(ours, drake):
+    d = drake.CreateDefaultContext()
 
     def at(q, v=None):
         drake.SetPositions(d, q)
@@ -351,6 +368,8 @@ def drake_errors(ours, drake):
 def test_sweep_dynamics_match_pydrake(sweep):
     compared = [rel for rel, e in sweep.items() if not isinstance(e.ours, str) and not isinstance(e.drake, str)]
     assert len(compared) >= 60
+    for rel in compared:
+        check_layout_and_frames(sweep[rel].ours, sweep[rel].drake)
     worst = {rel: drake_errors(sweep[rel].ours, sweep[rel].drake) for rel in compared}
     assert max(worst.values()) < RTOL, {rel: err for rel, err in worst.items() if err >= RTOL}
 

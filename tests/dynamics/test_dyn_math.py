@@ -121,3 +121,17 @@ def test_inertia_validity_is_drakes():
                                    atol=1e-12 * max(1.0, np.abs(I).max()))
         n[valid] += 1
     assert min(n.values()) > 50                           # both sides of the edge were exercised
+
+
+def test_rotation_from_one_unit_vector_is_drakes():
+    math = pytest.importorskip("pydrake.math", reason="pydrake is not installed (pip install drake)")
+    rng = np.random.default_rng(3)
+    vectors = [rng.normal(size=3) for _ in range(30)] + [np.array(v, float) for v in
+                                                         ((0, -1, 0), (0, 0, -1), (1, 1, 0), (1, 1, 1), (0, 3, 4))]
+    for u in vectors:
+        u = u / np.linalg.norm(u)
+        for axis in range(3):
+            R = RotationMatrix.MakeFromOneVector(u, axis).matrix()
+            np.testing.assert_allclose(R, math.RotationMatrix.MakeFromOneVector(u, axis).matrix(), atol=1e-15)
+            np.testing.assert_allclose(R[:, axis], u, atol=1e-15)
+            np.testing.assert_allclose(R @ R.T, np.eye(3), atol=1e-15)

@@ -69,6 +69,7 @@ def test_the_simulated_robot_refuses_a_nonphysical_inertia_that_the_controller_a
 
     from hil.config import parse_config
     from hil.robot import build_plant
+    from hil.schema import ConfigError
     urdf = Path("configs/robots/iiwa14.urdf").read_text()
     link3 = urdf.index('<link name="iiwa_link_3">')
     start = urdf.index("<inertia ", link3)
@@ -84,8 +85,18 @@ def test_the_simulated_robot_refuses_a_nonphysical_inertia_that_the_controller_a
     assert result.returncode == 2, result.stderr
     assert "link 'iiwa_link_3'" in result.stderr and "triangle inequality" in result.stderr
     assert "Traceback" not in result.stderr
-    plant = build_plant(parse_config(data, tmp_path, str(path)).robot)      # the controller's view: Drake's
+    robot_cfg = parse_config(data, tmp_path, str(path)).robot
+    plant = build_plant(robot_cfg)                                          # the controller's view: Drake's
     body = plant.GetBodyByName("iiwa_link_3")
     assert body.default_mass() == pytest.approx(3.5, rel=1e-12)               # a water sphere of its mass
     I_cm = body.default_rotational_inertia().ShiftToCenterOfMass(3.5, body.default_com()).get_moments()
     assert np.ptp(I_cm) < 1e-12 and I_cm[0] > 0
+
+    massless = tmp_path / "iiwa_massless_hand.urdf"        # the last link without mass: ABA is singular
+    i = urdf.index('<link name="iiwa_link_7">')
+    j = urdf.index("</inertial>", i) + len("</inertial>")
+    massless.write_text(urdf[:urdf.index("<inertial>", i)] + urdf[j:])
+    robot_cfg.model = str(massless)
+    build_plant(robot_cfg)                                                  # Drake finalizes it too
+    with pytest.raises(ConfigError, match="simulated robot cannot move it: .*joint 'iiwa_joint_7'"):
+        build_plant(robot_cfg, simulated=True)
