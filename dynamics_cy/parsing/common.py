@@ -30,12 +30,31 @@ class ModelParser:
     def __init__(self, plant, xml: XmlSource, base_dir: str | None, options):
         self.plant, self.xml, self.base_dir = plant, xml, base_dir
         self.package_map, self.diagnostics = options.package_map(), options.diagnostics
+        self.unresolved: list[tuple[str, str]] = []       # (mesh URI, why it does not resolve)
         self.strict_inertia = options.nonphysical_inertia == "error"
 
     def warn(self, element, message: str) -> None:
         text = str(self.xml.error(element, message))
         self.diagnostics.append(text)
         log.warning(text)
+
+    def mesh_path(self, url: str) -> str:
+        """The file a mesh URI names; an unresolved one is kept as written and reported once, at the end."""
+        path, error = self.package_map._resolve(url, self.base_dir)
+        if error:
+            self.unresolved.append((url, error))
+            return url
+        return path
+
+    def report_unresolved(self) -> None:
+        """One warning for all the mesh URIs that did not resolve: how many, the first few, and why."""
+        if not self.unresolved:
+            return
+        n, first = len(self.unresolved), self.unresolved[0][1]
+        shown = ", ".join(url for url, _ in self.unresolved[:3]) + (", ..." if n > 3 else "")
+        self.warn(self.xml.root, f"{n} mesh URI{'s' if n > 1 else ''} did not resolve and stay as written "
+                                 f"({shown}); the first: {first} (add the package with "
+                                 "parser.package_map().Add(name, path) or PopulateFromFolder)")
 
     def body_inertia(self, mass: float, X_BBi: RigidTransform, I: np.ndarray, element,
                      link_name: str) -> SpatialInertia:

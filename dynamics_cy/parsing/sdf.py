@@ -36,7 +36,9 @@ class SdfParser(ModelParser):
         models = root.findall("model") + [m for w in root.findall("world") for m in w.findall("model")]
         if not models:
             raise self.xml.error(root, "no <model> found")
-        return [self._model(m) for m in models]
+        instances = [self._model(m) for m in models]
+        self.report_unresolved()
+        return instances
 
     # --- poses and the frame graph ------------------------------------------------------------
     def _pose(self, element) -> tuple[RigidTransform, str | None]:
@@ -273,10 +275,8 @@ class SdfParser(ModelParser):
                 if not uri:
                     raise self.xml.error(s, "<mesh> needs a <uri>")
                 scale = self.xml.floats(s, s.findtext("scale") or "1 1 1", 3, "mesh scale")
-                return Mesh(self.package_map.ResolveUrl(uri, self.base_dir), scale)
-        except ValueError as e:
-            raise self.xml.error(s, str(e)) from None
-        except RuntimeError as e:
+                return Mesh(self.mesh_path(uri), scale)
+        except (ValueError, RuntimeError) as e:
             raise self.xml.error(s, str(e)) from None
         raise self.xml.error(s, f"unsupported geometry <{s.tag}> (box, sphere, cylinder, capsule, plane, mesh)")
 

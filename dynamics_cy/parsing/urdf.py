@@ -78,6 +78,7 @@ class UrdfParser(ModelParser):
             self._transmission(t, joint_info)
         for link, body in geometry:
             self._geometry(link, body)
+        self.report_unresolved()
         return self.instance
 
     # --- links -------------------------------------------------------------------------------
@@ -153,20 +154,10 @@ class UrdfParser(ModelParser):
                 if not url:
                     raise self.xml.error(s, "<mesh> needs a filename")
                 scale = self.xml.floats(s, s.get("scale", "1 1 1"), 3, "mesh scale")
-                return Mesh(self._resolve(url, s), scale)
+                return Mesh(self.mesh_path(url), scale)
         except ValueError as e:
             raise self.xml.error(s, str(e)) from None
         raise self.xml.error(s, f"unsupported geometry <{s.tag}> (box, sphere, cylinder, capsule, mesh)")
-
-    def _resolve(self, url: str, element) -> str:
-        try:
-            path = self.package_map.ResolveUrl(url, self.base_dir)
-        except RuntimeError as e:
-            self.warn(element, f"mesh '{url}' is kept unresolved: {e}")
-            return url
-        if not Path(path).exists():
-            self.warn(element, f"mesh file '{path}' does not exist")
-        return path
 
     def _geometry(self, link, body) -> None:
         for role in ("visual", "collision"):

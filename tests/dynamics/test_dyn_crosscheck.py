@@ -281,7 +281,8 @@ def sweep(robot_data):
     """Each model file parsed once by us, pydrake and Pinocchio (URDF only)."""
     pytest.importorskip("pydrake", reason="pydrake is not installed (pip install drake)")
     pin = pytest.importorskip("pinocchio", reason="Pinocchio is not installed (pip install pin)")
-    logging.getLogger("dynamics_cy").setLevel(logging.ERROR)
+    quiet = logging.getLogger("dynamics_cy")
+    level, quiet.level = quiet.level, logging.ERROR      # the parsers' warnings are the models', not ours
     files = sorted(p.relative_to(robot_data / "robots").as_posix() for p in (robot_data / "robots").rglob("*")
                    if p.suffix in (".urdf", ".sdf"))
     entries = {}
@@ -299,6 +300,7 @@ def sweep(robot_data):
             e.pin = attempt(lambda: (pin, pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer())
                                      if floating else pin.buildModelFromUrdf(str(path))))
         entries[rel] = e
+    quiet.setLevel(level)
     return entries
 
 

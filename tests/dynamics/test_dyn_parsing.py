@@ -142,17 +142,33 @@ def test_geometry_materials_and_package_urls(tmp_path):
 
 
 def test_package_map_resolution_and_errors(tmp_path):
-    pm = PackageMap()
+    pm = PackageMap.MakeEmpty()
     pm.Add("p", str(tmp_path))
+    (tmp_path / "x").mkdir()
+    (tmp_path / "x" / "y.stl").write_text("solid\n")
     assert pm.ResolveUrl("package://p/x/y.stl") == str(tmp_path / "x" / "y.stl")
-    assert pm.ResolveUrl("meshes/a.obj", "/models") == "/models/meshes/a.obj"
+    assert pm.ResolveUrl("x/y.stl", str(tmp_path)) == str(tmp_path / "x" / "y.stl")
+    for url, message in (("package://p/x/z.stl", "which does not exist"), ("package://q/a.obj", "unknown package 'q'"),
+                         ("http://p/a.obj", "unsupported scheme"), ("a.obj", "invalid when parsing a string")):
+        with pytest.raises(RuntimeError, match=message):
+            pm.ResolveUrl(url)
     with pytest.raises(RuntimeError, match="package 'q' is not known"):
         pm.GetPath("q")
-    with pytest.raises(RuntimeError, match="not an existing directory"):
+    with pytest.raises(RuntimeError, match="does not exist"):
         pm.Add("r", str(tmp_path / "missing"))
-    text = robot('<link name="a"><visual><geometry><mesh filename="package://nowhere/m.obj"/></geometry></visual></link>')
-    _, parser, _ = parse(text, finalize=False)
-    assert any("kept unresolved" in d for d in parser.diagnostics)
+    with pytest.raises(RuntimeError, match="already contains package 'p'"):
+        pm.Add("p", str(tmp_path / "x"))
+
+
+def test_unresolved_meshes_are_reported_once():
+    meshes = "".join(f'<visual><geometry><mesh filename="package://nowhere/m{i}.obj"/></geometry></visual>'
+                     for i in range(40))
+    plant, parser, _ = parse(robot(f'<link name="a">{meshes}</link>'), finalize=False)
+    assert len(parser.diagnostics) == 1
+    assert "40 mesh URIs did not resolve" in parser.diagnostics[0] and "package://nowhere/m2.obj, ..." in \
+        parser.diagnostics[0] and "unknown package 'nowhere'" in parser.diagnostics[0]
+    shapes = plant.GetVisualGeometriesForBody(plant.GetBodyByName("a"))
+    assert [g.shape.filename() for g in shapes][:2] == ["package://nowhere/m0.obj", "package://nowhere/m1.obj"]
 
 
 SDF = """<?xml version="1.0"?>
