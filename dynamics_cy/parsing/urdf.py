@@ -21,6 +21,16 @@ from .common import ModelParser
 from .xml_source import XmlSource
 
 DEFAULT_RGBA = np.array([0.9, 0.9, 0.9, 1.0])
+# Drake's URDF extensions read here; the children of <drake:proximity_properties> other than the
+# friction coefficients are contact parameters of Drake's solvers and are ignored quietly.
+DRAKE_READ = {"drake:capsule", "drake:proximity_properties", "drake:mu_static", "drake:mu_dynamic"}
+DRAKE_IGNORED_WHY = {
+    "drake:rotor_inertia": "Drake adds the reflected inertia (rotor inertia × gear ratio²) to M and to inverse "
+                           "dynamics; here M is the links' alone",
+    "drake:gear_ratio": "it only scales drake:rotor_inertia",
+    "drake:controller_gains": "Drake's discrete plant PD-controls such actuators; here actuation is torque",
+    "drake:collision_filter_group": "collision filtering is not modelled",
+}
 
 
 def _rotation_z_to(axis: np.ndarray) -> RotationMatrix:
@@ -59,6 +69,7 @@ class UrdfParser(ModelParser):
             self.instance = self.plant.AddModelInstance(name)
         except RuntimeError as e:
             raise self.xml.error(root, str(e)) from None
+        self._drake_extensions(root)
         geometry = []
         for link in root.findall("link"):
             geometry.append((link, self._link(link)))
@@ -80,6 +91,23 @@ class UrdfParser(ModelParser):
             self._geometry(link, body)
         self.report_unresolved()
         return self.instance
+
+    def _drake_extensions(self, root) -> None:
+        """One warning per <drake:...> element kind not modelled here (the model still loads, as its
+        dynamics without them); <drake:joint> would change the tree, so it is an error."""
+        contact = {c for p in root.iter("drake:proximity_properties") for c in p.iter()}
+        seen: dict[str, list] = {}
+        for el in root.iter():
+            if isinstance(el.tag, str) and el.tag.startswith("drake:") and el.tag not in DRAKE_READ \
+                    and el not in contact:
+                seen.setdefault(el.tag, []).append(el)
+        for tag, elements in seen.items():
+            if tag == "drake:joint":
+                raise self.xml.error(elements[0], f"<drake:joint name='{elements[0].get('name')}' "
+                                                  f"type='{elements[0].get('type')}'> is not supported")
+            why = DRAKE_IGNORED_WHY.get(tag, "it is not modelled here")
+            self.warn(elements[0], f"{len(elements)} <{tag}> element{'s' if len(elements) > 1 else ''} ignored: "
+                                   f"{why}")
 
     # --- links -------------------------------------------------------------------------------
     def _origin(self, element) -> RigidTransform:

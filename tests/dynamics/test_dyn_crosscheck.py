@@ -330,12 +330,18 @@ def dynamics_errors(ours, peer_M, peer_g, peer_id, seeds=(0, 1)):
 
 
 def check_layout_and_frames(ours, drake):
-    """The same joints at the same coordinates, the same frames in the same order (those Drake's joints
-    add at Finalize included), at the same poses in a random state."""
+    """The same counts, joints at the same coordinates with the same damping, the same frames in the same
+    order (those Drake's joints add at Finalize included), at the same poses in a random state."""
     from pydrake.multibody.tree import FrameIndex
     for j in ours._joints:
         dj = drake.GetJointByName(j.name(), drake.GetModelInstanceByName(ours.GetModelInstanceName(j.model_instance())))
         assert (j.position_start(), j.velocity_start()) == (dj.position_start(), dj.velocity_start()), j.name()
+    counts = ("num_bodies", "num_joints", "num_actuators", "num_model_instances", "num_positions", "num_velocities")
+    assert [getattr(ours, n)() for n in counts] == [getattr(drake, n)() for n in counts]
+    damping = np.zeros(drake.num_velocities())
+    for j in map(drake.get_joint, drake.GetJointIndices()):
+        damping[j.velocity_start():j.velocity_start() + j.num_velocities()] = j.default_damping_vector()
+    np.testing.assert_array_equal(ours.GetDampingVector(), damping)
     frames = [ours.get_frame(i) for i in range(ours.num_frames())]
     theirs = [drake.get_frame(FrameIndex(i)) for i in range(drake.num_frames())]
     assert [f.name() for f in frames] == [f.name() for f in theirs]

@@ -295,3 +295,21 @@ def test_nonphysical_inertia_is_replaced_by_a_water_sphere_by_default():
     radius = np.cbrt(3 * 2.0 / (4 * np.pi * 1000.0))          # a water sphere of the link's mass
     np.testing.assert_allclose(M.CalcRotationalInertia().get_moments(), [0.4 * 2.0 * radius**2] * 3)
     assert any("triangle inequality" in d for d in parser.diagnostics)
+
+
+def test_drake_extensions_not_modelled_are_named_once():
+    text = robot(link("a"), link("b"), link("c"),
+                 joint("j", "revolute", "a", "b", '<axis xyz="0 0 1"/>'),
+                 joint("k", "revolute", "b", "c", '<axis xyz="0 0 1"/>'),
+                 *(f'<transmission name="t{j}"><type>transmission_interface/SimpleTransmission</type>'
+                   f'<joint name="{j}"/><actuator name="m{j}"><drake:rotor_inertia value="0.1"/>'
+                   f'<drake:gear_ratio value="100"/></actuator></transmission>' for j in "jk"),
+                 '<link name="d"><collision><geometry><sphere radius="1"/></geometry><drake:proximity_properties>'
+                 '<drake:hydroelastic_modulus value="1e7"/><drake:mu_static value="0.5"/></drake:proximity_properties>'
+                 '</collision></link>')
+    plant, parser, _ = parse(text)
+    assert plant.num_actuators() == 2
+    notes = [d for d in parser.diagnostics if "<drake:" in d]
+    assert len(notes) == 2 and "2 <drake:rotor_inertia> elements ignored: Drake adds the reflected inertia" in notes[0]
+    with pytest.raises(ParseError, match="<drake:joint name='u' type='universal'> is not supported"):
+        parse(robot(link("a"), '<drake:joint name="u" type="universal"/>'))
