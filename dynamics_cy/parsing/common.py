@@ -32,8 +32,12 @@ class ModelParser:
         self.package_map, self.diagnostics = options.package_map(), options.diagnostics
         self.unresolved: list[tuple[str, str]] = []       # (mesh URI, why it does not resolve)
         self.strict_inertia = options.nonphysical_inertia == "error"
+        self.strict = options.strict
 
     def warn(self, element, message: str) -> None:
+        """A diagnostic (logged and kept in parser.diagnostics); an error under SetStrictParsing()."""
+        if self.strict:
+            raise self.xml.error(element, message)
         text = str(self.xml.error(element, message))
         self.diagnostics.append(text)
         log.warning(text)

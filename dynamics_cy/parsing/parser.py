@@ -29,6 +29,11 @@ class Parser:
         self._package_map = package_map or PackageMap()
         self.nonphysical_inertia = nonphysical_inertia
         self.diagnostics: list[str] = []
+        self.strict = False
+
+    def SetStrictParsing(self) -> None:
+        """From now on every warning is an error (a ParseError), as in Drake."""
+        self.strict = True
 
     def plant(self):
         return self._plant

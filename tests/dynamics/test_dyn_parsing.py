@@ -313,3 +313,19 @@ def test_drake_extensions_not_modelled_are_named_once():
     assert len(notes) == 2 and "2 <drake:rotor_inertia> elements ignored: Drake adds the reflected inertia" in notes[0]
     with pytest.raises(ParseError, match="<drake:joint name='u' type='universal'> is not supported"):
         parse(robot(link("a"), '<drake:joint name="u" type="universal"/>'))
+
+
+def test_strict_parsing_makes_warnings_errors_as_in_drake():
+    text = robot(link("a", mass=1, inertia="1 1 3"))
+    plant = MultibodyPlant(0.0)
+    parser = Parser(plant)
+    parser.SetStrictParsing()
+    with pytest.raises(ParseError, match="link 'a': the rotational inertia .* triangle inequality"):
+        parser.AddModelsFromString(text, "urdf")
+    drake = pytest.importorskip("pydrake.multibody.parsing", reason="pydrake is not installed (pip install drake)")
+    from pydrake.multibody.plant import MultibodyPlant as DrakePlant
+    drake_plant = DrakePlant(0.0)
+    theirs = drake.Parser(drake_plant)
+    theirs.SetStrictParsing()
+    with pytest.raises(RuntimeError, match="triangle inequality"):
+        theirs.AddModelsFromString(text, "urdf")
