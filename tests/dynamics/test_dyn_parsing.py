@@ -1,4 +1,6 @@
 """URDF and SDFormat parsing: features, Drake's conventions, and errors that name file and element."""
+import logging
+
 import numpy as np
 import pytest
 
@@ -329,3 +331,29 @@ def test_strict_parsing_makes_warnings_errors_as_in_drake():
     theirs.SetStrictParsing()
     with pytest.raises(RuntimeError, match="triangle inequality"):
         theirs.AddModelsFromString(text, "urdf")
+
+
+@pytest.mark.parametrize("mass, inertia, rpy", [
+    (-2.0, "0.1 0.2 0.25", "0 0 0"), (0.0, "0.1 0.1 0.1", "0 0 0"), (0.0, "0 0 0", "0 0 0"),
+    (1.5, "1 1 3", "0.3 0.2 0.1"), (1.5, "-1e-3 1 1", "0 0 0"), (1.5, "1 1 2.0000000000000004", "0 0 0"),
+    (2.0, "0.1 0.2 0.25", "0.4 -0.3 1.2"), (1e-6, "1e-12 2e-12 2.5e-12", "0 0 0"),
+])
+def test_inertia_policy_gives_drakes_bodies(mass, inertia, rpy, caplog):
+    """The body Drake's parser makes of each <inertial> (valid, replaced by the sphere, massless), and a
+    warning exactly when Drake warns."""
+    pytest.importorskip("pydrake", reason="pydrake is not installed (pip install drake)")
+    from pydrake.multibody.parsing import Parser as DrakeParser
+    from pydrake.multibody.plant import MultibodyPlant as DrakePlant
+    text = robot(link("a", mass=mass, xyz="0.1 -0.2 0.3", rpy=rpy, inertia=inertia))
+    plant, parser, _ = parse(text)
+    drake = DrakePlant(0.0)
+    with caplog.at_level(logging.WARNING, logger="drake"):
+        DrakeParser(drake).AddModelsFromString(text, "urdf")
+    drake_warnings = [r for r in caplog.records if r.name == "drake" and "inertia" in r.getMessage()]
+    drake.Finalize()
+    ours, theirs = plant.GetBodyByName("a"), drake.GetBodyByName("a")
+    assert ours.default_mass() == pytest.approx(theirs.default_mass(), rel=1e-14)
+    np.testing.assert_allclose(ours.default_com(), theirs.default_com(), atol=1e-15)
+    np.testing.assert_allclose(ours.default_rotational_inertia().CopyToFullMatrix3(),
+                               theirs.default_rotational_inertia().CopyToFullMatrix3(), rtol=1e-12, atol=1e-18)
+    assert len([d for d in parser.diagnostics if "replaced" in d]) == len(drake_warnings)
