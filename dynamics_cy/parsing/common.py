@@ -34,9 +34,10 @@ class ModelParser:
         self.strict_inertia = options.nonphysical_inertia == "error"
         self.strict = options.strict
 
-    def warn(self, element, message: str) -> None:
-        """A diagnostic (logged and kept in parser.diagnostics); an error under SetStrictParsing()."""
-        if self.strict:
+    def warn(self, element, message: str, drake_warns: bool = True) -> None:
+        """A diagnostic (logged and kept in parser.diagnostics); an error under SetStrictParsing() where
+        Drake warns too (not for what only this parser tells: what it records but does not model)."""
+        if self.strict and drake_warns:
             raise self.xml.error(element, message)
         text = str(self.xml.error(element, message))
         self.diagnostics.append(text)

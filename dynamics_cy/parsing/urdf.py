@@ -107,7 +107,7 @@ class UrdfParser(ModelParser):
                                                   f"type='{elements[0].get('type')}'> is not supported")
             why = DRAKE_IGNORED_WHY.get(tag, "it is not modelled here")
             self.warn(elements[0], f"{len(elements)} <{tag}> element{'s' if len(elements) > 1 else ''} ignored: "
-                                   f"{why}")
+                                   f"{why}", drake_warns=False)
 
     # --- links -------------------------------------------------------------------------------
     def _origin(self, element) -> RigidTransform:
@@ -344,7 +344,7 @@ class UrdfParser(ModelParser):
                                   "offset": offset, "model_instance": self.instance})
         self.warn(mimic, f"joint '{name}' mimics '{other}' (q = {multiplier} q_{other} + {offset}): "
                          "recorded in plant.GetMimicJoints() but not enforced by the dynamics; the joint moves "
-                         "freely")
+                         "freely", drake_warns=False)
 
     def _transmission(self, t, joint_info: dict) -> None:
         ttype = t.get("type") or (t.findtext("type") or "").strip()

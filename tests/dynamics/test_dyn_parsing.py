@@ -109,6 +109,9 @@ def test_mimic_is_recorded_and_reported():
     plant, parser, _ = parse(text)
     assert plant.GetMimicJoints()[0]["joint"] == "j2" and plant.GetMimicJoints()[0]["multiplier"] == -2.0
     assert any("mimics 'j1'" in d and "not enforced" in d for d in parser.diagnostics)
+    strict = Parser(MultibodyPlant(0.0))
+    strict.SetStrictParsing()                       # Drake loads it strictly too: the note is ours alone
+    strict.AddModelsFromString(text, "urdf")
 
 
 def test_geometry_materials_and_package_urls(tmp_path):
