@@ -142,9 +142,7 @@ class SdfParser(ModelParser):
         for joint in model.findall("joint"):
             has_parent.add(self._joint(joint, bodies, model))
         if model.findtext("static", "false").strip() == "true":
-            for lname, body in bodies.items():
-                if lname != "world" and lname not in has_parent:
-                    self.plant.WeldFrames(self.plant.world_frame(), body.body_frame(), X_WM @ self._X_link(lname))
+            self._weld_static(model, bodies, X_WM)
         else:
             for lname, body in bodies.items():
                 if lname != "world" and lname not in has_parent:
@@ -152,6 +150,30 @@ class SdfParser(ModelParser):
         for link in model.findall("link"):
             self._geometry(link, bodies[link.get("name")])
         return self.instance
+
+    def _weld_static(self, model, bodies: dict, X_WM: RigidTransform) -> None:
+        """Drake's static model: fixed joints only; in link order, each link not yet welded to the world
+        (through the model's fixed joints) gets a weld 'sdformat_model_static_world_welds_to_<link>'.
+        Where that link is not the root of its fixed-joint tree Drake reverses the fixed joint; this tree
+        has no reversed joints, so the root is welded instead (same poses, the root's name)."""
+        parent = {}
+        for joint in model.findall("joint"):
+            if joint.get("type") != "fixed":
+                raise self.xml.error(model, "Only fixed joints are permitted in static models.")
+            parent[joint.findtext("child", "").strip()] = joint.findtext("parent", "").strip()
+
+        def root(name):
+            while name in parent:
+                name = parent[name]
+            return name
+        welded = {"world"}
+        world = self.plant.world_frame()
+        for link in model.findall("link"):
+            top = root(link.get("name"))
+            if top not in welded:
+                welded.add(top)
+                self.plant.AddJoint(WeldJoint(f"sdformat_model_static_{world.name()}_welds_to_{top}", world,
+                                              bodies[top].body_frame(), X_WM @ self._X_link(top)))
 
     def _X_link(self, lname: str) -> RigidTransform:
         return self.X_M[lname]

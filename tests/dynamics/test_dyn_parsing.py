@@ -360,3 +360,39 @@ def test_inertia_policy_gives_drakes_bodies(mass, inertia, rpy, caplog):
     np.testing.assert_allclose(ours.default_rotational_inertia().CopyToFullMatrix3(),
                                theirs.default_rotational_inertia().CopyToFullMatrix3(), rtol=1e-12, atol=1e-18)
     assert len([d for d in parser.diagnostics if "replaced" in d]) == len(drake_warnings)
+
+
+STATIC_SDF = """<?xml version="1.0"?>
+<sdf version="1.9"><model name="table"><static>true</static><pose>1 2 0 0 0 0.5</pose>
+  <link name="top"><pose>0.1 0 0.8 0.1 0 0</pose></link>
+  <link name="leg"><pose>0 0 0.4 0 0 0</pose></link>
+  <link name="lamp"><pose>0 0.3 1.0 0 0 0</pose></link>
+  <joint name="leg_to_top" type="fixed"><parent>top</parent><child>leg</child></joint>
+</model></sdf>"""
+
+
+def test_static_sdformat_models_are_welded_as_drake_welds_them():
+    pytest.importorskip("pydrake", reason="pydrake is not installed (pip install drake)")
+    from pydrake.multibody.parsing import Parser as DrakeParser
+    from pydrake.multibody.plant import MultibodyPlant as DrakePlant
+    from pydrake.multibody.tree import FrameIndex, JointIndex
+    plant, _, _ = parse(STATIC_SDF, "sdf")
+    drake = DrakePlant(0.0)
+    DrakeParser(drake).AddModelsFromString(STATIC_SDF, "sdf")
+    drake.Finalize()
+    joints = [plant.get_joint(JointIndex(i)).name() for i in range(plant.num_joints())]
+    assert joints == [drake.get_joint(JointIndex(i)).name() for i in range(drake.num_joints())]
+    assert "sdformat_model_static_world_welds_to_top" in joints and plant.num_positions() == 0
+    frames = [plant.get_frame(i).name() for i in range(plant.num_frames())]
+    assert frames == [drake.get_frame(FrameIndex(i)).name() for i in range(drake.num_frames())]
+    c, d = plant.CreateDefaultContext(), drake.CreateDefaultContext()
+    for name in ("leg", "top", "lamp"):
+        np.testing.assert_allclose(plant.EvalBodyPoseInWorld(c, plant.GetBodyByName(name)).GetAsMatrix4(),
+                                   drake.EvalBodyPoseInWorld(d, drake.GetBodyByName(name)).GetAsMatrix4(), atol=1e-15)
+    moving = STATIC_SDF.replace('type="fixed"', 'type="revolute"').replace(
+        "<child>leg</child>", "<child>leg</child><axis><xyz>0 0 1</xyz></axis>")
+    with pytest.raises(ParseError, match="Only fixed joints are permitted in static models."):
+        parse(moving, "sdf")
+    other = DrakePlant(0.0)                              # kept alive: pydrake's Parser holds a pointer
+    with pytest.raises(RuntimeError, match="Only fixed joints are permitted in static models."):
+        DrakeParser(other).AddModelsFromString(moving, "sdf")
