@@ -139,10 +139,8 @@ class UrdfParser(ModelParser):
         if inertial is None:
             return SpatialInertia()
         X = self._origin(inertial)
-        mass_el = inertial.find("mass")
-        if mass_el is None:
-            raise self.xml.error(inertial, f"link '{link_name}': <inertial> needs a <mass>")
-        m = self.xml.attr_float(mass_el, "value")
+        mass_el = inertial.find("mass")                 # as Drake: a missing mass or moment is 0
+        m = self.xml.attr_float(mass_el, "value", 0.0) if mass_el is not None else 0.0
         I = np.zeros((3, 3))
         inertia_el = inertial.find("inertia")
         if inertia_el is not None:

@@ -396,3 +396,20 @@ def test_static_sdformat_models_are_welded_as_drake_welds_them():
     other = DrakePlant(0.0)                              # kept alive: pydrake's Parser holds a pointer
     with pytest.raises(RuntimeError, match="Only fixed joints are permitted in static models."):
         DrakeParser(other).AddModelsFromString(moving, "sdf")
+
+
+def test_missing_mass_or_inertia_reads_as_zero_as_in_drake():
+    pytest.importorskip("pydrake", reason="pydrake is not installed (pip install drake)")
+    from pydrake.multibody.parsing import Parser as DrakeParser
+    from pydrake.multibody.plant import MultibodyPlant as DrakePlant
+    for inertial in ('<inertial><inertia ixx="1" iyy="1" izz="1"/></inertial>',
+                     '<inertial><mass value="2"/></inertial>', '<inertial><origin xyz="0 0 1"/></inertial>'):
+        text = robot(f'<link name="a">{inertial}</link>')
+        plant, parser, _ = parse(text)
+        drake = DrakePlant(0.0)
+        DrakeParser(drake).AddModelsFromString(text, "urdf")
+        drake.Finalize()
+        ours, theirs = plant.GetBodyByName("a"), drake.GetBodyByName("a")
+        assert ours.default_mass() == pytest.approx(theirs.default_mass(), rel=1e-14), inertial
+        np.testing.assert_allclose(ours.default_rotational_inertia().CopyToFullMatrix3(),
+                                   theirs.default_rotational_inertia().CopyToFullMatrix3(), rtol=1e-12, atol=1e-18)
