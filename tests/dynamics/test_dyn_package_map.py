@@ -131,3 +131,17 @@ def test_a_model_with_malformed_uris_gets_one_warning(robot_data):
     assert len(unresolved) == 1
     assert "package:///example-robot-data/" in unresolved[0] and "unknown package ''" in unresolved[0]
     assert int(unresolved[0].split(": ", 1)[1].split()[0]) > 50
+
+
+def test_default_map_searches_ros_package_path_and_ament_prefixes(tree, tmp_path, monkeypatch):
+    prefix = tmp_path / "install"
+    package(prefix / "share" / "my-robot", "my_robot_description")    # ament layout, name != directory
+    monkeypatch.setenv("ROS_PACKAGE_PATH", str(tree))
+    monkeypatch.setenv("AMENT_PREFIX_PATH", str(prefix))
+    pm = PackageMap()
+    assert {"a", "old", "my_robot_description", "my-robot"} <= set(pm.GetPackageNames())
+    assert not pm.Contains("a_inner") and not pm.Contains("c")            # ROS's crawl rules
+    assert os.path.samefile(pm.GetPath("my-robot"), pm.GetPath("my_robot_description"))
+    monkeypatch.delenv("ROS_PACKAGE_PATH")
+    monkeypatch.delenv("AMENT_PREFIX_PATH")
+    assert not PackageMap().Contains("my-robot")
