@@ -186,8 +186,6 @@ class SdfParser(ModelParser):
         if rel:
             raise self.xml.error(inertial, "relative_to on an inertial pose is not supported")
         m = self.xml.text_float(inertial, "mass", 1.0)
-        if m < 0:
-            raise self.xml.error(inertial, f"link '{link.get('name')}': mass {m} is negative")
         el = inertial.find("inertia")
         # SDFormat's defaults: ixx = iyy = izz = 1, products 0 (also for a missing <inertia>)
         f = {k: self.xml.text_float(el, k, 1.0 if k in ("ixx", "iyy", "izz") else 0.0) if el is not None

@@ -413,3 +413,21 @@ def test_missing_mass_or_inertia_reads_as_zero_as_in_drake():
         assert ours.default_mass() == pytest.approx(theirs.default_mass(), rel=1e-14), inertial
         np.testing.assert_allclose(ours.default_rotational_inertia().CopyToFullMatrix3(),
                                    theirs.default_rotational_inertia().CopyToFullMatrix3(), rtol=1e-12, atol=1e-18)
+
+
+@pytest.mark.parametrize("mass, moments", [(1, (1, 1, 3)), (-1, (1, 1, 1)), (0, (1, 1, 1)), (0, (0, 0, 0))])
+def test_sdformat_inertia_policy_is_drakes(mass, moments):
+    pytest.importorskip("pydrake", reason="pydrake is not installed (pip install drake)")
+    from pydrake.multibody.parsing import Parser as DrakeParser
+    from pydrake.multibody.plant import MultibodyPlant as DrakePlant
+    text = (f'<sdf version="1.9"><model name="m"><link name="a"><inertial><pose>0.1 0 0 0 0 0</pose>'
+            f'<mass>{mass}</mass><inertia><ixx>{moments[0]}</ixx><iyy>{moments[1]}</iyy><izz>{moments[2]}</izz>'
+            '</inertia></inertial></link></model></sdf>')
+    plant, _, _ = parse(text, "sdf")
+    drake = DrakePlant(0.0)
+    DrakeParser(drake).AddModelsFromString(text, "sdf")
+    drake.Finalize()
+    ours, theirs = plant.GetBodyByName("a"), drake.GetBodyByName("a")
+    assert ours.default_mass() == pytest.approx(theirs.default_mass(), rel=1e-14)
+    np.testing.assert_allclose(ours.default_rotational_inertia().CopyToFullMatrix3(),
+                               theirs.default_rotational_inertia().CopyToFullMatrix3(), rtol=1e-12, atol=1e-18)
