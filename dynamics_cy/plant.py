@@ -12,9 +12,9 @@ from .context import Context, MultibodyForces
 from .errors import ModelError
 from .geometry import CoulombFriction, GeometryInstance, Shape
 from .inertia import SpatialInertia
-from .joints import BALL_RPY, QUATERNION_FLOATING, Joint, PrismaticJoint, RevoluteJoint, WeldJoint
-from .spatial_math import RigidTransform, RotationMatrix, SpatialAcceleration, SpatialMomentum, SpatialVelocity
-from .topology import compile_arrays, floating_joint_for, inboard_joints, plan_forest
+from .joints import BALL_RPY, QUATERNION_FLOATING, Joint, WeldJoint
+from .spatial_math import RigidTransform, SpatialAcceleration, SpatialMomentum, SpatialVelocity
+from .topology import compile_arrays, floating_joint_for, inboard_joints, mobilizer_frames, plan_forest
 from .tree import (
     BodyIndex,
     FixedOffsetFrame,
@@ -253,7 +253,8 @@ class MultibodyPlant:
         nq = nv = 0
         for b in order[1:]:
             j = inboard[b]
-            self._add_joint_frames(j)
+            for frame in mobilizer_frames(self, j):
+                self._add_frame(frame)
             j._q_start, j._v_start = nq, nv
             nq, nv = nq + j.num_positions(), nv + j.num_velocities()
         self._nq, self._nv = nq, nv
@@ -266,23 +267,6 @@ class MultibodyPlant:
         self._body_poses = self._body_velocities = None
         self._finalized = True
         self._refresh_damping()
-
-    def _add_joint_frames(self, j: Joint) -> None:
-        """The frames Drake's joints add as they build their mobilizers: a weld whose X_FM is not exactly
-        the identity, '<joint>_<F>_F' at X_FM in F; a revolute or prismatic joint whose axis is not
-        exactly +x, +y or +z, '<joint>_<F>_F' on F and '<joint>_<M>_M' on M, both rotated by
-        RotationMatrix.MakeFromOneUnitVector(axis, 2) so that their z is the axis."""
-        def add(name, parent, X):
-            while self.HasFrameNamed(name, j.model_instance()):
-                name = "_" + name                                 # Drake's MakeUniqueOffsetFrameName
-            self._add_frame(FixedOffsetFrame(name, parent, X, j.model_instance()))
-        F, M = j.frame_on_parent(), j.frame_on_child()
-        if isinstance(j, WeldJoint) and not j.X_FM().IsExactlyIdentity():
-            add(f"{j.name()}_{F.name()}_F", F, j.X_FM())
-        elif isinstance(j, (RevoluteJoint, PrismaticJoint)) and 1.0 not in j._axis():
-            X = RigidTransform(RotationMatrix.MakeFromOneUnitVector(j._axis(), 2), np.zeros(3))
-            add(f"{j.name()}_{F.name()}_F", F, X)
-            add(f"{j.name()}_{M.name()}_M", M, X)
 
     def _joints_in_v_order(self) -> list[Joint]:
         return sorted(self._joints, key=lambda j: (j._v_start, j.num_velocities()))
