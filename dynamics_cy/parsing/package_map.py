@@ -11,6 +11,9 @@ puts example-robot-data and Pinocchio) and under ``AMENT_PREFIX_PATH``, by its m
 ``<dir>`` (ament's layout; example-robot-data's URDFs say ``package://example-robot-data`` but its
 manifest ``example_robot_descriptions``), and the packages of ``ROS_PACKAGE_PATH`` (ROS's crawl rules,
 as PopulateFromRosPackagePath). ``PackageMap.MakeEmpty()`` has none.
+
+Hand-written because it must be Drake's (its crawl rules, URI rule and messages); no PyPI package
+implements them (rospkg and ament_index_python resolve one layout each, and are ROS installs).
 """
 from __future__ import annotations
 
