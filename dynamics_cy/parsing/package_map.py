@@ -12,8 +12,9 @@ puts example-robot-data and Pinocchio) and under ``AMENT_PREFIX_PATH``, by its m
 manifest ``example_robot_descriptions``), and the packages of ``ROS_PACKAGE_PATH`` (ROS's crawl rules,
 as PopulateFromRosPackagePath). ``PackageMap.MakeEmpty()`` has none.
 
-Hand-written because it must be Drake's (its crawl rules, URI rule and messages); no PyPI package
-implements them (rospkg and ament_index_python resolve one layout each, and are ROS installs).
+Hand-written because it must be Drake's (its crawl rules, URI rule and messages): rospkg (PyPI)
+crawls ROS_PACKAGE_PATH with ROS 1's markers (CATKIN_IGNORE, rospack_nosubdirs, not AMENT_IGNORE or
+COLCON_IGNORE) and knows nothing of URIs; ament_index_python comes with ROS 2, not from PyPI.
 """
 from __future__ import annotations
 
