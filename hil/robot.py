@@ -6,6 +6,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dynamics_cy import MultibodyPlant, Parser
+from dynamics_cy.errors import ParseError
 
 from .config import RobotConfig
 from .schema import ConfigError
@@ -23,15 +24,29 @@ class Robot:
         return len(self.joint_names)
 
 
-def build_plant(cfg: RobotConfig) -> MultibodyPlant:
-    """The plant of the config's model (welding cfg.weld to the world if given), finalized."""
+def build_plant(cfg: RobotConfig, *, simulated: bool = False) -> MultibodyPlant:
+    """The plant of the config's model (welding cfg.weld to the world if given), finalized.
+
+    The controller's plant is parsed as Drake parses it (a nonphysical inertia is replaced, with a
+    warning). The simulated robot's plant (`simulated`) is the physics the tests trust, so there a
+    nonphysical inertia is an error naming the file, line and link, and so is a joint whose outboard
+    bodies have no mass or inertia to move (Drake's simulator stops on it at its first step)."""
     plant = MultibodyPlant(0.0)
-    Parser(plant).AddModels(cfg.model)
+    try:
+        Parser(plant, nonphysical_inertia="error" if simulated else "warn").AddModels(cfg.model)
+    except ParseError as e:
+        hint = " (the simulated robot needs physical inertias)" if simulated and "inertia" in str(e) else ""
+        raise ConfigError("robot.model", f"{e}{hint}") from None
     if cfg.weld:
         if not plant.HasFrameNamed(cfg.weld):
             raise ConfigError("robot.weld", f"the model has no frame named '{cfg.weld}'")
         plant.WeldFrames(plant.world_frame(), plant.GetFrameByName(cfg.weld))
     plant.Finalize()
+    if simulated:
+        try:
+            plant.CalcForwardDynamics(plant.CreateDefaultContext(), np.zeros(plant.num_velocities()))
+        except RuntimeError as e:
+            raise ConfigError("robot.model", f"{cfg.model}: the simulated robot cannot move it: {e}") from None
     return plant
 
 
