@@ -1396,6 +1396,30 @@ cdef class Kernels:
             with nogil:
                 _point_translational(self.tree, f, pp + 3 * i, Jp + 3 * i * self.tree.nv, ap + 3 * i)
 
+    def frame_jacobian_bias(self, q, v, frame, J, Jdot_v):
+        """The spatial kinematics of frame F in one pass: J (6, nv) = J_V_WF_W (V_WF = [w_WF; v_WFo]
+        in W = J v, as ``jacobian``) and Jdot_v (6) = J̇ v = AsBias_WF_W = [α; a_WFo] for v̇ = 0
+        (Drake's CalcBiasSpatialAcceleration, A = E = W, at Fo)."""
+        cdef double* qp = _arr(q, self.nq, -1, False, "q")
+        cdef double* vp = _arr(v, self.nv, -1, False, "v")
+        cdef double* Jp = _arr(J, 6, self.nv, True, "J")
+        cdef double* ap = _arr(Jdot_v, 6, -1, True, "Jdot_v")
+        cdef int f = self._frame(frame), n = self.tree.frame_node[f]
+        cdef double zero[3]
+        cdef double X[16]
+        cdef double p[3]
+        zero[0], zero[1], zero[2] = 0.0, 0.0, 0.0
+        with nogil:
+            self.tree.positions(qp)
+            self.tree.velocities(vp)
+            _bias_spatial_accelerations(self.tree)
+            memset(Jp, 0, 6 * self.tree.nv * sizeof(double))
+            self.tree.frame_pose(f, X)
+            p[0], p[1], p[2] = X[3], X[7], X[11]
+            self.tree.point_jacobian(n, p, Jp, self.tree.nv)
+            matvec(self.tree.R_WB + 9 * n, self.tree.A + 6 * n, ap)
+            _point_translational(self.tree, f, zero, NULL, ap + 3)
+
     def center_of_mass(self, q, v, p_WCcm, J, Jdot_v):
         """The centre of mass Ccm of all bodies: p_WCcm (3), its Jacobian J (3, nv) with
         v_WCcm = J v (CalcJacobianCenterOfMassTranslationalVelocity, kV, A = E = W) and Jdot_v (3)
@@ -1428,8 +1452,8 @@ cdef void _bias_spatial_accelerations(CompiledTree T) noexcept nogil:
 
 
 cdef void _point_translational(CompiledTree T, int f, const double* p_FQ, double* J, double* a_W) noexcept nogil:
-    """Rows 3 x nv of Jv_WQ_W into J (zeroed by the caller) and aBias_WQ_W into a_W for the point Q
-    fixed in frame f: a_Q = a_Bo + α × r + w × (v_Bo + w × r) with r = p_BoQ (classical
+    """Rows 3 x nv of Jv_WQ_W into J (zeroed by the caller; NULL: none) and aBias_WQ_W into a_W for
+    the point Q fixed in frame f: a_Q = a_Bo + α × r + w × (v_Bo + w × r) with r = p_BoQ (classical
     acceleration from the spatial one). Needs _bias_spatial_accelerations()."""
     cdef int n = T.frame_node[f], j, s, col, ld = T.nv
     cdef double r[3]
@@ -1458,7 +1482,7 @@ cdef void _point_translational(CompiledTree T, int f, const double* p_FQ, double
     for s in range(3):
         a[s] = A[3 + s] + x[s] + y[s]
     matvec(T.R_WB + 9 * n, a, a_W)
-    j = n
+    j = n if J != NULL else 0
     while j > 0:
         for s in range(T.nvj[j]):
             S = T.S + 36 * j + 6 * s

@@ -1,5 +1,5 @@
-"""The whole-body-control kernels (contact-point Jacobians and bias accelerations, centre of mass
-kinematics) against pydrake on floating-base robots from example-robot-data, and against finite
+"""The whole-body-control kernels (contact-point and frame Jacobians and bias accelerations, centre
+of mass kinematics) against pydrake on floating-base robots from example-robot-data, and against finite
 differences of our own positions and velocities."""
 import numpy as np
 import pytest
@@ -29,6 +29,7 @@ def test_points_and_com_match_drake(robot_data, model):
     nv = ours.num_velocities()
     J, b = np.empty((3 * len(frames), nv)), np.empty(3 * len(frames))
     c, Jc, bc = np.empty(3), np.empty((3, nv)), np.empty(3)
+    J6, b6 = np.empty((6, nv)), np.empty(6)
     for seed in range(2):
         q, v, _, _ = random_state(ours, seed)
         drake.SetPositions(d, q)
@@ -42,6 +43,11 @@ def test_points_and_com_match_drake(robot_data, model):
             bd = drake.CalcBiasTranslationalAcceleration(d, DJ.kV, df, pts[i], W, W)[:, 0]
             np.testing.assert_allclose(J[3 * i:3 * i + 3], Jd, atol=TOL * max(1.0, np.abs(Jd).max()))
             np.testing.assert_allclose(b[3 * i:3 * i + 3], bd, atol=TOL * max(1.0, np.abs(bd).max()))
+            k.frame_jacobian_bias(q, v, f, J6, b6)
+            Jd = drake.CalcJacobianSpatialVelocity(d, DJ.kV, df, np.zeros(3), W, W)
+            bd = drake.CalcBiasSpatialAcceleration(d, DJ.kV, df, np.zeros(3), W, W).get_coeffs()
+            np.testing.assert_allclose(J6, Jd, atol=TOL * max(1.0, np.abs(Jd).max()))
+            np.testing.assert_allclose(b6, bd, atol=TOL * max(1.0, np.abs(bd).max()))
         k.center_of_mass(q, v, c, Jc, bc)
         np.testing.assert_allclose(c, drake.CalcCenterOfMassPositionInWorld(d), atol=TOL)
         np.testing.assert_allclose(Jc, drake.CalcJacobianCenterOfMassTranslationalVelocity(d, DJ.kV, W, W), atol=TOL)
