@@ -4,7 +4,7 @@ Decision variables x = [v̇ (nv); λ (3 n_c)], λᵢ the force on contact point 
 h(q, v) = C(q, v) v − τ_g(q), the floating base's rows u (the first six velocities) and the
 actuated rows a of the equations of motion M v̇ + h = Sᵀτ + Σ Jᵢᵀ λᵢ give
 
-    minimise    ½ Σₖ wₖ ‖Aₖ x − bₖ‖² + ½ ε_a ‖v̇‖² + ½ ε_f ‖λ‖²              (tasks)
+    minimise    ½ Σₖ wₖ ‖Aₖ x − bₖ‖² + ½ w_τ ‖τ‖² + ½ ε_a ‖v̇‖² + ½ ε_f ‖λ‖²   (tasks)
     subject to  M_u v̇ − J_uᵀ λ = −h_u                                       (base EoM, 6 rows)
                 Jᵢ v̇ = −J̇ᵢ v        for a point Cᵢ in contact               (rigid contact, 3 rows)
                 J_F v̇ = −J̇_F v      for a flat foot F in contact           (6 rows: α_WF = 0, a_WFo = 0)
@@ -38,7 +38,8 @@ _INF = 1e30                 # DAQP's infinity: a bound this large is no bound
 
 @dataclass
 class WholeBodyWeights:
-    """Task weights w and PD gains (kp, kd) of the desired accelerations, and the regularisation."""
+    """Task weights w and PD gains (kp, kd) of the desired accelerations, the weight of ‖τ‖²
+    (``torque``: the minimum-torque force distribution) and the regularisation of v̇ and λ."""
 
     com: float = 1.0
     com_kp: float = 100.0
@@ -55,6 +56,7 @@ class WholeBodyWeights:
     swing: float = 1.0
     swing_kp: float = 400.0
     swing_kd: float = 40.0
+    torque: float = 0.0
     vdot_regularization: float = 1e-6
     force_regularization: float = 1e-6
 
@@ -271,6 +273,10 @@ class WholeBodyController:
         self.C[rt:, nv:] = -self.Jc[:, 6:].T
         self.l[rt:] = -self.effort_limits - self.h[6:]
         self.u[rt:] = self.effort_limits - self.h[6:]
+        if w.torque > 0:                                   # τ = C_τ x + h_a
+            Ct = self.C[rt:]
+            H += w.torque * (Ct.T @ Ct)
+            g += w.torque * (Ct.T @ self.h[6:])
         ne = self.n_eq
         self.bu[:ne] = b
         self.bl[:ne] = b
