@@ -41,7 +41,7 @@ test: build placo-env
 regress: build
 	$(VENV)/bin/hil regress -j 2
 
-bench: build
+bench: build placo-env
 	$(PY) benchmarks/bench_dynamics.py
 	$(PY) benchmarks/bench_messages.py
 	$(PY) benchmarks/bench_serial_codec.py
@@ -50,6 +50,8 @@ bench: build
 	$(PY) benchmarks/bench_viz.py
 	$(PY) benchmarks/bench_serial.py
 	$(PY) benchmarks/bench_planning.py
+	$(PY) benchmarks/bench_wbc.py
+	$(PY) benchmarks/bench_wbc_solvers.py
 
 clean:
 	rm -rf build $(VENV) .venv-placo */*.so */*.c drivers/sim/*.so drivers/sim/*.c regress-report.json

@@ -4,8 +4,8 @@ DynamicsSolver and writes the actuated torques by joint name and the contact for
 
 Input: urdf (its package://example-robot-data/ URIs resolved under package_root), q_base
 [x y z qx qy qz qw] (Pinocchio's layout), joints {name: q}, contacts [frame names] (unilateral
-point contacts, hard), mu, weights {com, posture, torque, forces, regularization}, repeat (timed
-re-solves).
+point contacts, hard), planar_contacts [[frame, length, width]] (optional), mu, weights {com,
+posture, torque, forces, regularization}, repeat (timed re-solves).
 """
 import json
 import sys
@@ -31,10 +31,16 @@ def main():
     for frame in p["contacts"]:
         task = solver.add_position_task(frame, robot.get_T_world_frame(frame)[:3, 3])
         task.configure(frame, "hard", 1.0)
-        contact = solver.add_unilateral_point_contact(task)
+        contacts.append(solver.add_unilateral_point_contact(task))
+    for frame, length, width in p.get("planar_contacts", []):
+        task = solver.add_frame_task(frame, robot.get_T_world_frame(frame))
+        task.configure(frame, "hard", 1.0, 1.0)
+        contact = solver.add_planar_contact(task)
+        contact.length, contact.width = length, width
+        contacts.append(contact)
+    for contact in contacts:
         contact.mu = p["mu"]
         contact.weight_forces = p["weights"]["forces"]
-        contacts.append(contact)
     com = solver.add_com_task(robot.com_world())
     com.configure("com", "soft", p["weights"]["com"])
     posture = solver.add_joints_task()
