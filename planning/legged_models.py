@@ -2,6 +2,7 @@
 contact points and a standing posture (the presets the tests, benchmarks and configs share)."""
 from __future__ import annotations
 
+import re
 import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,9 +45,19 @@ def example_robot_data_root() -> Path | None:
     return root if (root / "robots").is_dir() else None
 
 
-def load_legged(name: str, root: Path | None = None):
-    """(plant, contacts, q_standing) for a model in LEGGED, parsed by dynamics_cy."""
-    from dynamics_cy import MultibodyPlant, Parser
+FOOT_RADIUS = {"go2": 0.022, "g1": 0.005}
+"""Radius (m) of the collision sphere at each contact point when simulated."""
+
+
+def load_legged(name: str, root: Path | None = None, simulation: bool = False):
+    """(plant, contacts, q_standing) for a model in LEGGED, parsed by dynamics_cy.
+
+    simulation: the model's own collision geometry (meshes, which the simulator does not collide) is
+    replaced by a sphere of FOOT_RADIUS per contact point, an actuator (no effort limit) is added on
+    every revolute joint, and the base is raised so the spheres rest on z = 0. A point foot's sphere
+    is centred on its contact point; a flat foot's corner sphere sits on its contact point (centre
+    r above it along the foot's z)."""
+    from dynamics_cy import CoulombFriction, MultibodyPlant, Parser, RigidTransform, Sphere
     if name not in LEGGED:
         raise ValueError(f"unknown legged model '{name}' (known: {', '.join(LEGGED)})")
     root = root or example_robot_data_root()
@@ -56,7 +67,20 @@ def load_legged(name: str, root: Path | None = None):
     plant = MultibodyPlant(0.0)
     parser = Parser(plant, nonphysical_inertia="warn")
     parser.package_map().Add("example-robot-data", str(root))
-    parser.AddModels(str(root / "robots" / model.urdf))
+    if not simulation:
+        parser.AddModels(str(root / "robots" / model.urdf))
+    else:
+        text = re.sub(r"<collision>.*?</collision>", "", (root / "robots" / model.urdf).read_text(), flags=re.S)
+        parser.AddModelsFromString(text, "urdf")
+        r, flat = FOOT_RADIUS[name], len({f for f, _ in model.contacts}) < len(model.contacts)
+        for i, (frame, p) in enumerate(model.contacts):
+            F = plant.GetFrameByName(frame)
+            center = np.array(p) + (np.array([0.0, 0.0, r]) if flat else 0.0)
+            X_BG = F.GetFixedPoseInBodyFrame() @ RigidTransform(center)
+            plant.RegisterCollisionGeometry(F.body(), X_BG, Sphere(r), f"{frame}_{i}", CoulombFriction(1.0, 1.0))
+        for j in list(plant._joints):
+            if j.type_name() == "revolute":
+                plant.AddJointActuator(j.name(), j)
     plant.Finalize()
     contacts = [ContactPoint(plant.GetFrameByName(f), np.array(p)) for f, p in model.contacts]
     q = plant.GetDefaultPositions()
@@ -67,4 +91,6 @@ def load_legged(name: str, root: Path | None = None):
         k.frame_pose(q, c.frame, X)
         lowest = min(lowest, (X[:3, :3] @ c.p_FC + X[:3, 3])[2])
     q[6] -= lowest
+    if simulation and len({c.frame.name() for c in contacts}) == len(contacts):
+        q[6] += FOOT_RADIUS[name]
     return plant, contacts, q
