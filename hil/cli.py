@@ -277,8 +277,9 @@ def cmd_regress(args) -> int:
         print(f"hil regress: no scenarios in {target}" + (f" matching '{args.pattern}'" if args.pattern else ""),
               file=sys.stderr)
         return 2
+    from .legged_scenario import is_legged_scenario, load_legged_scenario
     for p in paths:                     # every file is checked before anything runs
-        load_scenario(p)
+        load_legged_scenario(p) if is_legged_scenario(p) else load_scenario(p)
     if args.jobs < 1:
         raise ConfigError("", f"-j must be at least 1, got {args.jobs}")
     results = run_all(paths, args.jobs, args.plots, args.logs, args.update_golden, verbose=args.verbose)

@@ -1,48 +1,25 @@
 """Whole-body torque control in the loop, in lockstep over real LCM (memq://): the simulated legged
 robot (drivers.sim.legged, ground contact with friction) and LeggedTorqueControl (hil.legged) on
 Go2 and G1: standing, shifting the CoM and back, a push, and the faults that go to the safe state."""
-import lcm
 import numpy as np
 import pytest
 
-from drivers.sim.config import ContactConfig, SimConfig
-from drivers.sim.legged import SimulatedLeggedRobot
-from hil.legged import LeggedTorqueControl
+from hil.legged_scenario import LeggedRig
 from messages import lcmt_hil_joint_command
 from messages.channels import JOINT_COMMAND
-from planning.legged_models import example_robot_data_root, load_legged
+from planning.legged_models import example_robot_data_root
 from planning.whole_body import WholeBodyWeights
 
 
-class Rig:
+class Rig(LeggedRig):
+    """LeggedRig recording the commands the controller sends."""
+
     def __init__(self, name, **controller):
         if example_robot_data_root() is None:
             pytest.skip("example-robot-data is not installed")
-        self.plant, self.contacts, self.q0 = load_legged(name, simulation=True)
-        self.lc = lcm.LCM("memq://")
-        feet = {}
-        for c in self.contacts:
-            feet.setdefault(c.frame.name(), c.frame)
-        config = SimConfig(initial_positions=self.q0.tolist(), contact=ContactConfig(enabled=True, publish_rate=0.0))
-        self.robot = SimulatedLeggedRobot(self.plant, feet, config, self.lc)
-        self.ctl = LeggedTorqueControl(self.plant, self.contacts, self.lc, **controller)
+        super().__init__(name, **controller)
         self.commands = []
         self.lc.subscribe(JOINT_COMMAND, lambda ch, data: self.commands.append(lcmt_hil_joint_command.decode(data)))
-        self.robot.publish_status()
-
-    def run(self, seconds):
-        end = self.robot.physics.steps + int(round(seconds / self.robot.config.time_step))
-        while self.robot.physics.steps < end and self.lc.handle_timeout(0) > 0:
-            pass
-        return self
-
-    def base(self):
-        return self.robot.physics.q[4:7].copy()
-
-    def com(self):
-        p, J, b = np.empty(3), np.empty((3, self.plant.num_velocities())), np.empty(3)
-        self.plant.kernels().center_of_mass(self.robot.physics.q, self.robot.physics.v, p, J, b)
-        return p
 
 
 @pytest.mark.parametrize("name", ["go2", "g1"])
