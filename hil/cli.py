@@ -232,6 +232,10 @@ def cmd_viz(args) -> int:
 
 
 def cmd_demo(args) -> int:
+    from .legged_scenario import is_legged_scenario, run_legged_demo
+    if Path(args.config).is_file() and is_legged_scenario(args.config):      # a legged robot (docs/wbc.md)
+        from messages.channels import DEFAULT_LCM_URL
+        return run_legged_demo(args.config, args.duration, args.lcm_url or DEFAULT_LCM_URL)
     cfg = _load(args.config, args.lcm_url)
     sim = subprocess.Popen([sys.executable, "-m", "hil", "sim", args.config, "--no-viz", "--lcm-url", cfg.lcm.url,
                             "--duration", str(args.duration + cfg.loop.start_timeout + 5.0)],

@@ -107,24 +107,30 @@ def load_legged_scenario(path: str | Path) -> tuple[LeggedRun, LeggedScenarioSpe
 class LeggedRig:
     """The simulated robot and the controller on one memq:// LCM, in lockstep; run(seconds) steps."""
 
-    def __init__(self, name: str, sim: SimConfig | None = None, **controller):
+    def __init__(self, name: str, sim: SimConfig | None = None, lcm_url: str = "memq://", viz=None, **controller):
         self.plant, self.contacts, self.q0 = load_legged(name, simulation=True)
-        self.lc = lcm.LCM("memq://")
+        self.lc = lcm.LCM(lcm_url)
         feet = {}
         for c in self.contacts:
             feet.setdefault(c.frame.name(), c.frame)
         sim = sim or SimConfig()
         sim.initial_positions = self.q0.tolist()
         sim.contact.enabled = True
-        self.robot = SimulatedLeggedRobot(self.plant, feet, sim, self.lc)
+        self.robot = SimulatedLeggedRobot(self.plant, feet, sim, self.lc, viz=viz)
         self.ctl = LeggedTorqueControl(self.plant, self.contacts, self.lc, **controller)
         self.robot.publish_status()
 
-    def run(self, seconds: float, each_step=None) -> "LeggedRig":
+    def run(self, seconds: float, each_step=None, realtime: bool = False) -> "LeggedRig":
+        """Step `seconds` of simulated time (realtime: no faster than the wall clock)."""
         end = self.robot.physics.steps + int(round(seconds / self.robot.config.time_step))
-        while self.robot.physics.steps < end and self.lc.handle_timeout(0) > 0:
+        t0, s0 = time.monotonic(), self.robot.physics.time_ns
+        while self.robot.physics.steps < end and self.lc.handle_timeout(0 if not realtime else 100) > 0:
             if each_step is not None:
                 each_step(self)
+            if realtime:
+                ahead = (self.robot.physics.time_ns - s0) * 1e-9 - (time.monotonic() - t0)
+                if ahead > 0:
+                    time.sleep(ahead)
         return self
 
     def base(self) -> np.ndarray:
@@ -136,11 +142,15 @@ class LeggedRig:
         return p
 
 
-def run_legged_scenario(path: str | Path) -> tuple[dict, list[dict], LeggedScenarioSpec]:
-    """(summary, checks, spec) of one legged scenario file."""
+def run_legged_scenario(path: str | Path, *, realtime: bool = False, lcm_url: str = "memq://", viz=None,
+                        duration: float | None = None) -> tuple[dict, list[dict], LeggedScenarioSpec]:
+    """(summary, checks, spec) of one legged scenario file; lockstep as fast as it goes on memq://
+    by default, or paced to the wall clock on another LCM with the viewer (the demo)."""
     run, spec = load_legged_scenario(path)
-    rig = LeggedRig(run.robot, run.sim, mu=run.mu, f_min=run.f_min, effort_limits=run.effort_limit,
-                    weights=run.weights)
+    if duration is not None:
+        spec.duration = duration
+    rig = LeggedRig(run.robot, run.sim, lcm_url=lcm_url, viz=viz, mu=run.mu, f_min=run.f_min,
+                    effort_limits=run.effort_limit, weights=run.weights)
     h = rig.robot.config.time_step
     torque_max = np.zeros(rig.ctl.na)
     shifts = []                                    # (start step, end step, from, to)
@@ -157,7 +167,7 @@ def run_legged_scenario(path: str | Path) -> tuple[dict, list[dict], LeggedScena
     for t in sorted({e.at for e in events} | {spec.criteria.settle, spec.duration}):
         if t > spec.duration:
             continue
-        rig.run(t - now, each_step)
+        rig.run(t - now, each_step, realtime)
         now = t
         if settled is None and t >= spec.criteria.settle:
             settled = rig.base()
@@ -184,3 +194,16 @@ def run_legged_scenario(path: str | Path) -> tuple[dict, list[dict], LeggedScena
     checks.append({"name": "fault", "measured": got, "limit": c.fault,
                    "passed": got is None if c.fault is None else (got is not None and c.fault in got)})
     return summary, checks, spec
+
+
+def run_legged_demo(path: str | Path, duration: float, lcm_url: str) -> int:
+    """`hil demo --config LEGGED.yaml`: the scenario paced to the wall clock on `lcm_url`, with the
+    robot, the ground and the contact forces for Meldis; prints the outcome. Exit 0, or 1 on a fault."""
+    from .viz import VizConfig
+    print(f"hil demo: simulated {load_legged_scenario(path)[0].robot} under whole-body torque control on "
+          f"{lcm_url}; {duration:g} s. Watch it in Meldis: python -m pydrake.visualization.meldis")
+    summary, checks, _ = run_legged_scenario(path, realtime=True, lcm_url=lcm_url, viz=VizConfig(),
+                                             duration=duration)
+    print(f"base drift {summary['base_drift_m'] * 1e3:.3f} mm, feet in contact: {summary['feet_in_contact']}, "
+          f"fault: {summary['fault'] or 'none'}")
+    return 0 if summary["fault"] is None else 1

@@ -13,7 +13,8 @@ The status is ground truth (base_source "ground_truth"): the base pose and twist
 (its angular velocity in the base frame and the proper acceleration (a_WBo − g) in the base frame,
 from the step's change of v_WBo), the joints, and for each foot whether the simulator's contact
 touches it and the force on it from the ground. CONTACT_RESULTS go out as Drake's
-lcmt_contact_results_for_viz at contact.publish_rate (Meldis draws them).
+lcmt_contact_results_for_viz at contact.publish_rate (Meldis draws them); with viz (a hil.viz.VizConfig)
+a ViewerBridge draws the robot and the ground.
 """
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ class SimulatedLeggedRobot:
 
     def __init__(self, plant, feet: dict, config: SimConfig, lc, *, status_channel: str = FLOATING_BASE_STATUS,
                  command_channel: str = JOINT_COMMAND, contact_channel: str = CONTACT_RESULTS,
-                 safe_damping: float = 2.0):
+                 safe_damping: float = 2.0, viz=None):
         self.plant, self.lc, self.config = plant, lc, config
         self.physics = Physics(plant, config, "sim")
         if self.physics.contact is None:
@@ -65,6 +66,14 @@ class SimulatedLeggedRobot:
         self.msg.num_contacts, self.msg.contact_names = len(self.feet), list(self.feet)
         self._v_prev = self.physics.v[3:6].copy()
         self.commands = self.rejected = 0
+        self.viewer = None
+        if viz is not None and viz.enabled:          # the robot and the ground in Meldis (hil.viz.VizConfig)
+            from hil.viz import ViewerBridge
+            from messages.channels import Channels
+
+            from .contact import ground_visual
+            self.viewer = ViewerBridge(plant, lc, Channels(), viz,
+                                       anchored=[ground_visual(config.contact.ground.height)])
         lc.subscribe(command_channel, self._on_command)
 
     # ------------------------------------------------------------------------------------------
@@ -106,6 +115,8 @@ class SimulatedLeggedRobot:
             self._push_tau[3:6] = self.push_force
             self._k.mass_matrix(ph.q, self._M)
             ph.v[:] += self.config.time_step * np.linalg.solve(self._M, self._push_tau)
+        if self.viewer is not None:
+            self.viewer.tick(ph.time_ns, ph.q, ph.time_ns // 1000)
         if self.contacts and self.config.contact.publish_rate > 0 and ph.time_ns >= self._next_contact_ns:
             self.contacts.publish(self.lc, ph.time_ns // 1000)
             self._next_contact_ns = ph.time_ns + int(1e9 / self.config.contact.publish_rate)
