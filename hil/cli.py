@@ -71,7 +71,8 @@ def parser() -> argparse.ArgumentParser:
                           description="Start the simulated robot in its own process (UDP multicast LCM, ttl=0) "
                                       "and run the control loop against it; prints a live status line and the "
                                       "summary. Start Meldis (python -m pydrake.visualization.meldis) to watch.")
-    demo.add_argument("--config", default=str(DEMO_CONFIG), help=f"run config (default: {DEMO_CONFIG})")
+    demo.add_argument("--config", default=str(DEMO_CONFIG), help=f"run config (default: {DEMO_CONFIG}), or a legged "
+                      "scenario (configs/legged/go2_demo.yaml: whole-body control in one process, docs/wbc.md)")
     _add_run_options(demo, default_duration=10.0)
     viz = sub.add_parser("viz", help="viewer messages from a robot status channel",
                          description="Subscribe to the robot's status channel and publish drake_visualizer / "
