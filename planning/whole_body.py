@@ -20,10 +20,11 @@ Contact points are grouped by frame: three or more points on one frame are a fla
 frame's 6-D acceleration (the corners' own rows would be inconsistent as soon as the foot turns),
 with a force at each corner; fewer are point feet. A group is in contact or not (``active``).
 
-Every matrix is allocated once and filled each tick by the compiled kernels (points_jacobian_bias,
-center_of_mass, frame_jacobian_bias, mass_matrix, inverse_dynamics); the QP is solved by DAQP (a dual
-active-set solver for small dense QPs) in one workspace, hot-started from the previous tick's active
-set (docs/wbc.md has the measurements behind that choice).
+Every matrix of the QP is allocated once and filled each tick by the compiled kernels
+(points_jacobian_bias, center_of_mass, frame_jacobian_bias, mass_matrix, inverse_dynamics); the
+assembly is numpy (its products still make temporaries: moving it to Cython is the next step). The
+QP is solved by DAQP (a dual active-set solver for small dense QPs) in one workspace, hot-started
+from the previous tick's active set (docs/wbc.md has the measurements behind that choice).
 """
 from __future__ import annotations
 
@@ -70,12 +71,19 @@ class ContactPoint:
 
 
 def _rotation_log(R: np.ndarray, out: np.ndarray) -> None:
-    """out = the rotation vector θ k̂ of R (|θ| ≤ π), from its skew part and trace."""
+    """out = the rotation vector θ k̂ of R (0 ≤ θ ≤ π): sin θ k̂ is R's skew part, cos θ = (tr R − 1)/2;
+    at θ = π (no skew part) k̂ comes from R + I = 2 k̂ k̂ᵀ."""
     s = 0.5 * np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])
     c = 0.5 * (np.trace(R) - 1.0)
     sn = np.linalg.norm(s)
-    th = np.arctan2(sn, c)
-    out[:] = s * (th / sn) if sn > 1e-12 else s
+    if sn > 1e-12:
+        out[:] = s * (np.arctan2(sn, c) / sn)
+    elif c > 0:
+        out[:] = s
+    else:
+        i = int(np.argmax(np.diag(R)))
+        k = (R[:, i] + np.eye(3)[i]) / np.sqrt(2.0 * (1.0 + R[i, i]))
+        out[:] = np.pi * k
 
 
 @dataclass

@@ -140,3 +140,17 @@ def test_agrees_with_placo_dynamics_solver(robot_data):
     tau_theirs = np.array([theirs["tau"][n] for n in ours])
     np.testing.assert_allclose(np.array(list(ours.values())), tau_theirs, atol=1e-9 * np.abs(tau_theirs).max())
     np.testing.assert_allclose(c.forces, np.array(theirs["forces"]), atol=1e-9 * np.abs(c.forces).max())
+
+
+def test_rotation_log_is_the_rotation_vector():
+    from scipy.spatial.transform import Rotation
+
+    from planning.whole_body import _rotation_log
+    rng, out = np.random.default_rng(3), np.empty(3)
+    for theta in (0.0, 1e-9, 0.3, 2.0, np.pi - 1e-7, np.pi):
+        axis = rng.normal(size=3)
+        axis /= np.linalg.norm(axis)
+        _rotation_log(Rotation.from_rotvec(theta * axis).as_matrix(), out)
+        if theta > np.pi - 1e-6:            # ±π k̂ are the same rotation
+            out *= np.sign(out @ axis)
+        np.testing.assert_allclose(out, theta * axis, atol=1e-6)
