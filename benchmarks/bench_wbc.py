@@ -51,7 +51,7 @@ def ours(name, ticks):
 
 
 def placo(name, plant, contacts, q, ticks):
-    if not PLACO.exists():
+    if not PLACO.exists() or subprocess.run([str(PLACO), "-c", "import placo"], capture_output=True).returncode:
         return None
     joints = {j.name(): float(q[j.position_start()]) for j in plant._joints if j.num_positions() == 1}
     problem = {"urdf": str(example_robot_data_root() / "robots" / LEGGED[name].urdf),

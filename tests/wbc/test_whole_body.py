@@ -122,7 +122,13 @@ def placo_problem(plant, contacts, q, weights, mu, name, repeat=0):
             "mu": mu, "weights": weights, "repeat": repeat}
 
 
-@pytest.mark.skipif(not PLACO_PYTHON.exists(), reason="PlaCo's environment is absent (make placo-env)")
+def placo_available() -> bool:
+    """PlaCo imports in its environment (made by `make placo-env`)."""
+    return PLACO_PYTHON.exists() and subprocess.run([str(PLACO_PYTHON), "-c", "import placo"],
+                                                    capture_output=True, timeout=60).returncode == 0
+
+
+@pytest.mark.skipif(not placo_available(), reason="PlaCo's environment is absent (make placo-env)")
 def test_agrees_with_placo_dynamics_solver(robot_data):
     """Standing Go2, all feet in contact, targets where it stands: the minimum-torque force
     distribution with CoM and posture tasks; PlaCo solves the same QP in Pinocchio's coordinates."""
