@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test build bench regress clean
+.PHONY: demo test build bench regress clean placo-env
 
 $(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -14,9 +14,19 @@ $(STAMP): pyproject.toml setup.py
 	$(PY) -m pip install -q "setuptools>=68" wheel "Cython>=3.0" "numpy>=1.26"
 	$(PY) -m pip install -q --no-build-isolation -e '.[test]'
 	@# Independent implementations used for cross-checks; the tests that need them skip without.
-	$(PY) -m pip install -q drake pin example-robot-data toppra \
+	$(PY) -m pip install -q drake pin example-robot-data toppra proxsuite osqp clarabel \
 	  || echo "note: cross-check packages unavailable; the tests that need them will skip"
 	touch $(STAMP)
+
+# PlaCo (the whole-body QP cross-check) pins Pinocchio 3.8, .venv has 4.1: it gets its own environment,
+# which tests/wbc runs as a subprocess (the test skips without it).
+placo-env: .venv-placo/.installed
+
+.venv-placo/.installed:
+	$(PYTHON) -m venv .venv-placo
+	.venv-placo/bin/python -m pip install -q placo example-robot-data \
+	  || echo "note: PlaCo unavailable; the PlaCo cross-check will skip"
+	touch .venv-placo/.installed
 
 build: $(STAMP)
 	$(PY) setup.py -q build_ext --inplace
@@ -24,14 +34,14 @@ build: $(STAMP)
 demo: build
 	$(VENV)/bin/hil demo
 
-test: build
+test: build placo-env
 	$(PY) -m ruff check .
 	$(PY) -m pytest -q
 
 regress: build
 	$(VENV)/bin/hil regress -j 2
 
-bench: build
+bench: build placo-env
 	$(PY) benchmarks/bench_dynamics.py
 	$(PY) benchmarks/bench_messages.py
 	$(PY) benchmarks/bench_serial_codec.py
@@ -40,6 +50,8 @@ bench: build
 	$(PY) benchmarks/bench_viz.py
 	$(PY) benchmarks/bench_serial.py
 	$(PY) benchmarks/bench_planning.py
+	$(PY) benchmarks/bench_wbc.py
+	$(PY) benchmarks/bench_wbc_solvers.py
 
 clean:
-	rm -rf build $(VENV) */*.so */*.c drivers/sim/*.so drivers/sim/*.c regress-report.json
+	rm -rf build $(VENV) .venv-placo */*.so */*.c drivers/sim/*.so drivers/sim/*.c regress-report.json

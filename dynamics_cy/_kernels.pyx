@@ -1371,3 +1371,195 @@ cdef class Kernels:
             bad = self.tree.velocity_to_qdot(qp, vp, op)
         if bad:
             raise ValueError("map_velocity_to_qdot: a roll-pitch-yaw joint is at gimbal lock (|pitch| = pi/2)")
+
+    # -----------------------------------------------------------------------------------------
+    # Contact points and the centre of mass, for whole-body control (hil.wbc)
+    # -----------------------------------------------------------------------------------------
+    def points_jacobian_bias(self, q, v, frames, p_FQ, J, Jdot_v):
+        """Translational kinematics of k points Qi fixed in frames Fi, in one pass:
+        J (3k, nv) stacks Jv_WQi_W (v_WQi = Jv_WQi v) and Jdot_v (3k) stacks aBias_WQi_W = J̇v_WQi v
+        (Drake's CalcBiasTranslationalAcceleration, A = E = W); p_FQ (k, 3) is p_FoQi_F."""
+        cdef Py_ssize_t k = len(frames), i
+        cdef int f
+        cdef double* qp = _arr(q, self.nq, -1, False, "q")
+        cdef double* vp = _arr(v, self.nv, -1, False, "v")
+        cdef double* pp = _arr(p_FQ, k, 3, False, "p_FQ")
+        cdef double* Jp = _arr(J, 3 * k, self.nv, True, "J")
+        cdef double* ap = _arr(Jdot_v, 3 * k, -1, True, "Jdot_v")
+        with nogil:
+            self.tree.positions(qp)
+            self.tree.velocities(vp)
+            _bias_spatial_accelerations(self.tree)
+            memset(Jp, 0, 3 * k * self.tree.nv * sizeof(double))
+        for i in range(k):
+            f = self._frame(frames[i])
+            with nogil:
+                _point_translational(self.tree, f, pp + 3 * i, Jp + 3 * i * self.tree.nv, ap + 3 * i)
+
+    def frame_jacobian_bias(self, q, v, frame, J, Jdot_v):
+        """The spatial kinematics of frame F in one pass: J (6, nv) = J_V_WF_W (V_WF = [w_WF; v_WFo]
+        in W = J v, as ``jacobian``) and Jdot_v (6) = J̇ v = AsBias_WF_W = [α; a_WFo] for v̇ = 0
+        (Drake's CalcBiasSpatialAcceleration, A = E = W, at Fo)."""
+        cdef double* qp = _arr(q, self.nq, -1, False, "q")
+        cdef double* vp = _arr(v, self.nv, -1, False, "v")
+        cdef double* Jp = _arr(J, 6, self.nv, True, "J")
+        cdef double* ap = _arr(Jdot_v, 6, -1, True, "Jdot_v")
+        cdef int f = self._frame(frame), n = self.tree.frame_node[f]
+        cdef double zero[3]
+        cdef double X[16]
+        cdef double p[3]
+        zero[0], zero[1], zero[2] = 0.0, 0.0, 0.0
+        with nogil:
+            self.tree.positions(qp)
+            self.tree.velocities(vp)
+            _bias_spatial_accelerations(self.tree)
+            memset(Jp, 0, 6 * self.tree.nv * sizeof(double))
+            self.tree.frame_pose(f, X)
+            p[0], p[1], p[2] = X[3], X[7], X[11]
+            self.tree.point_jacobian(n, p, Jp, self.tree.nv)
+            matvec(self.tree.R_WB + 9 * n, self.tree.A + 6 * n, ap)
+            _point_translational(self.tree, f, zero, NULL, ap + 3)
+
+    def center_of_mass(self, q, v, p_WCcm, J, Jdot_v):
+        """The centre of mass Ccm of all bodies: p_WCcm (3), its Jacobian J (3, nv) with
+        v_WCcm = J v (CalcJacobianCenterOfMassTranslationalVelocity, kV, A = E = W) and Jdot_v (3)
+        = J̇ v (CalcBiasCenterOfMassTranslationalAcceleration), by subtree masses and first moments:
+        column (node j, axis s) = [m_j⁺ v_s + w_s × (Σ⁺ m_i p_WCi − m_j⁺ p_WJo)] / m over j's subtree ⁺."""
+        cdef double* qp = _arr(q, self.nq, -1, False, "q")
+        cdef double* vp = _arr(v, self.nv, -1, False, "v")
+        cdef double* cp = _arr(p_WCcm, 3, -1, True, "p_WCcm")
+        cdef double* Jp = _arr(J, 3, self.nv, True, "J")
+        cdef double* ap = _arr(Jdot_v, 3, -1, True, "Jdot_v")
+        cdef int bad
+        with nogil:
+            self.tree.positions(qp)
+            self.tree.velocities(vp)
+            _bias_spatial_accelerations(self.tree)
+            bad = _center_of_mass(self.tree, cp, Jp, ap)
+        if bad:
+            raise RuntimeError("center_of_mass(): the system's total mass must be greater than zero")
+
+
+cdef void _bias_spatial_accelerations(CompiledTree T) noexcept nogil:
+    """T.A[t] = the spatial acceleration of node t for v̇ = 0 (body coordinates, no gravity).
+    Needs positions() and velocities()."""
+    cdef int t, k
+    memset(T.A, 0, 6 * sizeof(double))
+    for t in range(1, T.nb):
+        motion_to_child(T.R_PB + 9 * t, T.p_PB + 3 * t, T.A + 6 * T.parent[t], T.A + 6 * t)
+        for k in range(6):
+            T.A[6 * t + k] += T.c[6 * t + k]
+
+
+cdef void _point_translational(CompiledTree T, int f, const double* p_FQ, double* J, double* a_W) noexcept nogil:
+    """Rows 3 x nv of Jv_WQ_W into J (zeroed by the caller; NULL: none) and aBias_WQ_W into a_W for
+    the point Q fixed in frame f: a_Q = a_Bo + α × r + w × (v_Bo + w × r) with r = p_BoQ (classical
+    acceleration from the spatial one). Needs _bias_spatial_accelerations()."""
+    cdef int n = T.frame_node[f], j, s, col, ld = T.nv
+    cdef double r[3]
+    cdef double p_WQ[3]
+    cdef double a[3]
+    cdef double x[3]
+    cdef double y[3]
+    cdef double w[3]
+    cdef double vo[3]
+    cdef double* S
+    cdef double* A = T.A + 6 * n
+    cdef double* V = T.V + 6 * n
+    matvec(T.R_NF + 9 * f, p_FQ, r)
+    r[0] += T.p_NF[3 * f]
+    r[1] += T.p_NF[3 * f + 1]
+    r[2] += T.p_NF[3 * f + 2]
+    matvec(T.R_WB + 9 * n, r, p_WQ)
+    for s in range(3):
+        p_WQ[s] += T.p_WB[3 * n + s]
+    cross3(V, r, x)                       # w × r
+    x[0] += V[3]
+    x[1] += V[4]
+    x[2] += V[5]                          # v_Q in B
+    cross3(V, x, y)                       # w × v_Q
+    cross3(A, r, x)                       # α × r
+    for s in range(3):
+        a[s] = A[3 + s] + x[s] + y[s]
+    matvec(T.R_WB + 9 * n, a, a_W)
+    j = n if J != NULL else 0
+    while j > 0:
+        for s in range(T.nvj[j]):
+            S = T.S + 36 * j + 6 * s
+            matvec(T.R_WB + 9 * j, S, w)
+            matvec(T.R_WB + 9 * j, S + 3, vo)
+            x[0] = p_WQ[0] - T.p_WB[3 * j]
+            x[1] = p_WQ[1] - T.p_WB[3 * j + 1]
+            x[2] = p_WQ[2] - T.p_WB[3 * j + 2]
+            cross3(w, x, y)
+            col = T.vs[j] + s
+            J[col], J[ld + col], J[2 * ld + col] = vo[0] + y[0], vo[1] + y[1], vo[2] + y[2]
+        j = T.parent[j]
+
+
+cdef int _center_of_mass(CompiledTree T, double* p_W, double* J, double* a_W) noexcept nogil:
+    """p_WCcm, Jv_WCcm_W (3 x nv) and aBias_WCcm_W; uses T.Ic_m, T.Ic_h as subtree mass and first
+    moment Σ m_i p_WCi. Needs _bias_spatial_accelerations(). Returns 1 when the total mass is 0."""
+    cdef int t, s, p, col, ld = T.nv
+    cdef double m = T.mass[0], mt
+    cdef double c[3]
+    cdef double x[3]
+    cdef double y[3]
+    cdef double z[3]
+    cdef double w[3]
+    cdef double vo[3]
+    cdef double* A
+    cdef double* V
+    cdef double* h
+    cdef double* S
+    T.Ic_m[0] = T.mass[0]
+    T.Ic_h[0], T.Ic_h[1], T.Ic_h[2] = T.h[0], T.h[1], T.h[2]      # bodies welded to the world
+    a_W[0], a_W[1], a_W[2] = 0.0, 0.0, 0.0
+    c[0], c[1], c[2] = T.h[0], T.h[1], T.h[2]
+    for t in range(1, T.nb):
+        mt = T.mass[t]
+        h = T.h + 3 * t
+        m += mt
+        T.Ic_m[t] = mt
+        matvec(T.R_WB + 9 * t, h, x)
+        for s in range(3):
+            T.Ic_h[3 * t + s] = mt * T.p_WB[3 * t + s] + x[s]
+            c[s] += T.Ic_h[3 * t + s]
+        # Σ m a_bias over the node: m a_lin + α × h + w × (m v_Bo + w × h), in B then W
+        A = T.A + 6 * t
+        V = T.V + 6 * t
+        cross3(V, h, x)
+        for s in range(3):
+            x[s] += mt * V[3 + s]
+        cross3(V, x, y)
+        cross3(A, h, x)
+        for s in range(3):
+            z[s] = mt * A[3 + s] + x[s] + y[s]
+        matvec(T.R_WB + 9 * t, z, x)
+        for s in range(3):
+            a_W[s] += x[s]
+    if not m > 0.0:
+        return 1
+    for s in range(3):
+        p_W[s] = c[s] / m
+        a_W[s] /= m
+    for t in range(T.nb - 1, 0, -1):
+        p = T.parent[t]
+        if p > 0:
+            T.Ic_m[p] += T.Ic_m[t]
+            for s in range(3):
+                T.Ic_h[3 * p + s] += T.Ic_h[3 * t + s]
+    memset(J, 0, 3 * ld * sizeof(double))
+    for t in range(1, T.nb):
+        for s in range(T.nvj[t]):
+            S = T.S + 36 * t + 6 * s
+            matvec(T.R_WB + 9 * t, S, w)
+            matvec(T.R_WB + 9 * t, S + 3, vo)
+            for p in range(3):
+                x[p] = T.Ic_h[3 * t + p] - T.Ic_m[t] * T.p_WB[3 * t + p]
+            cross3(w, x, y)
+            col = T.vs[t] + s
+            J[col] = (T.Ic_m[t] * vo[0] + y[0]) / m
+            J[ld + col] = (T.Ic_m[t] * vo[1] + y[1]) / m
+            J[2 * ld + col] = (T.Ic_m[t] * vo[2] + y[2]) / m
+    return 0

@@ -71,7 +71,8 @@ def parser() -> argparse.ArgumentParser:
                           description="Start the simulated robot in its own process (UDP multicast LCM, ttl=0) "
                                       "and run the control loop against it; prints a live status line and the "
                                       "summary. Start Meldis (python -m pydrake.visualization.meldis) to watch.")
-    demo.add_argument("--config", default=str(DEMO_CONFIG), help=f"run config (default: {DEMO_CONFIG})")
+    demo.add_argument("--config", default=str(DEMO_CONFIG), help=f"run config (default: {DEMO_CONFIG}), or a legged "
+                      "scenario (configs/legged/go2_demo.yaml: whole-body control in one process, docs/wbc.md)")
     _add_run_options(demo, default_duration=10.0)
     viz = sub.add_parser("viz", help="viewer messages from a robot status channel",
                          description="Subscribe to the robot's status channel and publish drake_visualizer / "
@@ -232,6 +233,10 @@ def cmd_viz(args) -> int:
 
 
 def cmd_demo(args) -> int:
+    from .legged_scenario import is_legged_scenario, run_legged_demo
+    if Path(args.config).is_file() and is_legged_scenario(args.config):      # a legged robot (docs/wbc.md)
+        from messages.channels import DEFAULT_LCM_URL
+        return run_legged_demo(args.config, args.duration, args.lcm_url or DEFAULT_LCM_URL)
     cfg = _load(args.config, args.lcm_url)
     sim = subprocess.Popen([sys.executable, "-m", "hil", "sim", args.config, "--no-viz", "--lcm-url", cfg.lcm.url,
                             "--duration", str(args.duration + cfg.loop.start_timeout + 5.0)],
@@ -277,8 +282,9 @@ def cmd_regress(args) -> int:
         print(f"hil regress: no scenarios in {target}" + (f" matching '{args.pattern}'" if args.pattern else ""),
               file=sys.stderr)
         return 2
+    from .legged_scenario import is_legged_scenario, load_legged_scenario
     for p in paths:                     # every file is checked before anything runs
-        load_scenario(p)
+        load_legged_scenario(p) if is_legged_scenario(p) else load_scenario(p)
     if args.jobs < 1:
         raise ConfigError("", f"-j must be at least 1, got {args.jobs}")
     results = run_all(paths, args.jobs, args.plots, args.logs, args.update_golden, verbose=args.verbose)

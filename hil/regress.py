@@ -49,6 +49,13 @@ def run_scenario(path: str | Path, plots: str | None = None, logs: str | None = 
     result = {"name": Path(path).stem, "file": str(path), "passed": False, "error": None, "checks": [],
               "golden": None}
     try:
+        from .legged_scenario import is_legged_scenario, run_legged_scenario
+        if is_legged_scenario(path):            # a legged robot under whole-body control (docs/wbc.md)
+            result["summary"], result["checks"], spec = run_legged_scenario(path)
+            result.update(description=spec.description, duration_s=spec.duration, link="sim",
+                          passed=all(c["passed"] for c in result["checks"]),
+                          wall_s=round(time.monotonic() - t0, 3))
+            return result
         sc = load_scenario(path)
         result.update(description=sc.spec.description, link=sc.spec.link, duration_s=sc.spec.duration)
         if logs:

@@ -43,6 +43,8 @@ from messages.drake import (
 from messages.hilmsg import (
     lcmt_hil_driver_health,
     lcmt_hil_estop,
+    lcmt_hil_floating_base_status,
+    lcmt_hil_joint_command,
     lcmt_hil_joint_plan,
     lcmt_hil_run_info,
     lcmt_hil_safety_event,
@@ -73,6 +75,8 @@ DRAKE_TYPES = (
 HIL_TYPES = (
     lcmt_hil_driver_health,
     lcmt_hil_estop,
+    lcmt_hil_floating_base_status,
+    lcmt_hil_joint_command,
     lcmt_hil_joint_plan,
     lcmt_hil_run_info,
     lcmt_hil_safety_event,

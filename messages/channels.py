@@ -32,6 +32,8 @@ HIL_ESTOP = "HIL_ESTOP"
 HIL_PLAN = "HIL_PLAN"
 DRIVER_HEALTH = "DRIVER_HEALTH"
 HIL_RUN_INFO = "HIL_RUN_INFO"          # lcmt_hil_run_info: a run's config and summary, for its log
+FLOATING_BASE_STATUS = "FLOATING_BASE_STATUS"    # lcmt_hil_floating_base_status (legged robots)
+JOINT_COMMAND = "JOINT_COMMAND"                  # lcmt_hil_joint_command (legged robots)
 
 _ROBOT_CHANNELS = {"iiwa": (IIWA_STATUS, IIWA_COMMAND), "panda": (PANDA_STATUS, PANDA_COMMAND)}
 

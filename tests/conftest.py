@@ -2,20 +2,17 @@
 from __future__ import annotations
 
 import random
-import sysconfig
 from pathlib import Path
 
 import lcm
 import pytest
 
+from planning.legged_models import example_robot_data_root
+
 REPO = Path(__file__).resolve().parent.parent
 IIWA_URDF = REPO / "configs" / "robots" / "iiwa14.urdf"
 
 
-def example_robot_data_root() -> Path | None:
-    """The example-robot-data package folder (under its cmeel prefix), if installed."""
-    root = Path(sysconfig.get_paths()["purelib"]) / "cmeel.prefix" / "share" / "example-robot-data"
-    return root if (root / "robots").is_dir() else None
 
 
 @pytest.fixture(scope="session")

@@ -6,6 +6,8 @@ lcm-gen 1.5.3
 
 from .lcmt_hil_driver_health import lcmt_hil_driver_health as lcmt_hil_driver_health
 from .lcmt_hil_estop import lcmt_hil_estop as lcmt_hil_estop
+from .lcmt_hil_floating_base_status import lcmt_hil_floating_base_status as lcmt_hil_floating_base_status
+from .lcmt_hil_joint_command import lcmt_hil_joint_command as lcmt_hil_joint_command
 from .lcmt_hil_joint_plan import lcmt_hil_joint_plan as lcmt_hil_joint_plan
 from .lcmt_hil_run_info import lcmt_hil_run_info as lcmt_hil_run_info
 from .lcmt_hil_safety_event import lcmt_hil_safety_event as lcmt_hil_safety_event

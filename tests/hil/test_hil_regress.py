@@ -34,7 +34,8 @@ def test_the_scenarios_cover_the_controllers_contact_each_fault_and_the_serial_c
 
     from drivers.sim.config import FaultType
     from hil.config import ControllerConfig
-    scenarios = [load_scenario(p) for p in find_scenarios(SCENARIOS)]
+    from hil.legged_scenario import is_legged_scenario  # legged robots: tests/wbc/test_legged_scenarios.py
+    scenarios = [load_scenario(p) for p in find_scenarios(SCENARIOS) if not is_legged_scenario(p)]
     controllers = {s.cfg.controller.type for s in scenarios}
     faults = {f["type"] for s in scenarios for f in (s.cfg.sim or {}).get("faults", [])}
     assert controllers == set(typing.get_args(typing.get_type_hints(ControllerConfig)["type"]))

@@ -17,6 +17,8 @@ REPO = Path(__file__).resolve().parents[2]
 PINNED_HIL_FINGERPRINTS = {
     "lcmt_hil_driver_health": 0x9dd161eef5dba2ff,
     "lcmt_hil_estop": 0x84bffefb3e57d1fb,
+    "lcmt_hil_floating_base_status": 0x9b95d02ec5723e39,
+    "lcmt_hil_joint_command": 0xc5838bfdd91d0b72,
     "lcmt_hil_joint_plan": 0xa9730459269674f0,
     "lcmt_hil_run_info": 0xf6e6bf5cefa52450,
     "lcmt_hil_safety_event": 0x728c4225dc32026c,

@@ -1,0 +1,148 @@
+"""A simulated legged robot behind the project's floating-base protocol (hilmsg).
+
+    robot = SimulatedLeggedRobot(plant, feet, SimConfig(contact=...), lc)
+    robot.publish_status()           # lockstep: each lcmt_hil_joint_command steps the plant once and
+                                     # publishes one lcmt_hil_floating_base_status
+    robot.push(F_W, duration)        # an external force on the base (a push), for `duration` seconds
+
+The drives model Unitree's low-level command: each step, per joint, τ = tau + kp (q_d − q) + kd
+(v_d − v) with the command's gains (kp = kd = 0 or num_pd = 0: torque only), from the newest command.
+Without a command for config.command_timeout the drives damp: τ = −d_safe v (the safe command).
+
+The status is ground truth (base_source "ground_truth"): the base pose and twist, an IMU on the base
+(its angular velocity in the base frame and the proper acceleration (a_WBo − g) in the base frame,
+from the step's change of v_WBo), the joints, and for each foot whether the simulator's contact
+touches it and the force on it from the ground. CONTACT_RESULTS go out as Drake's
+lcmt_contact_results_for_viz at contact.publish_rate (Meldis draws them); with viz (a hil.viz.VizConfig)
+a ViewerBridge draws the robot and the ground.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from messages import lcmt_hil_floating_base_status, lcmt_hil_joint_command
+from messages.channels import CONTACT_RESULTS, FLOATING_BASE_STATUS, JOINT_COMMAND
+from messages.validation import MessageDecoder
+
+from .config import SimConfig
+from .contact_lcm import ContactResultsPublisher
+from .physics import Physics
+
+
+class SimulatedLeggedRobot:
+    """plant: finalized, one free body at the root, an actuator on every other joint (planning.
+    legged_models.load_legged(..., simulation=True) builds one); feet: {name: frame} of the feet whose
+    contact is reported; lc: an LCM instance (memq:// for lockstep in one process)."""
+
+    def __init__(self, plant, feet: dict, config: SimConfig, lc, *, status_channel: str = FLOATING_BASE_STATUS,
+                 command_channel: str = JOINT_COMMAND, contact_channel: str = CONTACT_RESULTS,
+                 safe_damping: float = 2.0, viz=None):
+        self.plant, self.lc, self.config = plant, lc, config
+        self.physics = Physics(plant, config, "sim")
+        if self.physics.contact is None:
+            raise ValueError("SimulatedLeggedRobot: the robot needs sim.contact.enabled (it stands on the ground)")
+        self.nv = plant.num_velocities()
+        self.na = self.nv - 6
+        actuators = sorted((plant.get_joint_actuator(i) for i in plant.GetJointActuatorIndices()),
+                           key=lambda a: a.input_start())
+        if [a.joint().velocity_start() for a in actuators] != list(range(6, self.nv)):
+            raise ValueError("SimulatedLeggedRobot: every joint after the free body needs one actuator, in order")
+        self.joint_names = [a.joint().name() for a in actuators]
+        self.feet = {name: int(frame.body().index()) for name, frame in feet.items()}
+        self.status_channel, self.contact_channel = status_channel, contact_channel
+        self.safe_damping = float(safe_damping)
+        self.u = np.zeros(self.na)
+        self.tau_ff, self.q_d, self.v_d = np.zeros(self.na), np.zeros(self.na), np.zeros(self.na)
+        self.kp, self.kd = np.zeros(self.na), np.zeros(self.na)
+        self.last_command_ns = None
+        self.push_force, self.push_until_ns = np.zeros(3), -1
+        self._k, self._M, self._push_tau = plant.kernels(), np.zeros((self.nv, self.nv)), np.zeros(self.nv)
+        self.decoder = MessageDecoder(lcmt_hil_joint_command, command_channel)
+        self.contacts = ContactResultsPublisher(self.physics.contact, contact_channel)
+        self._next_contact_ns = 0
+        self.msg = lcmt_hil_floating_base_status()
+        self.msg.base_source = "ground_truth"
+        self.msg.num_joints, self.msg.joint_names = self.na, list(self.joint_names)
+        self.msg.num_contacts, self.msg.contact_names = len(self.feet), list(self.feet)
+        self._v_prev = self.physics.v[3:6].copy()
+        self.commands = self.rejected = 0
+        self.viewer = None
+        if viz is not None and viz.enabled:          # the robot and the ground in Meldis (hil.viz.VizConfig)
+            from hil.viz import ViewerBridge
+            from messages.channels import Channels
+
+            from .contact import ground_visual
+            self.viewer = ViewerBridge(plant, lc, Channels(), viz,
+                                       anchored=[ground_visual(config.contact.ground.height)])
+        lc.subscribe(command_channel, self._on_command)
+
+    # ------------------------------------------------------------------------------------------
+    def push(self, force_W, duration: float) -> None:
+        """Apply the force F (N, in W) at the base origin for `duration` seconds from now."""
+        self.push_force[:] = force_W
+        self.push_until_ns = self.physics.time_ns + int(round(duration * 1e9))
+
+    def _on_command(self, channel, data) -> None:
+        msg = self.decoder.decode(data)
+        if msg is None or msg.num_joints != self.na or msg.num_pd not in (0, self.na) or (
+                msg.num_pd and (min(msg.kp) < 0 or min(msg.kd) < 0)):
+            self.rejected += 1
+            return
+        self.commands += 1
+        self.tau_ff[:] = msg.tau
+        if msg.num_pd:
+            self.q_d[:], self.v_d[:], self.kp[:], self.kd[:] = msg.q_desired, msg.v_desired, msg.kp, msg.kd
+        else:
+            self.kp[:] = 0.0
+            self.kd[:] = 0.0
+        self.last_command_ns = self.physics.time_ns
+        self.step()
+        self.publish_status()
+
+    def step(self) -> None:
+        """One physics step under the drives' torque (or the safe command without a fresh command)."""
+        ph = self.physics
+        q, v = ph.q, ph.v
+        stale = self.last_command_ns is None or ph.time_ns - self.last_command_ns > self.config.command_timeout * 1e9
+        if stale:
+            np.multiply(-self.safe_damping, v[6:], out=self.u)
+        else:
+            self.u[:] = self.tau_ff + self.kp * (self.q_d - q[7:]) + self.kd * (self.v_d - v[6:])
+        self._v_prev[:] = v[3:6]
+        pushing = ph.time_ns < self.push_until_ns
+        ph.step(self.u)
+        if pushing:      # a force F at Bo (in W) is the generalized force [0; F; 0] on v: Δv = h M⁻¹ [0; F; 0]
+            self._push_tau[3:6] = self.push_force
+            self._k.mass_matrix(ph.q, self._M)
+            ph.v[:] += self.config.time_step * np.linalg.solve(self._M, self._push_tau)
+        if self.viewer is not None:
+            self.viewer.tick(ph.time_ns, ph.q, ph.time_ns // 1000)
+        if self.contacts and self.config.contact.publish_rate > 0 and ph.time_ns >= self._next_contact_ns:
+            self.contacts.publish(self.lc, ph.time_ns // 1000)
+            self._next_contact_ns = ph.time_ns + int(1e9 / self.config.contact.publish_rate)
+
+    def publish_status(self) -> None:
+        ph, m = self.physics, self.msg
+        q, v = ph.q, ph.v
+        m.utime = ph.time_ns // 1000
+        m.base_quaternion, m.base_position = q[:4].tolist(), q[4:7].tolist()
+        m.base_angular_velocity, m.base_linear_velocity = v[:3].tolist(), v[3:6].tolist()
+        w, x, y, z = q[:4]
+        R = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                      [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                      [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+        a_W = (v[3:6] - self._v_prev) / self.config.time_step - self.plant.gravity_field().gravity_vector()
+        m.imu_quaternion = q[:4].tolist()
+        m.imu_angular_velocity = (R.T @ v[:3]).tolist()
+        m.imu_linear_acceleration = (R.T @ a_W).tolist()
+        m.joint_position, m.joint_velocity, m.joint_torque = q[7:].tolist(), v[6:].tolist(), self.u.tolist()
+        pc = ph.contact.point_contact
+        touching = {b: np.zeros(3) for b in self.feet.values()}
+        for i in range(pc.num_contacts):
+            for body, sign in ((int(pc.body_B[i]), 1.0), (int(pc.body_A[i]), -1.0)):
+                if body in touching:
+                    touching[body] += sign * pc.f_Bc_W[i]
+        in_contact = {b for i in range(pc.num_contacts) for b in (int(pc.body_A[i]), int(pc.body_B[i]))}
+        m.contact = [b in in_contact for b in self.feet.values()]
+        m.contact_force = [touching[b].tolist() for b in self.feet.values()]
+        self.lc.publish(self.status_channel, m.encode())

@@ -1,0 +1,96 @@
+"""Whole-body torque control of a legged robot over LCM: lcmt_hil_floating_base_status in,
+lcmt_hil_joint_command out, one planning.whole_body QP per status.
+
+    ctl = LeggedTorqueControl(plant, contacts, lc)      # subscribes to FLOATING_BASE_STATUS
+    ... each status: q, v from the base and joints; the QP; the torques as JOINT_COMMAND
+
+The first status sets the targets (hold: CoM, base orientation, posture and feet where they are);
+change them on ``ctl.wbc`` (``com_target``, ``active``, ...). Faults go to the safe state, which it
+keeps (latched) and reports in ``fault``: the QP has no solution, the status is invalid (wrong joint
+count, non-finite values), or a foot the controller holds in contact reports no contact for
+``foot_loss_ticks`` consecutive statuses after it has touched once. In the safe state every command
+is pure joint damping (tau = 0, kp = 0, kd = safe_damping): the drives' PD brings the legs to rest.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from messages import lcmt_hil_floating_base_status, lcmt_hil_joint_command
+from messages.channels import FLOATING_BASE_STATUS, JOINT_COMMAND
+from messages.validation import MessageDecoder
+from planning.whole_body import WholeBodyController
+
+
+class LeggedTorqueControl:
+    def __init__(self, plant, contacts, lc, *, mu: float = 0.6, f_min: float = 0.0, effort_limits=None, weights=None,
+                 safe_damping: float = 2.0, foot_loss_ticks: int = 5,
+                 status_channel: str = FLOATING_BASE_STATUS, command_channel: str = JOINT_COMMAND):
+        self.wbc = WholeBodyController(plant, contacts, mu=mu, f_min=f_min, effort_limits=effort_limits,
+                                       weights=weights)
+        self.plant, self.lc, self.command_channel = plant, lc, command_channel
+        self.nq, self.nv, self.na = plant.num_positions(), plant.num_velocities(), self.wbc.na
+        self.q, self.v = np.zeros(self.nq), np.zeros(self.nv)
+        self.foot_loss_ticks = int(foot_loss_ticks)
+        self.safe_damping = float(safe_damping)
+        self.decoder = MessageDecoder(lcmt_hil_floating_base_status, status_channel)
+        self.cmd = lcmt_hil_joint_command()
+        self.cmd.num_joints = self.na
+        self.fault: str | None = None
+        self.ticks = 0
+        self.status: lcmt_hil_floating_base_status | None = None
+        self._touched = np.zeros(len(self.wbc.groups), dtype=bool)
+        self._lost = np.zeros(len(self.wbc.groups), dtype=int)
+        self._foot_of_group: list[int] | None = None
+        lc.subscribe(status_channel, self._on_status)
+
+    def _on_status(self, channel, data) -> None:
+        msg = self.decoder.decode(data)
+        if msg is None:
+            return self._safe(f"invalid status: {self.decoder.last_error}")
+        if msg.num_joints != self.na:
+            return self._safe(f"status has {msg.num_joints} joints, the model {self.na}")
+        self.status = msg
+        self.q[:4], self.q[4:7], self.q[7:] = msg.base_quaternion, msg.base_position, msg.joint_position
+        self.v[:3], self.v[3:6], self.v[6:] = msg.base_angular_velocity, msg.base_linear_velocity, msg.joint_velocity
+        if self.fault is None:
+            self._check_feet(msg)
+        if self.fault is not None:
+            return self._safe(self.fault)
+        if self.ticks == 0:
+            self.wbc.hold(self.q)
+        if not self.wbc.solve(self.q, self.v):
+            return self._safe(f"whole-body QP not solved (DAQP exit flag {self.wbc.status})")
+        self.ticks += 1
+        self.cmd.utime = msg.utime
+        self.cmd.tau = self.wbc.tau.tolist()
+        self.cmd.num_pd = 0
+        self.cmd.q_desired = self.cmd.v_desired = self.cmd.kp = self.cmd.kd = []
+        self.lc.publish(self.command_channel, self.cmd.encode())
+
+    def _check_feet(self, msg) -> None:
+        if self._foot_of_group is None:
+            names = list(msg.contact_names)
+            missing = [g.name for g in self.wbc.groups if g.name not in names]
+            if missing:
+                self.fault = f"the status reports no contact for foot {', '.join(missing)}"
+                return
+            self._foot_of_group = [names.index(g.name) for g in self.wbc.groups]
+        for gi, fi in enumerate(self._foot_of_group):
+            touching = bool(msg.contact[fi])
+            self._touched[gi] |= touching
+            held = self.wbc.active[gi] and self._touched[gi]
+            self._lost[gi] = self._lost[gi] + 1 if held and not touching else 0
+            if self._lost[gi] >= self.foot_loss_ticks:
+                self.fault = f"foot {self.wbc.groups[gi].name} lost contact for {self._lost[gi]} statuses"
+
+    def _safe(self, why: str) -> None:
+        """Latch the fault and command joint damping."""
+        self.fault = self.fault or why
+        self.cmd.utime = self.status.utime if self.status is not None else 0
+        self.cmd.tau = [0.0] * self.na
+        self.cmd.num_pd = self.na
+        self.cmd.q_desired = [0.0] * self.na
+        self.cmd.v_desired = [0.0] * self.na
+        self.cmd.kp = [0.0] * self.na
+        self.cmd.kd = [self.safe_damping] * self.na
+        self.lc.publish(self.command_channel, self.cmd.encode())

@@ -1,0 +1,209 @@
+"""Legged-robot scenarios for `hil regress`: a YAML file with a `legged:` section runs the simulated
+legged robot (drivers.sim.legged) and whole-body torque control (hil.legged) in lockstep over
+memq:// LCM, applies the scenario's events, and checks its criteria (docs/wbc.md, Scenarios).
+
+    legged:
+      robot: go2                     # a planning.legged_models preset: go2 or g1
+      mu: 0.6                        # friction coefficient of the controller's pyramids
+      f_min: 0.0                     # N, least normal force on a foot in contact
+      effort_limit: null             # N·m, every joint (null: none)
+      weights: {posture: 1.0e-2}     # WholeBodyWeights fields
+      sim: {contact: {enabled: true}}        # drivers.sim SimConfig (initial_positions: the preset)
+      events:
+        - {at: 1.0, push: [0, 50, 0], duration: 0.1}     # a force (N, in W) on the base
+        - {at: 0.5, com_shift: [0.03, 0.02, 0], ramp: 1.0} # CoM target moved by a linear ramp
+    scenario:
+      description: ...
+      duration: 10.0                 # s of simulated time
+      criteria:
+        settle: 0.5                  # s: the base position the drift is measured from
+        max_base_drift: 0.001        # m: |p_WBo(end) − p_WBo(settle)|
+        feet_in_contact: true        # every foot touches the ground at the end
+        fault: null                  # null: no fault; else a text the latched fault must contain
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+import lcm
+import numpy as np
+
+from drivers.sim.config import SimConfig
+from drivers.sim.legged import SimulatedLeggedRobot
+from planning.legged_models import LEGGED, load_legged
+from planning.whole_body import WholeBodyWeights
+
+from .config import NONNEGATIVE, POSITIVE
+from .legged import LeggedTorqueControl
+from .schema import ConfigError, load, read_yaml
+
+
+@dataclass
+class LeggedEvent:
+    at: float = field(metadata=NONNEGATIVE)                          # s of simulated time
+    push: Optional[list[float]] = None                               # N, in W, on the base origin
+    duration: float = field(default=0.1, metadata=POSITIVE)          # s, of the push
+    com_shift: Optional[list[float]] = None                          # m, from the CoM target at `at`
+    ramp: float = field(default=1.0, metadata=POSITIVE)              # s, of the CoM shift
+
+
+@dataclass
+class LeggedRun:
+    robot: str
+    mu: float = field(default=0.6, metadata=POSITIVE)
+    f_min: float = field(default=0.0, metadata=NONNEGATIVE)
+    effort_limit: Optional[float] = None
+    weights: WholeBodyWeights = field(default_factory=WholeBodyWeights)
+    sim: SimConfig = field(default_factory=SimConfig)
+    events: list[LeggedEvent] = field(default_factory=list)
+
+
+@dataclass
+class LeggedCriteria:
+    settle: float = field(default=0.5, metadata=NONNEGATIVE)
+    max_base_drift: Optional[float] = None
+    feet_in_contact: Optional[bool] = None
+    fault: Optional[str] = None
+
+
+@dataclass
+class LeggedScenarioSpec:
+    duration: float = field(metadata={"min": 0, "exclusive": True, "help": "seconds of simulated time"})
+    description: str = ""
+    criteria: LeggedCriteria = field(default_factory=LeggedCriteria)
+
+
+def is_legged_scenario(path: str | Path) -> bool:
+    return "legged" in read_yaml(path)
+
+
+def load_legged_scenario(path: str | Path) -> tuple[LeggedRun, LeggedScenarioSpec]:
+    data = read_yaml(path)
+    try:
+        unknown = sorted(set(data) - {"legged", "scenario"})
+        if unknown:
+            raise ConfigError(unknown[0], "unknown key (a legged scenario has legged: and scenario:)")
+        run = load(LeggedRun, data["legged"], "legged")
+        if run.robot not in LEGGED:
+            raise ConfigError("legged.robot", f"unknown robot {run.robot!r}; one of {', '.join(LEGGED)}")
+        for i, e in enumerate(run.events):
+            for key in ("push", "com_shift"):
+                value = getattr(e, key)
+                if value is not None and (len(value) != 3 or not np.all(np.isfinite(value))):
+                    raise ConfigError(f"legged.events[{i}].{key}", "must be 3 finite numbers")
+            if (e.push is None) == (e.com_shift is None):
+                raise ConfigError(f"legged.events[{i}]", "needs exactly one of push, com_shift")
+        if "scenario" not in data:
+            raise ConfigError("scenario", "is required")
+        spec = load(LeggedScenarioSpec, data["scenario"], "scenario")
+    except ConfigError as e:
+        raise ConfigError(e.key, str(e).split(": ", 1)[-1], str(path)) from None
+    return run, spec
+
+
+class LeggedRig:
+    """The simulated robot and the controller on one memq:// LCM, in lockstep; run(seconds) steps."""
+
+    def __init__(self, name: str, sim: SimConfig | None = None, lcm_url: str = "memq://", viz=None, **controller):
+        self.plant, self.contacts, self.q0 = load_legged(name, simulation=True)
+        self.lc = lcm.LCM(lcm_url)
+        feet = {}
+        for c in self.contacts:
+            feet.setdefault(c.frame.name(), c.frame)
+        sim = sim or SimConfig()
+        sim.initial_positions = self.q0.tolist()
+        sim.contact.enabled = True
+        self.robot = SimulatedLeggedRobot(self.plant, feet, sim, self.lc, viz=viz)
+        self.ctl = LeggedTorqueControl(self.plant, self.contacts, self.lc, **controller)
+        self.robot.publish_status()
+
+    def run(self, seconds: float, each_step=None, realtime: bool = False) -> "LeggedRig":
+        """Step `seconds` of simulated time (realtime: no faster than the wall clock)."""
+        end = self.robot.physics.steps + int(round(seconds / self.robot.config.time_step))
+        t0, s0 = time.monotonic(), self.robot.physics.time_ns
+        while self.robot.physics.steps < end and self.lc.handle_timeout(0 if not realtime else 100) > 0:
+            if each_step is not None:
+                each_step(self)
+            if realtime:
+                ahead = (self.robot.physics.time_ns - s0) * 1e-9 - (time.monotonic() - t0)
+                if ahead > 0:
+                    time.sleep(ahead)
+        return self
+
+    def base(self) -> np.ndarray:
+        return self.robot.physics.q[4:7].copy()
+
+    def com(self) -> np.ndarray:
+        p, J, b = np.empty(3), np.empty((3, self.plant.num_velocities())), np.empty(3)
+        self.plant.kernels().center_of_mass(self.robot.physics.q, self.robot.physics.v, p, J, b)
+        return p
+
+
+def run_legged_scenario(path: str | Path, *, realtime: bool = False, lcm_url: str = "memq://", viz=None,
+                        duration: float | None = None) -> tuple[dict, list[dict], LeggedScenarioSpec]:
+    """(summary, checks, spec) of one legged scenario file; lockstep as fast as it goes on memq://
+    by default, or paced to the wall clock on another LCM with the viewer (the demo)."""
+    run, spec = load_legged_scenario(path)
+    if duration is not None:
+        spec.duration = duration
+    rig = LeggedRig(run.robot, run.sim, lcm_url=lcm_url, viz=viz, mu=run.mu, f_min=run.f_min,
+                    effort_limits=run.effort_limit, weights=run.weights)
+    h = rig.robot.config.time_step
+    torque_max = np.zeros(rig.ctl.na)
+    shifts = []                                    # (start step, end step, from, to)
+
+    def each_step(r):
+        np.maximum(torque_max, np.abs(r.robot.u), out=torque_max)
+        step = r.robot.physics.steps
+        for s0, s1, a, b in shifts:
+            if s0 <= step <= s1:
+                r.ctl.wbc.com_target = a + (b - a) * (step - s0) / max(1, s1 - s0)
+
+    t0, events = time.monotonic(), sorted(run.events, key=lambda e: e.at)
+    settled, now = None, 0.0
+    for t in sorted({e.at for e in events} | {spec.criteria.settle, spec.duration}):
+        if t > spec.duration:
+            continue
+        rig.run(t - now, each_step, realtime)
+        now = t
+        if settled is None and t >= spec.criteria.settle:
+            settled = rig.base()
+        for e in (e for e in events if e.at == t):
+            if e.push is not None:
+                rig.robot.push(e.push, e.duration)
+            else:
+                a = rig.ctl.wbc.com_target.copy() if rig.ctl.wbc.com_target is not None else rig.com()
+                s0 = rig.robot.physics.steps
+                shifts.append((s0, s0 + int(round(e.ramp / h)), a, a + np.asarray(e.com_shift)))
+    drift = float(np.linalg.norm(rig.base() - settled))
+    summary = {"base_drift_m": drift, "fault": rig.ctl.fault, "feet_in_contact": bool(all(rig.robot.msg.contact)),
+               "torque_max_nm": torque_max.tolist(), "tracking_error_rad": {"rms": [], "max": []},
+               "faults": [] if rig.ctl.fault is None else [{"fault": rig.ctl.fault}], "ticks": rig.ctl.ticks,
+               "sim_wall_s": round(time.monotonic() - t0, 3)}
+    c, checks = spec.criteria, []
+    if c.max_base_drift is not None:
+        checks.append({"name": "max_base_drift", "measured": drift, "limit": c.max_base_drift,
+                       "passed": drift <= c.max_base_drift})
+    if c.feet_in_contact is not None:
+        checks.append({"name": "feet_in_contact", "measured": summary["feet_in_contact"], "limit": c.feet_in_contact,
+                       "passed": summary["feet_in_contact"] == c.feet_in_contact})
+    got = rig.ctl.fault
+    checks.append({"name": "fault", "measured": got, "limit": c.fault,
+                   "passed": got is None if c.fault is None else (got is not None and c.fault in got)})
+    return summary, checks, spec
+
+
+def run_legged_demo(path: str | Path, duration: float, lcm_url: str) -> int:
+    """`hil demo --config LEGGED.yaml`: the scenario paced to the wall clock on `lcm_url`, with the
+    robot, the ground and the contact forces for Meldis; prints the outcome. Exit 0, or 1 on a fault."""
+    from .viz import VizConfig
+    print(f"hil demo: simulated {load_legged_scenario(path)[0].robot} under whole-body torque control on "
+          f"{lcm_url}; {duration:g} s. Watch it in Meldis: python -m pydrake.visualization.meldis")
+    summary, checks, _ = run_legged_scenario(path, realtime=True, lcm_url=lcm_url, viz=VizConfig(),
+                                             duration=duration)
+    print(f"base drift {summary['base_drift_m'] * 1e3:.3f} mm, feet in contact: {summary['feet_in_contact']}, "
+          f"fault: {summary['fault'] or 'none'}")
+    return 0 if summary["fault"] is None else 1

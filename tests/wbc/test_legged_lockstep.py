@@ -1,0 +1,87 @@
+"""Whole-body torque control in the loop, in lockstep over real LCM (memq://): the simulated legged
+robot (drivers.sim.legged, ground contact with friction) and LeggedTorqueControl (hil.legged) on
+Go2 and G1: standing, shifting the CoM and back, a push, and the faults that go to the safe state."""
+import numpy as np
+import pytest
+
+from hil.legged_scenario import LeggedRig
+from messages import lcmt_hil_joint_command
+from messages.channels import JOINT_COMMAND
+from planning.legged_models import example_robot_data_root
+from planning.whole_body import WholeBodyWeights
+
+
+class Rig(LeggedRig):
+    """LeggedRig recording the commands the controller sends."""
+
+    def __init__(self, name, **controller):
+        if example_robot_data_root() is None:
+            pytest.skip("example-robot-data is not installed")
+        super().__init__(name, **controller)
+        self.commands = []
+        self.lc.subscribe(JOINT_COMMAND, lambda ch, data: self.commands.append(lcmt_hil_joint_command.decode(data)))
+
+
+@pytest.mark.parametrize("name", ["go2", "g1"])
+def test_stands_still(name):
+    rig = Rig(name).run(0.5)
+    settled = rig.base()                   # after the spheres settle into the penalty contact
+    rig.run(1.5)
+    assert rig.ctl.fault is None
+    assert np.linalg.norm(rig.base() - settled) < 1e-4
+    assert np.linalg.norm(rig.base() - rig.q0[4:7]) < 1e-3
+    status = rig.robot.msg
+    assert all(status.contact)
+    mass = sum(rig.plant.get_body(b).default_mass() for b in range(rig.plant.num_bodies()))
+    assert sum(f[2] for f in status.contact_force) == pytest.approx(9.81 * mass, rel=1e-3)
+
+
+def test_com_shift_and_back():
+    """3.6 cm diagonally towards the front-left foot and back, each in a 1 s ramp of the target
+    (posture nearly free: it competes with the CoM; every foot keeps at least 5 N)."""
+    rig = Rig("go2", weights=WholeBodyWeights(posture=1e-4), f_min=5.0).run(0.3)
+    start, shift = rig.com(), np.array([0.03, 0.02, 0.0])
+    for a, b in ((0.0, 1.0), (1.0, 0.0)):
+        for s in np.linspace(a, b, 101)[1:]:
+            rig.ctl.wbc.com_target = start + s * shift
+            rig.run(0.01)
+        rig.run(0.5)
+        np.testing.assert_allclose(rig.com(), start + b * shift, atol=1e-3)
+        assert rig.ctl.fault is None and all(rig.robot.msg.contact)
+
+
+def test_push_recovery():
+    """5 N·s lateral (50 N for 0.1 s) on the base: no foot slips or lifts, the base comes back."""
+    rig = Rig("go2").run(0.5)
+    before = rig.base()
+    rig.robot.push([0.0, 50.0, 0.0], 0.1)
+    rig.run(0.1)
+    assert np.linalg.norm(rig.base() - before) > 1e-3            # it was pushed
+    rig.run(2.0)
+    assert rig.ctl.fault is None and all(rig.robot.msg.contact)
+    assert np.linalg.norm(rig.base() - before) < 1e-3
+
+
+def test_foot_loss_goes_to_the_safe_state():
+    """A push too strong to stand through (15 N·s) lifts feet: the controller latches the fault and
+    the commands become joint damping."""
+    rig = Rig("go2").run(0.3)
+    rig.robot.push([0.0, 150.0, 0.0], 0.1)
+    rig.run(1.0)
+    assert rig.ctl.fault is not None and "lost contact" in rig.ctl.fault
+    last = rig.commands[-1]
+    assert last.num_pd == last.num_joints and max(last.kp) == 0 and min(last.kd) > 0 and not any(last.tau)
+
+
+def test_unsolvable_qp_goes_to_the_safe_state():
+    """Normal forces of at least 1 kN per foot with 1 N·m joints: no solution."""
+    rig = Rig("go2", effort_limits=1.0, f_min=1000.0).run(0.05)
+    assert rig.ctl.fault is not None and "QP" in rig.ctl.fault
+    assert rig.commands[-1].num_pd == rig.commands[-1].num_joints
+
+
+def test_wrong_joint_count_goes_to_the_safe_state():
+    rig = Rig("go2")
+    rig.ctl.na += 1                        # a status from another robot on the channel
+    rig.lc.handle_timeout(0)
+    assert "joints" in rig.ctl.fault

@@ -1,0 +1,162 @@
+"""The whole-body QP (planning.whole_body) on Go2 (4 point feet) and G1 (2 flat feet x 4 corners):
+its solution satisfies the equations of motion and the contacts, holds the friction pyramids and
+torque limits, and agrees with PlaCo's DynamicsSolver on the same robot, state and tasks."""
+import json
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from planning.legged_models import LEGGED, example_robot_data_root, load_legged
+from planning.whole_body import ContactPoint, WholeBodyController, WholeBodyWeights
+
+REPO = Path(__file__).resolve().parents[2]
+PLACO_PYTHON = REPO / ".venv-placo" / "bin" / "python"
+TOL = 1e-9
+
+
+@pytest.fixture(scope="module", params=["go2", "g1"])
+def robot(request):
+    if example_robot_data_root() is None:
+        pytest.skip("example-robot-data is not installed")
+    return (request.param, *load_legged(request.param))
+
+
+def perturbed(q0, nv, seed):
+    rng = np.random.default_rng(seed)
+    q = q0.copy()
+    q[7:] += 0.05 * rng.normal(size=nv - 6)
+    q[4:7] += 0.01 * rng.normal(size=3)
+    q[:4] += 0.02 * rng.normal(size=4)
+    q[:4] /= np.linalg.norm(q[:4])
+    return q, 0.3 * rng.normal(size=nv)
+
+
+def check_solution(c, q, v):
+    """EoM, contact accelerations, pyramids, unilateral normals and torque limits of the solution."""
+    np.testing.assert_allclose(c.eom_residual(), 0.0, atol=TOL * max(1.0, np.abs(c.h).max()))
+    for gi, grp in enumerate(c.groups):
+        lam = c.forces[grp.points]
+        if not c.active[gi]:
+            np.testing.assert_allclose(lam, 0.0, atol=1e-20)
+            continue
+        if grp.flat:          # the foot's spatial acceleration is zero
+            c.k.frame_jacobian_bias(q, v, grp.frame, c.J6, c.J6_dot_v)
+            np.testing.assert_allclose(c.J6 @ c.vdot + c.J6_dot_v, 0.0, atol=TOL * 1e3)
+        else:
+            i = grp.points[0]
+            np.testing.assert_allclose(c.Jc[3 * i:3 * i + 3] @ c.vdot + c.Jc_dot_v[3 * i:3 * i + 3], 0.0,
+                                       atol=TOL * 1e3)
+        assert np.all(lam[:, 2] >= c.f_min - TOL)
+        assert np.all(np.abs(lam[:, :2]) <= c.mu * lam[:, 2:3] + TOL)
+    assert np.all(np.abs(c.tau) <= c.effort_limits + TOL)
+
+
+def test_standing_still_holds_the_weight(robot):
+    name, plant, contacts, q = robot
+    c = WholeBodyController(plant, contacts)
+    v = np.zeros(plant.num_velocities())
+    assert c.solve(q, v)
+    check_solution(c, q, v)
+    mass = sum(plant.get_body(b).default_mass() for b in range(plant.num_bodies()))
+    p, J, Jdv = np.empty(3), np.empty((3, plant.num_velocities())), np.empty(3)
+    c.k.center_of_mass(q, v, p, J, Jdv)
+    a_com = J @ c.vdot + Jdv
+    # Newton: Σ λ = m (a_com − g), and the robot barely moves (the targets are where it stands)
+    np.testing.assert_allclose(c.forces.sum(axis=0), mass * (a_com - plant.gravity_field().gravity_vector()),
+                               atol=1e-8 * mass * 9.81)
+    assert np.abs(a_com).max() < 1e-3 and np.abs(c.vdot).max() < 1e-2
+
+
+def test_moving_states_and_a_lifted_foot(robot):
+    name, plant, contacts, q0 = robot
+    c = WholeBodyController(plant, contacts, mu=0.8, effort_limits=200.0)
+    for seed in range(4):
+        q, v = perturbed(q0, plant.num_velocities(), seed)
+        c.active[:] = True
+        c.active[0] = seed % 2 == 1          # every other state with a foot in the air
+        assert c.solve(q, v), f"seed {seed}: DAQP exit flag {c.status}"
+        check_solution(c, q, v)
+
+
+def test_torque_limits_bind(robot):
+    name, plant, contacts, q = robot
+    free = WholeBodyController(plant, contacts)
+    v = np.zeros(plant.num_velocities())
+    assert free.solve(q, v)
+    limit = 0.8 * np.abs(free.tau).max()
+    c = WholeBodyController(plant, contacts, effort_limits=limit)
+    if c.solve(q, v):
+        check_solution(c, q, v)
+        assert np.abs(c.tau).max() == pytest.approx(limit, rel=1e-9)
+
+
+def test_bad_arguments(robot_data):
+    plant, contacts, q = load_legged("go2", robot_data)
+    with pytest.raises(ValueError, match="at least one contact"):
+        WholeBodyController(plant, [])
+    with pytest.raises(ValueError, match="mu must be positive"):
+        WholeBodyController(plant, contacts, mu=0.0)
+    with pytest.raises(ValueError, match="effort limits"):
+        WholeBodyController(plant, contacts, effort_limits=-1.0)
+    from dynamics_cy import MultibodyPlant, Parser
+    arm = MultibodyPlant(0.0)
+    Parser(arm).AddModels(str(REPO / "configs" / "robots" / "iiwa14.urdf"))
+    arm.Finalize()
+    with pytest.raises(ValueError, match="free \\(floating\\) joint"):
+        WholeBodyController(arm, [ContactPoint(arm.GetFrameByName("iiwa_link_7"))])
+
+
+def placo_solve(problem: dict) -> dict:
+    out = subprocess.run([str(PLACO_PYTHON), str(Path(__file__).with_name("placo_solve.py"))],
+                         input=json.dumps(problem), capture_output=True, text=True, timeout=120, check=True)
+    return json.loads(out.stdout)
+
+
+def placo_problem(plant, contacts, q, weights, mu, name, repeat=0):
+    joints = {j.name(): float(q[j.position_start()]) for j in plant._joints if j.num_positions() == 1}
+    return {"urdf": str(example_robot_data_root() / "robots" / LEGGED[name].urdf),
+            "package_root": str(example_robot_data_root()),
+            "q_base": [*q[4:7], *q[1:4], q[0]], "joints": joints, "contacts": [c.frame.name() for c in contacts],
+            "mu": mu, "weights": weights, "repeat": repeat}
+
+
+def placo_available() -> bool:
+    """PlaCo imports in its environment (made by `make placo-env`)."""
+    return PLACO_PYTHON.exists() and subprocess.run([str(PLACO_PYTHON), "-c", "import placo"],
+                                                    capture_output=True, timeout=60).returncode == 0
+
+
+@pytest.mark.skipif(not placo_available(), reason="PlaCo's environment is absent (make placo-env)")
+def test_agrees_with_placo_dynamics_solver(robot_data):
+    """Standing Go2, all feet in contact, targets where it stands: the minimum-torque force
+    distribution with CoM and posture tasks; PlaCo solves the same QP in Pinocchio's coordinates."""
+    plant, contacts, q = load_legged("go2", robot_data)
+    weights = {"com": 1.0, "posture": 1.0, "torque": 1e-3, "forces": 1e-5, "regularization": 1e-9}
+    c = WholeBodyController(plant, contacts, mu=0.5, weights=WholeBodyWeights(
+        com=weights["com"], base_orientation=0.0, posture=weights["posture"], torque=weights["torque"],
+        vdot_regularization=weights["regularization"],
+        force_regularization=weights["forces"] + weights["regularization"]))
+    v = np.zeros(plant.num_velocities())
+    assert c.solve(q, v)
+    theirs = placo_solve(placo_problem(plant, contacts, q, weights, 0.5, "go2"))
+    assert theirs["success"]
+    ours = {j.name(): c.tau[j.velocity_start() - 6] for j in plant._joints if j.num_velocities() == 1}
+    tau_theirs = np.array([theirs["tau"][n] for n in ours])
+    np.testing.assert_allclose(np.array(list(ours.values())), tau_theirs, atol=1e-9 * np.abs(tau_theirs).max())
+    np.testing.assert_allclose(c.forces, np.array(theirs["forces"]), atol=1e-9 * np.abs(c.forces).max())
+
+
+def test_rotation_log_is_the_rotation_vector():
+    from scipy.spatial.transform import Rotation
+
+    from planning.whole_body import _rotation_log
+    rng, out = np.random.default_rng(3), np.empty(3)
+    for theta in (0.0, 1e-9, 0.3, 2.0, np.pi - 1e-7, np.pi):
+        axis = rng.normal(size=3)
+        axis /= np.linalg.norm(axis)
+        _rotation_log(Rotation.from_rotvec(theta * axis).as_matrix(), out)
+        if theta > np.pi - 1e-6:            # ±π k̂ are the same rotation
+            out *= np.sign(out @ axis)
+        np.testing.assert_allclose(out, theta * axis, atol=1e-6)
