@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml setup.py
 	$(PY) -m pip install -q "setuptools>=68" wheel "Cython>=3.0" "numpy>=1.26"
 	$(PY) -m pip install -q --no-build-isolation -e '.[test]'
 	@# Independent implementations used for cross-checks; the tests that need them skip without.
-	$(PY) -m pip install -q drake pin example-robot-data toppra \
+	$(PY) -m pip install -q drake pin example-robot-data toppra dynamixel-sdk feetech-servo-sdk \
 	  || echo "note: cross-check packages unavailable; the tests that need them will skip"
 	touch $(STAMP)
 

@@ -1,0 +1,272 @@
+"""A simulated servo bus on a pseudo-terminal: Dynamixel Protocol 2.0 or Feetech servos that
+answer the host's instructions as the real ones do (docs/servo_bus.md).
+
+    bus = SimulatedServoBus("dynamixel", [SimulatedServo(XM430_W350, 1), ...], "/tmp/hil-servo/arm")
+    bus.path                     # the pty the host (the SDK, our driver) opens
+    bus.start(); ...; bus.stop() # served from a thread, the motors stepped on the wall clock
+
+Answers follow each servo's status_return_level (Dynamixel 0: PING only, 1: + READ, 2: all;
+Feetech 0: PING and READ, 1: all) and wait its return_delay_time (2 µs units) first. SYNC READ and
+BULK READ are answered by each listed servo in the listed order, FAST SYNC READ by one packet from
+ID 0xFE. Broadcast WRITE / SYNC WRITE are applied without answers. REBOOT answers, then restores
+the RAM defaults (torque off, hardware errors cleared).
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+from struct import Struct
+
+from . import dynamixel as dxl
+from . import feetech as ft
+from ._servo_wire import crc16
+from .device import PtyLink
+from .servo_sim import SimulatedServo
+
+_U16 = Struct("<H")
+_U16X2 = Struct("<HH")
+
+
+class SimulatedServoBus:
+    """`servos` (SimulatedServo, unique IDs) speaking `protocol` ("dynamixel" or "feetech") on a
+    pty linked at `link`. `step` [s] is the motor-model period."""
+
+    def __init__(self, protocol: str, servos, link: str | Path, *, step: float = 0.001):
+        if protocol not in ("dynamixel", "feetech"):
+            raise ValueError(f"protocol must be 'dynamixel' or 'feetech', got {protocol!r}")
+        self.protocol = protocol
+        self.dynamixel = protocol == "dynamixel"
+        self.servos = list(servos)
+        ids = [s.servo_id for s in self.servos]
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"servo IDs must be unique, got {ids}")
+        for s in self.servos:
+            if s.model.protocol != protocol:
+                raise ValueError(f"{s.model.name} (ID {s.servo_id}) speaks {s.model.protocol}, not {protocol}")
+        mod = dxl if self.dynamixel else ft
+        self.writer = mod.PacketWriter()
+        self.parser = mod.PacketParser(self._on_packet, status=False)
+        self.step_s = step
+        self.link = PtyLink(link, "servo_bus.link")
+        self.link.plug()
+        self.instructions = 0          # accepted instruction packets
+        self.answers = 0               # status packets sent
+        self._lock = threading.Lock()
+        self._thread = None
+        self._running = False
+        self._time = 0.0
+
+    @property
+    def path(self) -> str:
+        return self.link.path
+
+    def servo(self, servo_id: int) -> SimulatedServo | None:
+        for s in self.servos:
+            if s.servo_id == servo_id:
+                return s
+        return None
+
+    # --- serving -----------------------------------------------------------------------------------
+    def poll(self, timeout_s: float = 0.0) -> None:
+        """Reads and answers what the host sent, waiting up to timeout_s for it."""
+        if not self.link.wait_readable(timeout_s):
+            return
+        try:
+            data = os.read(self.link.fd, 4096)
+        except (BlockingIOError, OSError):
+            return
+        with self._lock:
+            self.parser.feed(data)
+
+    def advance(self, dt: float) -> None:
+        """Steps every motor by dt (whole `step` periods)."""
+        with self._lock:
+            self._time += dt
+            while self._time >= self.step_s:
+                self._time -= self.step_s
+                for s in self.servos:
+                    s.step(self.step_s)
+
+    def serve(self, duration: float | None = None) -> None:
+        """Answers the host and steps the motors on the wall clock until stop() or `duration`."""
+        self._running = True
+        t0 = last = time.monotonic()
+        while self._running and (duration is None or last - t0 < duration):
+            self.poll(self.step_s)
+            now = time.monotonic()
+            self.advance(min(now - last, 0.05))
+            last = now
+
+    def start(self) -> SimulatedServoBus:
+        self._thread = threading.Thread(target=self.serve, name="servo-bus", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._running = False
+        if self._thread is not None:
+            self._thread.join(2.0)
+        self.link.unplug()
+
+    # --- instructions ------------------------------------------------------------------------------
+    def _send(self, servo: SimulatedServo, packet) -> None:
+        delay = servo.get("return_delay_time") * 2e-6
+        if delay:
+            time.sleep(delay)
+        written = 0
+        while written < len(packet):
+            n = self.link.write(packet[written:])
+            if n == 0:
+                time.sleep(1e-4)
+            written += n
+        self.answers += 1
+
+    def _answer(self, servo: SimulatedServo, error: int, data=b"", kind: str = "write") -> None:
+        level = servo.get("status_return_level")
+        if self.dynamixel:
+            needed = {"ping": 0, "read": 1, "write": 2}[kind]
+        else:
+            needed = {"ping": 0, "read": 0, "write": 1}[kind]
+        if level < needed:
+            return
+        if not self.dynamixel:
+            error = servo.error_byte
+        else:
+            error |= servo.error_byte
+        self._send(servo, self.writer.status(servo.servo_id, error, data))
+
+    def _on_packet(self, servo_id: int, inst: int, buf, start: int, stop: int) -> None:
+        self.instructions += 1
+        n = stop - start
+        if self.dynamixel:
+            self._dynamixel(servo_id, inst, buf, start, n)
+        else:
+            self._feetech(servo_id, inst, buf, start, n)
+
+    def _targets(self, servo_id: int):
+        if servo_id == dxl.BROADCAST_ID:
+            return sorted(self.servos, key=lambda s: s.servo_id)
+        s = self.servo(servo_id)
+        return [] if s is None else [s]
+
+    def _dynamixel(self, servo_id, inst, buf, p, n) -> None:
+        I, E = dxl.Instruction, dxl.ErrorCode
+        broadcast = servo_id == dxl.BROADCAST_ID
+        if inst == I.PING:
+            for s in self._targets(servo_id):
+                m = s.model
+                self._answer(s, 0, bytes((m.model_number & 0xFF, m.model_number >> 8, m.firmware)), "ping")
+        elif inst == I.READ:
+            s = self.servo(servo_id)
+            if s is None:
+                return
+            if n != 4:
+                return self._answer(s, E.DATA_LENGTH, b"", "read")
+            address, length = _U16X2.unpack_from(buf, p)
+            data = s.read(address, length)
+            self._answer(s, E.ACCESS if data is None else 0, b"" if data is None else data, "read")
+        elif inst in (I.WRITE, I.REG_WRITE):
+            if n < 3:
+                for s in self._targets(servo_id):
+                    if not broadcast:
+                        self._answer(s, E.DATA_LENGTH)
+                return
+            address = _U16.unpack_from(buf, p)[0]
+            data = bytes(buf[p + 2:p + n])
+            for s in self._targets(servo_id):
+                error = s.write(address, data)
+                if not broadcast:
+                    self._answer(s, error)
+        elif inst == I.REBOOT:
+            for s in self._targets(servo_id):
+                if not broadcast:
+                    self._answer(s, 0)
+                s.power_on()
+        elif inst in (I.SYNC_READ, I.FAST_SYNC_READ):
+            if n < 5:
+                return
+            address, length = _U16X2.unpack_from(buf, p)
+            ids = bytes(buf[p + 4:p + n])
+            if inst == I.SYNC_READ:
+                for i in ids:
+                    s = self.servo(i)
+                    if s is not None:
+                        data = s.read(address, length)
+                        self._answer(s, E.ACCESS if data is None else 0, data or b"", "read")
+            else:
+                self._fast_sync_read(address, length, ids)
+        elif inst == I.SYNC_WRITE:
+            if n < 4:
+                return
+            address, length = _U16X2.unpack_from(buf, p)
+            q = p + 4
+            while q + 1 + length <= p + n:
+                s = self.servo(buf[q])
+                if s is not None:
+                    s.write(address, bytes(buf[q + 1:q + 1 + length]))
+                q += 1 + length
+        elif inst == I.BULK_READ:
+            for q in range(p, p + n - 4, 5):
+                s = self.servo(buf[q])
+                if s is not None:
+                    address, length = _U16X2.unpack_from(buf, q + 1)
+                    data = s.read(address, length)
+                    self._answer(s, E.ACCESS if data is None else 0, data or b"", "read")
+        elif not broadcast and (s := self.servo(servo_id)) is not None:
+            self._answer(s, E.INSTRUCTION)
+
+    def _fast_sync_read(self, address: int, length: int, ids: bytes) -> None:
+        """One packet from ID 0xFE: per servo error, ID, data and the running CRC (the last one is
+        the packet's CRC); servos that are absent or cannot answer end the packet early."""
+        servos = [self.servo(i) for i in ids]
+        if not servos or any(s is None or s.read(address, length) is None for s in servos):
+            return
+        size = 7 + 1 + len(servos) * (length + 4)
+        pkt = bytearray(size)
+        pkt[0:4] = dxl.HEADER
+        pkt[4] = dxl.BROADCAST_ID
+        _U16.pack_into(pkt, 5, size - 7)
+        pkt[7] = dxl.Instruction.STATUS
+        q = 8
+        for s in servos:
+            pkt[q] = s.error_byte
+            pkt[q + 1] = s.servo_id
+            pkt[q + 2:q + 2 + length] = s.read(address, length)
+            q += 2 + length
+            _U16.pack_into(pkt, q, crc16(pkt, 0, q))
+            q += 2
+        self._send(servos[-1], pkt)
+
+    def _feetech(self, servo_id, inst, buf, p, n) -> None:
+        I = ft.Instruction
+        broadcast = servo_id == ft.BROADCAST_ID
+        if inst == I.PING:
+            for s in self._targets(servo_id):
+                self._answer(s, 0, b"", "ping")
+        elif inst == I.READ and n == 2:
+            s = self.servo(servo_id)
+            if s is not None:
+                data = s.read(buf[p], buf[p + 1])
+                if data is not None:
+                    self._answer(s, 0, data, "read")
+        elif inst in (I.WRITE, I.REG_WRITE) and n >= 2:
+            data = bytes(buf[p + 1:p + n])
+            for s in self._targets(servo_id):
+                s.write(buf[p], data)
+                if not broadcast:
+                    self._answer(s, 0)
+        elif inst == I.SYNC_READ and n >= 3:
+            for i in bytes(buf[p + 2:p + n]):
+                s = self.servo(i)
+                if s is not None and (data := s.read(buf[p], buf[p + 1])) is not None:
+                    self._answer(s, 0, data, "read")
+        elif inst == I.SYNC_WRITE and n >= 2:
+            address, length = buf[p], buf[p + 1]
+            q = p + 2
+            while q + 1 + length <= p + n:
+                s = self.servo(buf[q])
+                if s is not None:
+                    s.write(address, bytes(buf[q + 1:q + 1 + length]))
+                q += 1 + length
