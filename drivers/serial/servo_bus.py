@@ -123,8 +123,9 @@ class SimulatedServoBus:
             written += n
         self.answers += 1
 
-    def _answer(self, servo: SimulatedServo, error: int, data=b"", kind: str = "write") -> None:
-        level = servo.get("status_return_level")
+    def _answer(self, servo: SimulatedServo, error: int, data=b"", kind: str = "write", level=None) -> None:
+        """A status packet if the servo's status return level (at the instruction's arrival) asks."""
+        level = servo.get("status_return_level") if level is None else level
         if self.dynamixel:
             needed = {"ping": 0, "read": 1, "write": 2}[kind]
         else:
@@ -176,9 +177,10 @@ class SimulatedServoBus:
             address = _U16.unpack_from(buf, p)[0]
             data = bytes(buf[p + 2:p + n])
             for s in self._targets(servo_id):
+                level = s.get("status_return_level")
                 error = s.write(address, data)
                 if not broadcast:
-                    self._answer(s, error)
+                    self._answer(s, error, level=level)
         elif inst == I.REBOOT:
             for s in self._targets(servo_id):
                 if not broadcast:
@@ -254,9 +256,10 @@ class SimulatedServoBus:
         elif inst in (I.WRITE, I.REG_WRITE) and n >= 2:
             data = bytes(buf[p + 1:p + n])
             for s in self._targets(servo_id):
+                level = s.get("status_return_level")
                 s.write(buf[p], data)
                 if not broadcast:
-                    self._answer(s, 0)
+                    self._answer(s, 0, level=level)
         elif inst == I.SYNC_READ and n >= 3:
             for i in bytes(buf[p + 2:p + n]):
                 s = self.servo(i)

@@ -160,7 +160,7 @@ def _dynamixel_x(*, current: bool, defaults: dict) -> tuple[dict, dict]:
     if current:
         limit = d("current_limit")
         eeprom.append(Register("current_limit", 38, 2, True, default=limit, high=limit))
-        ram.append(Register("goal_current", 102, 2, default=0, low=-limit, high=limit))
+        ram.append(Register("goal_current", 102, 2, default=0, low=-32768, high=32767))   # ±current_limit
     signs = {n: -1 for n in ("homing_offset", "goal_pwm", "goal_current", "goal_velocity", "goal_position",
                              "present_pwm", "present_current", "present_load", "present_velocity",
                              "present_position", "velocity_trajectory", "position_trajectory")}

@@ -92,10 +92,11 @@ class SimulatedServo:
                 regs.append(reg)
         torque_on = self.get("torque_enable") != 0
         for reg in regs:
+            if not reg.writable or (reg.eeprom and torque_on and self.dynamixel):
+                return ErrorCode.ACCESS
+        for reg in regs:
             if reg.address < address or reg.address + reg.size > end:
                 return ErrorCode.DATA_LENGTH
-            if not reg.writable or (reg.eeprom and torque_on and self.dynamixel and reg.name != "torque_enable"):
-                return ErrorCode.ACCESS
         shadow = bytearray(self.table)
         shadow[address:end] = data
         for reg in regs:
