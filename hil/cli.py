@@ -27,6 +27,10 @@ commands:
                         Drake-protocol robot on LCM (docs/serial_protocol.md)
   hil serial-device CONFIG
                         a simulated motor board on a pseudo-terminal, moving the simulated plant
+  hil servo-bus CONFIG  the servo-bus driver: Dynamixel (Protocol 2.0) or Feetech servos on one bus made
+                        to look like a Drake-protocol robot on LCM (docs/servo_bus.md)
+  hil servo-bus-device CONFIG
+                        simulated Dynamixel / Feetech servos on a pseudo-terminal, moving the plant
   hil regress [DIR]     every scenario in DIR (default configs/scenarios) in lockstep, checked against
                         its pass criteria and golden results; a table, a JSON report, exit 1 on a failure
   hil replay LOG        a recorded run's statuses through the controller again, its commands compared
@@ -90,6 +94,19 @@ def parser() -> argparse.ArgumentParser:
     device.add_argument("config", help="run config (YAML) with serial and sim sections")
     _add_service_options(device, lcm_url=False)
     device.add_argument("--port", help="where to put the pty's symlink (default: serial.device.link or serial.port)")
+    servo = sub.add_parser("servo-bus", help="the servo-bus driver: Dynamixel / Feetech servos <-> robot LCM channels",
+                           description="Open the servo bus (servo_bus section), set the servos up, and each cycle "
+                                       "publish one SYNC READ as the robot's status and send the loop's torques as "
+                                       "one SYNC WRITE; torque off on timeouts, faults and exit (docs/servo_bus.md).")
+    servo.add_argument("config", help="run config (YAML) with a servo_bus section")
+    _add_service_options(servo)
+    servo_device = sub.add_parser("servo-bus-device", help="simulated Dynamixel / Feetech servos on a pseudo-terminal",
+                                  description="Create a pseudo-terminal and answer Protocol 2.0 or Feetech "
+                                              "instructions as the configured servos, driving the simulated plant.")
+    servo_device.add_argument("config", help="run config (YAML) with servo_bus and sim sections")
+    _add_service_options(servo_device, lcm_url=False)
+    servo_device.add_argument("--port", help="where to put the pty's symlink (default: servo_bus.device.link or "
+                                             "servo_bus.port)")
     regress = sub.add_parser("regress", help="run the regression scenarios in lockstep and check them",
                              description="Run every scenario (a run config with a scenario section) in lockstep "
                                          "against the simulated robot or the serial chain, check its pass "
@@ -266,6 +283,16 @@ def cmd_serial_device(args) -> int:
     return run_from_config(_load(args.config, None), args.duration, args.port)
 
 
+def cmd_servo_bus(args) -> int:
+    from drivers.serial.servo_driver import run_from_config
+    return run_from_config(_load(args.config, args.lcm_url), args.duration)
+
+
+def cmd_servo_bus_device(args) -> int:
+    from drivers.serial.servo_plant import run_from_config
+    return run_from_config(_load(args.config, None), args.duration, args.port)
+
+
 def cmd_regress(args) -> int:
     from .regress import DEFAULT_DIR, find_scenarios, format_table, run_all, write_report
     from .scenario import load_scenario
@@ -331,7 +358,8 @@ def main(argv: list[str] | None = None) -> int:
                         format="%(levelname)s %(name)s: %(message)s")
     try:
         commands = {"run": cmd_run, "sim": cmd_sim, "demo": cmd_demo, "viz": cmd_viz, "serial": cmd_serial,
-                    "serial-device": cmd_serial_device, "replay": cmd_replay, "report": cmd_report,
+                    "serial-device": cmd_serial_device, "servo-bus": cmd_servo_bus,
+                    "servo-bus-device": cmd_servo_bus_device, "replay": cmd_replay, "report": cmd_report,
                     "regress": cmd_regress}
         return commands[args.command](args)
     except ConfigError as e:      # errors found after loading (they need the model) name the file here

@@ -1,7 +1,7 @@
 """The run config: one YAML file for `hil run`, `hil sim`, `hil demo`, `hil viz`, validated at start.
 
 Top-level sections (each documented in docs/hil.md): robot, lcm, channels, loop, controller,
-trajectory, safety, telemetry, viz, sim, serial. Paths are relative to the config file's folder.
+trajectory, safety, telemetry, viz, sim, serial, servo_bus. Paths are relative to the config file's folder.
 """
 from __future__ import annotations
 
@@ -122,6 +122,7 @@ class RunConfig:
     viz: Any = None                  # validated by hil.viz (true means its defaults)
     sim: Any = None                  # validated by drivers.sim
     serial: Any = None               # validated by drivers.serial
+    servo_bus: Any = None            # validated by drivers.serial.servo_config
     source: Optional[str] = None     # the file it came from
 
 
@@ -149,6 +150,9 @@ def _validate_sections(cfg: RunConfig) -> None:
     if cfg.serial is not None:
         from drivers.serial.config import load_serial_config
         load_serial_config(cfg.serial, "serial")
+    if cfg.servo_bus is not None:
+        from drivers.serial.servo_config import load_servo_config
+        load_servo_config(cfg.servo_bus, "servo_bus")
 
 
 def load_config(path: str | Path, overrides: dict | None = None) -> RunConfig:

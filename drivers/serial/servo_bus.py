@@ -31,9 +31,10 @@ _U16X2 = Struct("<HH")
 
 class SimulatedServoBus:
     """`servos` (SimulatedServo, unique IDs) speaking `protocol` ("dynamixel" or "feetech") on a
-    pty linked at `link`. `step` [s] is the motor-model period."""
+    pty linked at `link`. `step` [s] is the motor-model period; `plant` (servo_plant.PlantLoad):
+    the servos drive a simulated robot instead of their own inertias."""
 
-    def __init__(self, protocol: str, servos, link: str | Path, *, step: float = 0.001):
+    def __init__(self, protocol: str, servos, link: str | Path, *, step: float = 0.001, plant=None):
         if protocol not in ("dynamixel", "feetech"):
             raise ValueError(f"protocol must be 'dynamixel' or 'feetech', got {protocol!r}")
         self.protocol = protocol
@@ -49,6 +50,7 @@ class SimulatedServoBus:
         self.writer = mod.PacketWriter()
         self.parser = mod.PacketParser(self._on_packet, status=False)
         self.step_s = step
+        self.plant = plant
         self.link = PtyLink(link, "servo_bus.link")
         self.link.plug()
         self.instructions = 0          # accepted instruction packets
@@ -86,8 +88,11 @@ class SimulatedServoBus:
             self._time += dt
             while self._time >= self.step_s:
                 self._time -= self.step_s
-                for s in self.servos:
-                    s.step(self.step_s)
+                if self.plant is not None:
+                    self.plant.step()
+                else:
+                    for s in self.servos:
+                        s.step(self.step_s)
 
     def serve(self, duration: float | None = None) -> None:
         """Answers the host and steps the motors on the wall clock until stop() or `duration`."""

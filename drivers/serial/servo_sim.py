@@ -131,29 +131,38 @@ class SimulatedServo:
         self.set("torque_enable", 0)
 
     # --- motor -------------------------------------------------------------------------------------
-    def step(self, dt: float) -> None:
-        """Advances the motor by dt [s] and refreshes the present_* registers."""
+    def motor_torque(self) -> float:
+        """τ_motor [N m] at the output shaft that the firmware's loop applies now (0 with torque off)."""
         m = self.model
-        tau = 0.0
-        if self.get("torque_enable"):
-            mode = self.get("operating_mode")
-            if m.has_current_control and mode == m.modes["current"]:
-                limit = self.get("current_limit")
-                tau = m.torque_constant * max(-limit, min(limit, self.get("goal_current"))) * m.current_unit
-            elif mode == m.modes["position"]:
-                err = self.get("goal_position") - self.get("present_position")
-                v_ticks = self.v * m.ticks_per_rev / (2 * math.pi)
-                if self.dynamixel:
-                    u = (self.get("position_p_gain") / 128.0 * err - self.get("position_d_gain") / 16.0 * v_ticks
-                         * 1e-3) / PWM_MAX
-                else:
-                    u = self.get("position_p_gain") / 32.0 * err / 128.0 - self.get("position_d_gain") / 32.0 \
-                        * v_ticks * 1e-3
-                u = max(-1.0, min(1.0, u))
-                tau = m.stall_torque * (u - self.v / self.no_load_speed)
-        self.torque = tau
+        if not self.get("torque_enable"):
+            return 0.0
+        mode = self.get("operating_mode")
+        if m.has_current_control and mode == m.modes["current"]:
+            limit = self.get("current_limit")
+            return m.torque_constant * max(-limit, min(limit, self.get("goal_current"))) * m.current_unit
+        if mode != m.modes["position"]:
+            return 0.0
+        err = self.get("goal_position") - self.get("present_position")
+        v_ticks = self.v * m.ticks_per_rev / (2 * math.pi)
+        if self.dynamixel:
+            u = (self.get("position_p_gain") / 128.0 * err - self.get("position_d_gain") / 16.0 * v_ticks
+                 * 1e-3) / PWM_MAX
+        else:
+            u = self.get("position_p_gain") / 32.0 * err / 128.0 - self.get("position_d_gain") / 32.0 \
+                * v_ticks * 1e-3
+        u = max(-1.0, min(1.0, u))
+        return m.stall_torque * (u - self.v / self.no_load_speed)
+
+    def step(self, dt: float) -> None:
+        """Advances the servo's own motor and load model by dt [s] (no plant)."""
+        tau = self.motor_torque()
         self.v += dt * (tau - self.damping * self.v + self.external_torque) / self.inertia
         self.q += dt * self.v
+        self.set_motion(self.q, self.v, tau)
+
+    def set_motion(self, q: float, v: float, tau: float) -> None:
+        """The output shaft's state [rad, rad/s] and torque [N m], e.g. from a plant; refreshes present_*."""
+        self.q, self.v, self.torque = q, v, tau
         self._publish()
 
     def _publish(self) -> None:
