@@ -20,7 +20,9 @@ CONFIG = "configs/servo/dxl_arm.yaml"
 
 class Chain:
     def __init__(self, tmp_path):
-        self.cfg = load_config(CONFIG, {"servo_bus": {"port": str(tmp_path / "bus")}})
+        # Timeouts generous for a loaded 2-core machine: a stall must not turn the torque off.
+        self.cfg = load_config(CONFIG, {"servo_bus": {"port": str(tmp_path / "bus"), "read_timeout": 0.05,
+                                                      "command_timeout": 0.3, "link_timeout": 1.0}})
         self.robot = load_robot(self.cfg.robot)
         self.bus = build_bus(self.cfg)
         self.thread = threading.Thread(target=self.bus.serve, daemon=True)
@@ -51,6 +53,7 @@ class Chain:
         self.commands.publish(self.lc)
 
     def close(self):
+        assert self.driver.torque_offs <= 1, "the torque went off during the run (a timeout)"
         self.driver.shutdown()
         self.bus.stop()
 
@@ -72,7 +75,7 @@ def test_gravity_compensation_holds_and_impedance_moves(chain):
     assert q_hold == pytest.approx([0.0, 0.4, 0.8], abs=0.1)
     chain.driver.spin(1.0)
     assert chain.driver.full_reads > 100
-    assert chain.status.position_measured == pytest.approx(q_hold, abs=0.03)        # held against gravity
+    assert chain.status.position_measured == pytest.approx(q_hold, abs=0.06)        # held (falls 0.3 without)
     assert chain.status.torque_measured[1] == pytest.approx(-chain.g[1], rel=0.1)  # the shoulder carries it
     target = np.array([0.5, 0.1, 0.4])
     chain.q_target = target
