@@ -32,9 +32,12 @@ _U16X2 = Struct("<HH")
 class SimulatedServoBus:
     """`servos` (SimulatedServo, unique IDs) speaking `protocol` ("dynamixel" or "feetech") on a
     pty linked at `link`. `step` [s] is the motor-model period; `plant` (servo_plant.PlantLoad):
-    the servos drive a simulated robot instead of their own inertias."""
+    the servos drive a simulated robot instead of their own inertias. `baud`: pace the bus as a wire
+    of that bit rate would (10 bits a byte; instructions and answers take turns on it): an answer is
+    written when its last byte would have arrived; None: as fast as the pty goes."""
 
-    def __init__(self, protocol: str, servos, link: str | Path, *, step: float = 0.001, plant=None):
+    def __init__(self, protocol: str, servos, link: str | Path, *, step: float = 0.001, plant=None,
+                 baud: int | None = None):
         if protocol not in ("dynamixel", "feetech"):
             raise ValueError(f"protocol must be 'dynamixel' or 'feetech', got {protocol!r}")
         self.protocol = protocol
@@ -51,6 +54,11 @@ class SimulatedServoBus:
         self.parser = mod.PacketParser(self._on_packet, status=False)
         self.step_s = step
         self.plant = plant
+        self.byte_time = 10.0 / baud if baud else 0.0
+        self._wire_free = 0.0              # time.perf_counter() when the simulated wire is idle again
+        self._due = 0.0                    # when the last queued answer's last byte is through
+        self._rx_time = 0.0                # when poll() read the host's last bytes
+        self._pending = bytearray()
         self.link = PtyLink(link, "servo_bus.link")
         self.link.plug()
         self.instructions = 0          # accepted instruction packets
@@ -79,8 +87,10 @@ class SimulatedServoBus:
             data = os.read(self.link.fd, 4096)
         except (BlockingIOError, OSError):
             return
+        self._rx_time = time.perf_counter()
         with self._lock:
             self.parser.feed(data)
+            self._flush()
 
     def advance(self, dt: float) -> None:
         """Steps every motor by dt (whole `step` periods)."""
@@ -116,17 +126,40 @@ class SimulatedServoBus:
         self.link.unplug()
 
     # --- instructions ------------------------------------------------------------------------------
+    def _occupy(self, nbytes: int, delay: float = 0.0) -> float:
+        """Books the wire for nbytes after `delay` [s] from the arrival of what poll() read (the
+        simulated servos' own processing takes no wire time, as a real servo's takes µs); returns
+        when their last byte is through."""
+        start = max(self._rx_time, self._wire_free) + delay
+        self._wire_free = start + nbytes * self.byte_time
+        return self._wire_free
+
     def _send(self, servo: SimulatedServo, packet) -> None:
+        """Queues a status packet; poll() writes the answers to what it read in one go, as a USB
+        bus adapter hands on the bytes of one burst."""
         delay = servo.get("return_delay_time") * 2e-6
-        if delay:
+        if self.byte_time:
+            self._due = self._occupy(len(packet), delay)
+        elif delay:
             time.sleep(delay)
-        written = 0
-        while written < len(packet):
-            n = self.link.write(packet[written:])
+        self._pending += packet
+        self.answers += 1
+
+    def _flush(self) -> None:
+        if not self._pending:
+            return
+        while time.perf_counter() < self._due:          # a busy wait: sleep() is ms-coarse under load
+            pass
+        view, written = memoryview(self._pending), 0
+        while written < len(view):
+            n = self.link.write(view[written:])
             if n == 0:
+                if not self.link.plugged:
+                    break
                 time.sleep(1e-4)
             written += n
-        self.answers += 1
+        view.release()
+        self._pending.clear()
 
     def _answer(self, servo: SimulatedServo, error: int, data=b"", kind: str = "write", level=None) -> None:
         """A status packet if the servo's status return level (at the instruction's arrival) asks."""
@@ -146,6 +179,8 @@ class SimulatedServoBus:
     def _on_packet(self, servo_id: int, inst: int, buf, start: int, stop: int) -> None:
         self.instructions += 1
         n = stop - start
+        if self.byte_time:
+            self._occupy(n + (10 if self.dynamixel else 6))
         if self.dynamixel:
             self._dynamixel(servo_id, inst, buf, start, n)
         else:

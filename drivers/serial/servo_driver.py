@@ -7,7 +7,8 @@ made to look to the HIL loop like an iiwa or Panda behind Drake's LCM driver (do
 Each cycle (1 / servo_bus.rate): one SYNC READ of the state block (Dynamixel 126..135: present
 current or load, velocity, position; Feetech 56..70: position, velocity, load, voltage,
 temperature, status, current) answered by every servo, decoded into joint units and published as
-the robot status; then one SYNC WRITE of the newest LCM command: torque -> goal current in
+the robot status (after the SYNC WRITE is sent, so that publishing overlaps its wire time); one
+SYNC WRITE of the newest LCM command: torque -> goal current in
 current mode (τ_servo = τ_joint / (d g), i = τ_servo / k_t), or in position mode a goal position
 that the servo's own P gain turns into that torque (goal = present + τ_servo / K, K the servo's
 stiffness from its P gain, see servo_sim). Torque is disabled (one SYNC WRITE of torque_enable 0)
@@ -258,7 +259,6 @@ class ServoDriver:
             self.full_reads += 1
             self._last_full_ns = now
             self._check_faults()
-            self._publish(now)
         elif now - self._last_full_ns > self._link_ns:
             self._lost(f"no complete SYNC READ for {self.cfg.link_timeout:g} s")
             return False
@@ -267,6 +267,8 @@ class ServoDriver:
         except OSError as e:
             self._lost(f"bus I/O error: {e}")
             return False
+        if full:                           # while the SYNC WRITE is on the wire
+            self._publish(now)
         return True
 
     def _read_state(self) -> bool:
