@@ -34,10 +34,12 @@ class SimulatedServoBus:
     pty linked at `link`. `step` [s] is the motor-model period; `plant` (servo_plant.PlantLoad):
     the servos drive a simulated robot instead of their own inertias. `baud`: pace the bus as a wire
     of that bit rate would (10 bits a byte; instructions and answers take turns on it): an answer is
-    written when its last byte would have arrived; None: as fast as the pty goes."""
+    written when its last byte would have arrived; None: as fast as the pty goes. `lockstep_period`
+    [s]: time does not follow the wall clock but moves by this much before each SYNC READ is
+    answered (deterministic runs: one period per driver cycle)."""
 
     def __init__(self, protocol: str, servos, link: str | Path, *, step: float = 0.001, plant=None,
-                 baud: int | None = None):
+                 baud: int | None = None, lockstep_period: float | None = None):
         if protocol not in ("dynamixel", "feetech"):
             raise ValueError(f"protocol must be 'dynamixel' or 'feetech', got {protocol!r}")
         self.protocol = protocol
@@ -54,6 +56,7 @@ class SimulatedServoBus:
         self.parser = mod.PacketParser(self._on_packet, status=False)
         self.step_s = step
         self.plant = plant
+        self.lockstep_period = lockstep_period
         self.byte_time = 10.0 / baud if baud else 0.0
         self._wire_free = 0.0              # time.perf_counter() when the simulated wire is idle again
         self._due = 0.0                    # when the last queued answer's last byte is through
@@ -95,14 +98,17 @@ class SimulatedServoBus:
     def advance(self, dt: float) -> None:
         """Steps every motor by dt (whole `step` periods)."""
         with self._lock:
-            self._time += dt
-            while self._time >= self.step_s:
-                self._time -= self.step_s
-                if self.plant is not None:
-                    self.plant.step()
-                else:
-                    for s in self.servos:
-                        s.step(self.step_s)
+            self._advance(dt)
+
+    def _advance(self, dt: float) -> None:
+        self._time += dt
+        while self._time >= self.step_s - 1e-12:
+            self._time -= self.step_s
+            if self.plant is not None:
+                self.plant.step()
+            else:
+                for s in self.servos:
+                    s.step(self.step_s)
 
     def serve(self, duration: float | None = None) -> None:
         """Answers the host and steps the motors on the wall clock until stop() or `duration`."""
@@ -111,7 +117,8 @@ class SimulatedServoBus:
         while self._running and (duration is None or last - t0 < duration):
             self.poll(self.step_s)
             now = time.monotonic()
-            self.advance(min(now - last, 0.05))
+            if self.lockstep_period is None:
+                self.advance(min(now - last, 0.05))
             last = now
 
     def start(self) -> SimulatedServoBus:
@@ -229,6 +236,8 @@ class SimulatedServoBus:
         elif inst in (I.SYNC_READ, I.FAST_SYNC_READ):
             if n < 5:
                 return
+            if self.lockstep_period:
+                self._advance(self.lockstep_period)
             address, length = _U16X2.unpack_from(buf, p)
             ids = bytes(buf[p + 4:p + n])
             if inst == I.SYNC_READ:
@@ -301,6 +310,8 @@ class SimulatedServoBus:
                 if not broadcast:
                     self._answer(s, 0, level=level)
         elif inst == I.SYNC_READ and n >= 3:
+            if self.lockstep_period:
+                self._advance(self.lockstep_period)
             for i in bytes(buf[p + 2:p + n]):
                 s = self.servo(i)
                 if s is not None and (data := s.read(buf[p], buf[p + 1])) is not None:

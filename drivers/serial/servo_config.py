@@ -68,6 +68,7 @@ class ServoBusConfig:
     command_timeout: float = field(default=0.05, metadata=POSITIVE)  # s without an LCM command → torque off
     link_timeout: float = field(default=0.2, metadata=POSITIVE)   # s without a full SYNC READ → reconnect
     reconnect: ReconnectConfig = field(default_factory=ReconnectConfig)
+    lockstep: bool = False                 # one cycle per LCM command; the simulated bus one period per cycle
     joints: list[ServoJoint] = field(default_factory=list)
     device: ServoDeviceConfig = field(default_factory=ServoDeviceConfig)
 

@@ -268,7 +268,8 @@ class ServoDriver:
             self._lost(f"bus I/O error: {e}")
             return False
         if full:                           # while the SYNC WRITE is on the wire
-            self._publish(now)
+            # lockstep: the bus's simulated clock (one period per cycle), so that runs repeat exactly
+            self._publish(self.full_reads * self._period_ns if self.cfg.lockstep else now)
         return True
 
     def _read_state(self) -> bool:
@@ -341,7 +342,7 @@ class ServoDriver:
         self._cmd_ns = self.clock()
 
     def _command(self, now: int, full: bool) -> None:
-        fresh = now - self._cmd_ns <= self._cmd_timeout_ns
+        fresh = now - self._cmd_ns <= self._cmd_timeout_ns or (self.cfg.lockstep and self.commands_received > 0)
         if not fresh or self.fault or not full:
             if self.torque_on or not fresh and self.cycles % 50 == 0:
                 self._write(self._torque(0))             # and repeated now and then while idle
@@ -384,7 +385,10 @@ class ServoDriver:
         return self.summary()
 
     def spin(self, duration: float | None = None, stop=None) -> None:
-        """Cycles at config.rate, handling LCM in between, for `duration` s or until stop() holds."""
+        """Cycles at config.rate, handling LCM in between, for `duration` s or until stop() holds
+        (lockstep: one cycle per LCM command, and one when connected, for the first status)."""
+        if self.cfg.lockstep:
+            return self._spin_lockstep(duration, stop)
         lc_fd = self.lc.fileno()
         end = None if duration is None else self.clock() + round(duration * 1e9)
         due = self.clock()
@@ -402,6 +406,24 @@ class ServoDriver:
             due += self._period_ns
             if self.clock() - due > 10 * self._period_ns:     # fell behind (a stall): no burst to catch up
                 due = self.clock()
+
+    def _spin_lockstep(self, duration, stop) -> None:
+        lc_fd = self.lc.fileno()
+        end = None if duration is None else self.clock() + round(duration * 1e9)
+        while (end is None or self.clock() < end) and not (stop and stop()):
+            if not self.connected:
+                if self.cycle():
+                    continue
+                if self.connected:
+                    self.cycle()                    # the first status, no command yet
+                else:
+                    time.sleep(0.01)
+                continue
+            before = self.commands_received
+            if select.select((lc_fd,), (), (), 0.05)[0]:
+                self.lc.handle_timeout(0)
+            if self.commands_received != before:
+                self.cycle()
 
     def shutdown(self) -> None:
         """Torque off (twice, in case a byte is lost) and close the port."""
@@ -431,7 +453,7 @@ def run_from_config(cfg, duration: float | None = None, out=sys.stdout) -> int:
     robot = load_robot(cfg.robot)
     channels = channels_for(cfg)
     driver = ServoDriver(config, robot.joint_names, cfg.robot.protocol, channels, open_lcm(cfg.lcm.url))
-    print(f"hil servo-bus: {config.port} at {config.baudrate} baud, {driver.n} {config.protocol} servos, "
+    print(f"servo driver ready: {config.port} at {config.baudrate} baud, {driver.n} {config.protocol} servos, "
           f"{'current' if driver.current else 'position'} control at {config.rate:g} Hz; status {channels.status}, "
           f"command {channels.command}", file=out, flush=True)
     stopping = []

@@ -69,13 +69,14 @@ def build_bus(cfg, link: str | None = None) -> SimulatedServoBus:
         s.set("return_delay_time", config.device.return_delay_time)
     load = PlantLoad(build_plant(cfg.robot), sim, config, servos, robot.joint_names)
     return SimulatedServoBus(config.protocol, servos, link or config.device.link or config.port,
-                             step=sim.time_step, plant=load)
+                             step=sim.time_step, plant=load,
+                             lockstep_period=1.0 / config.rate if config.lockstep else None)
 
 
 def run_from_config(cfg, duration: float | None = None, link: str | None = None, out=sys.stdout) -> int:
     """`hil servo-bus-device CONFIG`: the simulated bus until duration or Ctrl-C."""
     bus = build_bus(cfg, link)
-    print(f"hil servo-bus-device: {len(bus.servos)} {bus.protocol} servos on {bus.path} "
+    print(f"servo device ready: {len(bus.servos)} {bus.protocol} servos on {bus.path} "
           f"(linked at {bus.link.link}), driving {cfg.robot.model}", file=out, flush=True)
     t0 = time.monotonic()
     try:
@@ -84,6 +85,6 @@ def run_from_config(cfg, duration: float | None = None, link: str | None = None,
         pass
     finally:
         bus.link.unplug()
-    print(f"hil servo-bus-device: {time.monotonic() - t0:.1f} s, {bus.instructions} instructions, {bus.answers} "
+    print(f"servo device: {time.monotonic() - t0:.1f} s, {bus.instructions} instructions, {bus.answers} "
           f"answers, {bus.parser.stats.crc_errors} CRC errors", file=out, flush=True)
     return 0
