@@ -250,21 +250,30 @@ def cmd_viz(args) -> int:
 
 def cmd_demo(args) -> int:
     cfg = _load(args.config, args.lcm_url)
-    sim = subprocess.Popen([sys.executable, "-m", "hil", "sim", args.config, "--no-viz", "--lcm-url", cfg.lcm.url,
-                            "--duration", str(args.duration + cfg.loop.start_timeout + 5.0)],
-                           stdout=subprocess.PIPE if args.json else None)
+    limit = str(args.duration + cfg.loop.start_timeout + 5.0)
+    out = subprocess.PIPE if args.json else None
+    if cfg.servo_bus is None:
+        robot = [subprocess.Popen([sys.executable, "-m", "hil", "sim", args.config, "--no-viz", "--lcm-url",
+                                   cfg.lcm.url, "--duration", limit], stdout=out)]
+    else:           # the simulated servos, then the servo-bus driver (docs/servo_bus.md)
+        robot = [subprocess.Popen([sys.executable, "-m", "hil", "servo-bus-device", args.config, "--duration", limit],
+                                  stdout=out)]
+        robot.append(subprocess.Popen([sys.executable, "-m", "hil", "servo-bus", args.config, "--lcm-url",
+                                       cfg.lcm.url, "--duration", limit], stdout=out))
     try:
         if not args.json:
-            print(f"hil demo: simulated {cfg.robot.protocol} (pid {sim.pid}) and the control loop on {cfg.lcm.url};"
-                  f" {args.duration:g} s. Watch it in Meldis: python -m pydrake.visualization.meldis")
+            print(f"hil demo: simulated {cfg.robot.protocol} (pids {', '.join(str(p.pid) for p in robot)}) and the "
+                  f"control loop on {cfg.lcm.url}; {args.duration:g} s. Watch it in Meldis: "
+                  f"python -m pydrake.visualization.meldis")
         args.config = str(args.config)
         return cmd_run(args)
     finally:
-        sim.terminate()
-        try:
-            sim.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            sim.kill()
+        for p in reversed(robot):
+            p.terminate()
+            try:
+                p.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                p.kill()
 
 
 def cmd_sim(args) -> int:
