@@ -15,7 +15,7 @@ import yaml
 
 from messages.channels import DEFAULT_LCM_URL
 
-from .paths import CONFIGS
+from .paths import CONFIGS, ROBOT_DATA_URL, example_robot_data
 from .schema import ConfigError, load, read_yaml
 
 POSITIVE = {"min": 0, "exclusive": True}
@@ -127,7 +127,11 @@ class RunConfig:
 
 
 def resolve(path: str, base: Path) -> Path:
-    """A path from a config: absolute, relative to the config's folder, or to the project's configs/."""
+    """A path from a config: absolute, relative to the config's folder, or to the project's configs/;
+    package://example-robot-data/... is a model of the installed example-robot-data package."""
+    if path.startswith(ROBOT_DATA_URL):
+        root = example_robot_data()
+        return (root or Path("example-robot-data is not installed")) / path[len(ROBOT_DATA_URL):]
     p = Path(path).expanduser()
     if p.is_absolute():
         return p

@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
 from dynamics_cy import MultibodyPlant, Parser
 
 from .config import RobotConfig
+from .paths import example_robot_data
 from .schema import ConfigError
 
 
@@ -26,7 +28,11 @@ class Robot:
 def build_plant(cfg: RobotConfig) -> MultibodyPlant:
     """The plant of the config's model (welding cfg.weld to the world if given), finalized."""
     plant = MultibodyPlant(0.0)
-    Parser(plant).AddModels(cfg.model)
+    parser = Parser(plant)
+    robot_data = example_robot_data()
+    if robot_data is not None and Path(cfg.model).resolve().is_relative_to(robot_data):
+        parser.package_map().Add("example-robot-data", str(robot_data))     # its meshes' package:// URLs
+    parser.AddModels(cfg.model)
     if cfg.weld:
         if not plant.HasFrameNamed(cfg.weld):
             raise ConfigError("robot.weld", f"the model has no frame named '{cfg.weld}'")
@@ -36,15 +42,16 @@ def build_plant(cfg: RobotConfig) -> MultibodyPlant:
 
 
 def load_robot(cfg: RobotConfig) -> Robot:
-    """The plant and joint map; the loop drives fully actuated fixed-base arms whose actuators are in
-    velocity order (as for the iiwa and Panda)."""
+    """The plant and joint map; the loop drives fully actuated fixed-base arms, one actuator per joint
+    (in any order: the protocol's arrays are in velocity order, joint_names)."""
     plant = build_plant(cfg)
     nv, nu = plant.num_velocities(), plant.num_actuators()
     if plant.GetFloatingBaseBodies():
         raise ConfigError("robot.model", "the model has a floating base; weld its root with robot.weld "
                                          "(the loop drives fixed-base arms)")
-    if nu != nv or not np.array_equal(plant.MakeActuationMatrix(), np.eye(nv)):
-        raise ConfigError("robot.model", f"the loop needs one actuator per joint in joint order; the model has "
+    B = plant.MakeActuationMatrix()
+    if nu != nv or not (np.isin(B, (0.0, 1.0)).all() and (B.sum(0) == 1).all() and (B.sum(1) == 1).all()):
+        raise ConfigError("robot.model", f"the loop needs one actuator per joint; the model has "
                                          f"{nv} velocities and {nu} actuators")
     joints = sorted((a.joint() for a in plant._actuators), key=lambda j: j.velocity_start())
     if cfg.end_effector:

@@ -236,10 +236,11 @@ class ServoDriver:
             self._expect -= 1
 
     def _torque(self, on: int):
+        """The SYNC WRITE of torque_enable for every servo; torque_offs counts on -> off changes."""
+        if self.torque_on and not on:
+            self.torque_offs += 1
         self.torque_packet.values[:] = on
         self.torque_on = bool(on)
-        if not on:
-            self.torque_offs += 1
         return self.torque_packet.seal()
 
     def cycle(self) -> bool:

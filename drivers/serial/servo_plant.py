@@ -6,7 +6,9 @@ Per step h (sim.time_step), with each servo's joint mapping (direction d, gear r
     u_joint,k = d_k g_k τ_servo,k          -> one step of the plant's physics (gravity, limits, contact)
     q_servo,k = d_k g_k (q_k − o_k),  v_servo,k = d_k g_k v_k   -> the servos' present_* registers
 
-The servos' own inertia and friction are not added to the plant (the URDF's joints carry the arm's).
+The servos' own inertia and friction are not added to the plant (the URDF's joints carry the arm's);
+their velocity feedback is applied as the damping it achieves over a step (servo_sim.motor_torque),
+so that the small wrist inertias of a desk arm stay stable at the plant's step.
 """
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ import time
 import numpy as np
 
 from drivers.sim.config import load_sim_config
-from drivers.sim.physics import Physics
+from drivers.sim.physics import Physics, joint_inertias
 
 from .servo_bus import SimulatedServoBus
 from .servo_config import ServoBusConfig, check_joints, load_servo_config
@@ -39,6 +41,10 @@ class PlantLoad:
         self._dg = [j.direction * j.gear_ratio for j in config.joints]
         self._off = [j.offset for j in config.joints]
         self._u = np.zeros(plant.num_actuators())
+        # Each servo's load: its joint's inertia at the start, seen through the gear (m / g²).
+        m = joint_inertias(plant, self.physics.q)
+        self._m = [m[v] / j.gear_ratio ** 2 for v, j in zip(self._vi, config.joints)]
+        self._h = self.physics.time_step_ns * 1e-9
         self._sync()
 
     def _sync(self) -> None:
@@ -50,7 +56,7 @@ class PlantLoad:
     def step(self) -> None:
         u = self._u
         for k, s in enumerate(self.servos):
-            s.torque = s.motor_torque()
+            s.torque = s.motor_torque(self._h, self._m[k])
             u[self._ai[k]] = self._dg[k] * s.torque
         self.physics.step(u)
         self._sync()

@@ -10,9 +10,10 @@ of every status packet and turns the torque off, as the default Shutdown registe
 
 Motor model (per servo, output shaft, semi-implicit Euler): J v̇ = τ_motor − b v + τ_ext, with
 τ_motor from the operating mode: current mode τ = k_t i (i = goal current, clipped to the current
-limit); position mode a PD loop on ticks into PWM, u = (K_P e − K_D v_ticks) / u_max, and
-τ = τ_stall (u − v / v_no_load), u clipped to ±1 (e = goal − present position; K_P = P / 128,
-K_D = D / 16 for Dynamixel, K_P = P / 32 · 1/128 · u_max for Feetech's coefficients).
+limit); position mode a P loop on ticks into PWM, u = K_P e / u_max clipped to ±1, and
+τ = τ_stall u − c v with the velocity feedback c = τ_stall (K_D' + 1 / v_no_load) of the D gain and
+the back-EMF (e = goal − present position; K_P = P / 128, K_D = D / 16 per ms of tick rate for
+Dynamixel; K_P = P / 32 / 128 · u_max for Feetech's coefficients).
 """
 from __future__ import annotations
 
@@ -131,31 +132,38 @@ class SimulatedServo:
         self.set("torque_enable", 0)
 
     # --- motor -------------------------------------------------------------------------------------
-    def motor_torque(self) -> float:
-        """τ_motor [N m] at the output shaft that the firmware's loop applies now (0 with torque off)."""
-        m = self.model
+    def motor_torque(self, h: float = 0.0, m: float = 0.0) -> float:
+        """τ_motor [N m] at the output shaft that the firmware's loop applies now (0 with torque off).
+
+        Its velocity feedback −c v (back-EMF and the D gain) is applied, given a step h [s] and the
+        inertia m [kg m²] it drives, as the damping a loop much faster than h achieves over the step,
+        c_eff = (m/h)(1 − exp(−c h/m)): ≈ c for c h ≪ m and stable for any c under the explicit
+        treatment of a semi-implicit Euler step (h = 0: c itself)."""
+        m_ = self.model
         if not self.get("torque_enable"):
             return 0.0
         mode = self.get("operating_mode")
-        if m.has_current_control and mode == m.modes["current"]:
+        if m_.has_current_control and mode == m_.modes["current"]:
             limit = self.get("current_limit")
-            return m.torque_constant * max(-limit, min(limit, self.get("goal_current"))) * m.current_unit
-        if mode != m.modes["position"]:
+            return m_.torque_constant * max(-limit, min(limit, self.get("goal_current"))) * m_.current_unit
+        if mode != m_.modes["position"]:
             return 0.0
         err = self.get("goal_position") - self.get("present_position")
-        v_ticks = self.v * m.ticks_per_rev / (2 * math.pi)
+        ticks_per_rad = m_.ticks_per_rev / (2 * math.pi)
         if self.dynamixel:
-            u = (self.get("position_p_gain") / 128.0 * err - self.get("position_d_gain") / 16.0 * v_ticks
-                 * 1e-3) / PWM_MAX
+            u = self.get("position_p_gain") / 128.0 * err / PWM_MAX
+            c_u = self.get("position_d_gain") / 16.0 * ticks_per_rad * 1e-3 / PWM_MAX
         else:
-            u = self.get("position_p_gain") / 32.0 * err / 128.0 - self.get("position_d_gain") / 32.0 \
-                * v_ticks * 1e-3
-        u = max(-1.0, min(1.0, u))
-        return m.stall_torque * (u - self.v / self.no_load_speed)
+            u = self.get("position_p_gain") / 32.0 * err / 128.0
+            c_u = self.get("position_d_gain") / 32.0 * ticks_per_rad * 1e-3
+        c = m_.stall_torque * (c_u + 1.0 / self.no_load_speed)
+        if h > 0 and m > 0:
+            c = m / h * (1.0 - math.exp(-c * h / m))
+        return m_.stall_torque * max(-1.0, min(1.0, u)) - c * self.v
 
     def step(self, dt: float) -> None:
         """Advances the servo's own motor and load model by dt [s] (no plant)."""
-        tau = self.motor_torque()
+        tau = self.motor_torque(dt, self.inertia)
         self.v += dt * (tau - self.damping * self.v + self.external_torque) / self.inertia
         self.q += dt * self.v
         self.set_motion(self.q, self.v, tau)

@@ -15,6 +15,14 @@ scs = pytest.importorskip("scservo_sdk", reason="feetech-servo-sdk (make test in
 DXL_MODELS = {1: XM430_W350, 2: XL330_M288, 3: XL430_W250}
 
 
+@pytest.fixture(autouse=True)
+def slow_adapter(monkeypatch):
+    """The SDKs wait 2 x LATENCY_TIMER (a USB adapter's, 16 ms) + 2 ms for an answer; on a loaded
+    2-core machine the simulated bus's thread can miss that, so the tests give it 100 ms."""
+    monkeypatch.setattr(dxl_sdk.port_handler, "LATENCY_TIMER", 100)
+    monkeypatch.setattr(scs.port_handler, "LATENCY_TIMER", 100)
+
+
 @pytest.fixture
 def dxl_bus(tmp_path):
     servos = [SimulatedServo(m, i) for i, m in DXL_MODELS.items()]
