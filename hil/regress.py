@@ -154,10 +154,11 @@ def _run_serial(sc: Scenario, link: str = "serial"):
         limit = str(sc.spec.duration * 20 + 60)            # wall seconds: the processes end themselves
         procs = {}
         try:
+            # The loop subscribes before the driver starts, so that it cannot miss the first status.
+            loop = ControlLoop(cfg, load_robot(cfg.robot), lcm.LCM(url), mode="lockstep")
             procs["device"] = _spawn(device, config_file, limit)
             _wait_line(procs["device"], ready, 30.0)
             procs["driver"] = _spawn(driver, config_file, limit)
-            loop = ControlLoop(cfg, load_robot(cfg.robot), lcm.LCM(url), mode="lockstep")
             loop.status_wait_s = SERIAL_STATUS_WAIT_S
             hand = HandTracker(loop.robot)
             summary = loop.run(sc.spec.duration, on_tick=hand,

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 
 @dataclass(slots=True)
 class BusStats:
@@ -36,15 +38,26 @@ class BusStats:
                 + self.timeouts)
 
 
+def slot_values(raw: bytearray, offset: int, dtype, ids) -> np.ndarray:
+    """The register fields of a SYNC WRITE's (ID, value) slots laid out in `raw` from `offset`: the
+    IDs are written, the returned strided view takes the values (assigning it rebuilds nothing)."""
+    slots = np.frombuffer(raw, dtype=np.dtype([("id", "u1"), ("v", np.dtype(dtype))]), count=len(ids),
+                          offset=offset)
+    slots["id"] = ids
+    return slots["v"]
+
+
 class PacketStream:
-    """Buffer, feed and resynchronisation bookkeeping; subclasses implement `_scan()`."""
+    """Buffer, feed and resynchronisation bookkeeping; subclasses implement `_scan()`. status: the
+    host side (accepts status packets) or the device side (instruction packets)."""
 
     MIN_BUFFER = 1100
 
-    def __init__(self, on_packet, buffer_size: int = 4096):
+    def __init__(self, on_packet, *, status: bool = True, buffer_size: int = 4096):
         if buffer_size < self.MIN_BUFFER:
             raise ValueError(f"buffer_size must be at least {self.MIN_BUFFER}, got {buffer_size}")
         self.on_packet = on_packet
+        self.status = status
         self.stats = BusStats()
         self._buffer = bytearray(buffer_size)
         self._view = memoryview(self._buffer)

@@ -16,7 +16,7 @@ from struct import Struct
 import numpy as np
 
 from ._servo_wire import crc16, dxl_finish, dxl_unstuff
-from .bus_stream import PacketStream
+from .bus_stream import PacketStream, slot_values
 
 HEADER = b"\xff\xff\xfd\x00"
 BROADCAST_ID = 0xFE
@@ -147,10 +147,7 @@ class SyncWritePacket:
         dtype = np.dtype(dtype)
         self.writer = PacketWriter(16 + len(ids) * (1 + dtype.itemsize))
         _READ.pack_into(self.writer.raw, 8, address, dtype.itemsize)
-        slots = np.frombuffer(self.writer.raw, dtype=np.dtype([("id", "u1"), ("v", dtype)]),
-                              count=len(ids), offset=12)
-        slots["id"] = ids
-        self.values = slots["v"]
+        self.values = slot_values(self.writer.raw, 12, dtype, ids)
         self._n_params = 4 + len(ids) * (1 + dtype.itemsize)
 
     def seal(self) -> memoryview:
@@ -164,10 +161,6 @@ class PacketParser(PacketStream):
     follow it; instruction packets (an echo of our own) are skipped. status=False (device side):
     accepts instruction packets, `code` is the instruction. A FAST SYNC/BULK READ answer (status
     from ID 0xFE) is handed on unstuffed-as-is: ``error, ID, data, CRC`` per servo."""
-
-    def __init__(self, on_packet, *, status: bool = True, buffer_size: int = 4096):
-        super().__init__(on_packet, buffer_size)
-        self.status = status
 
     def _scan(self) -> None:
         buf, stats = self._buffer, self.stats

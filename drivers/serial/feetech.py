@@ -14,7 +14,7 @@ from enum import IntEnum, IntFlag
 import numpy as np
 
 from ._servo_wire import scs_checksum
-from .bus_stream import PacketStream
+from .bus_stream import PacketStream, slot_values
 
 BROADCAST_ID = 0xFE
 MAX_ID = 0xFC
@@ -112,10 +112,7 @@ class SyncWritePacket:
         self.writer = PacketWriter(8 + len(ids) * (1 + dtype.itemsize))
         self.writer.raw[5] = address
         self.writer.raw[6] = dtype.itemsize
-        slots = np.frombuffer(self.writer.raw, dtype=np.dtype([("id", "u1"), ("v", dtype)]),
-                              count=len(ids), offset=7)
-        slots["id"] = ids
-        self.values = slots["v"]
+        self.values = slot_values(self.writer.raw, 7, dtype, ids)
         self._n_params = 2 + len(ids) * (1 + dtype.itemsize)
 
     def seal(self) -> memoryview:
@@ -130,10 +127,6 @@ class PacketParser(PacketStream):
     """
 
     MIN_BUFFER = 512
-
-    def __init__(self, on_packet, *, status: bool = True, buffer_size: int = 4096):
-        super().__init__(on_packet, buffer_size)
-        self.status = status
 
     def _scan(self) -> None:
         buf, stats = self._buffer, self.stats

@@ -252,12 +252,7 @@ class SimulatedServoBus:
             if n < 4:
                 return
             address, length = _U16X2.unpack_from(buf, p)
-            q = p + 4
-            while q + 1 + length <= p + n:
-                s = self.servo(buf[q])
-                if s is not None:
-                    s.write(address, bytes(buf[q + 1:q + 1 + length]))
-                q += 1 + length
+            self._sync_write(address, length, buf, p + 4, p + n)
         elif inst == I.BULK_READ:
             for q in range(p, p + n - 4, 5):
                 s = self.servo(buf[q])
@@ -267,6 +262,14 @@ class SimulatedServoBus:
                     self._answer(s, E.ACCESS if data is None else 0, data or b"", "read")
         elif not broadcast and (s := self.servo(servo_id)) is not None:
             self._answer(s, E.INSTRUCTION)
+
+    def _sync_write(self, address: int, length: int, buf, q: int, end: int) -> None:
+        """Applies the (ID, data) slots in buf[q:end] of a SYNC WRITE to the servos that are here."""
+        while q + 1 + length <= end:
+            s = self.servo(buf[q])
+            if s is not None:
+                s.write(address, bytes(buf[q + 1:q + 1 + length]))
+            q += 1 + length
 
     def _fast_sync_read(self, address: int, length: int, ids: bytes) -> None:
         """One packet from ID 0xFE: per servo error, ID, data and the running CRC (the last one is
@@ -317,10 +320,4 @@ class SimulatedServoBus:
                 if s is not None and (data := s.read(buf[p], buf[p + 1])) is not None:
                     self._answer(s, 0, data, "read")
         elif inst == I.SYNC_WRITE and n >= 2:
-            address, length = buf[p], buf[p + 1]
-            q = p + 2
-            while q + 1 + length <= p + n:
-                s = self.servo(buf[q])
-                if s is not None:
-                    s.write(address, bytes(buf[q + 1:q + 1 + length]))
-                q += 1 + length
+            self._sync_write(buf[p], buf[p + 1], buf, p + 2, p + n)

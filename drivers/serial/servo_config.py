@@ -17,6 +17,7 @@ from typing import Literal, Optional
 
 from hil.schema import ConfigError, load
 
+from .config import ReconnectConfig
 from .servo_models import BAUD_RATES, ServoModel, model
 
 POSITIVE = {"min": 0, "exclusive": True}
@@ -39,12 +40,6 @@ class ServoJoint:
     @property
     def servo_model(self) -> ServoModel:
         return model(self.model)
-
-
-@dataclass
-class ReconnectConfig:
-    initial: float = field(default=0.05, metadata=POSITIVE)       # s: first wait after losing the bus
-    max: float = field(default=2.0, metadata=POSITIVE)            # s: the wait doubles up to this
 
 
 @dataclass

@@ -15,7 +15,8 @@ stiffness from its P gain, see servo_sim). Torque is disabled (one SYNC WRITE of
 when no command came for command_timeout, when a servo reports a hardware error (Dynamixel
 ALERT bit, Feetech error bits: latched until restart), when no full SYNC READ came for
 link_timeout (then the port is reopened with backoff and the servos set up again), and on every
-exit. Bad bytes are counted in `stats` (bus_stream.BusStats), never raised.
+exit; a cycle whose SYNC READ is incomplete writes nothing (the servos keep their last goal). Bad
+bytes are counted in `stats` (bus_stream.BusStats), never raised.
 """
 from __future__ import annotations
 
@@ -344,7 +345,9 @@ class ServoDriver:
 
     def _command(self, now: int, full: bool) -> None:
         fresh = now - self._cmd_ns <= self._cmd_timeout_ns or (self.cfg.lockstep and self.commands_received > 0)
-        if not fresh or self.fault or not full:
+        if not full and not self.fault:      # no fresh state: keep the last goal (link_timeout ends it)
+            return
+        if not fresh or self.fault:
             if self.torque_on or not fresh and self.cycles % 50 == 0:
                 self._write(self._torque(0))             # and repeated now and then while idle
             return
