@@ -39,6 +39,7 @@ bench: build
 	$(PY) benchmarks/bench_sim.py
 	$(PY) benchmarks/bench_viz.py
 	$(PY) benchmarks/bench_serial.py
+	$(PY) benchmarks/bench_servo.py
 	$(PY) benchmarks/bench_planning.py
 
 clean:
