@@ -15,6 +15,7 @@ $(STAMP): pyproject.toml setup.py
 	$(PY) -m pip install -q --no-build-isolation -e '.[test]'
 	@# Independent implementations used for cross-checks; the tests that need them skip without.
 	$(PY) -m pip install -q drake pin example-robot-data toppra proxsuite osqp clarabel \
+	  dynamixel-sdk feetech-servo-sdk \
 	  || echo "note: cross-check packages unavailable; the tests that need them will skip"
 	touch $(STAMP)
 
@@ -49,6 +50,7 @@ bench: build placo-env
 	$(PY) benchmarks/bench_sim.py
 	$(PY) benchmarks/bench_viz.py
 	$(PY) benchmarks/bench_serial.py
+	$(PY) benchmarks/bench_servo.py
 	$(PY) benchmarks/bench_planning.py
 	$(PY) benchmarks/bench_wbc.py
 	$(PY) benchmarks/bench_wbc_solvers.py

@@ -11,7 +11,8 @@ extensions = [
         extra_compile_args=["-O3", "-fno-math-errno"],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
     )
-    for name in ("dynamics_cy._kernels", "messages._codec", "hil._control", "drivers.sim._physics")
+    for name in ("dynamics_cy._kernels", "messages._codec", "hil._control", "drivers.sim._physics",
+                 "drivers.serial._servo_wire")
 ]
 
 setup(

@@ -27,6 +27,10 @@ commands:
                         Drake-protocol robot on LCM (docs/serial_protocol.md)
   hil serial-device CONFIG
                         a simulated motor board on a pseudo-terminal, moving the simulated plant
+  hil servo-bus CONFIG  the servo-bus driver: Dynamixel (Protocol 2.0) or Feetech servos on one bus made
+                        to look like a Drake-protocol robot on LCM (docs/servo_bus.md)
+  hil servo-bus-device CONFIG
+                        simulated Dynamixel / Feetech servos on a pseudo-terminal, moving the plant
   hil regress [DIR]     every scenario in DIR (default configs/scenarios) in lockstep, checked against
                         its pass criteria and golden results; a table, a JSON report, exit 1 on a failure
   hil replay LOG        a recorded run's statuses through the controller again, its commands compared
@@ -91,6 +95,19 @@ def parser() -> argparse.ArgumentParser:
     device.add_argument("config", help="run config (YAML) with serial and sim sections")
     _add_service_options(device, lcm_url=False)
     device.add_argument("--port", help="where to put the pty's symlink (default: serial.device.link or serial.port)")
+    servo = sub.add_parser("servo-bus", help="the servo-bus driver: Dynamixel / Feetech servos <-> robot LCM channels",
+                           description="Open the servo bus (servo_bus section), set the servos up, and each cycle "
+                                       "publish one SYNC READ as the robot's status and send the loop's torques as "
+                                       "one SYNC WRITE; torque off on timeouts, faults and exit (docs/servo_bus.md).")
+    servo.add_argument("config", help="run config (YAML) with a servo_bus section")
+    _add_service_options(servo)
+    servo_device = sub.add_parser("servo-bus-device", help="simulated Dynamixel / Feetech servos on a pseudo-terminal",
+                                  description="Create a pseudo-terminal and answer Protocol 2.0 or Feetech "
+                                              "instructions as the configured servos, driving the simulated plant.")
+    servo_device.add_argument("config", help="run config (YAML) with servo_bus and sim sections")
+    _add_service_options(servo_device, lcm_url=False)
+    servo_device.add_argument("--port", help="where to put the pty's symlink (default: servo_bus.device.link or "
+                                             "servo_bus.port)")
     regress = sub.add_parser("regress", help="run the regression scenarios in lockstep and check them",
                              description="Run every scenario (a run config with a scenario section) in lockstep "
                                          "against the simulated robot or the serial chain, check its pass "
@@ -238,21 +255,30 @@ def cmd_demo(args) -> int:
         from messages.channels import DEFAULT_LCM_URL
         return run_legged_demo(args.config, args.duration, args.lcm_url or DEFAULT_LCM_URL)
     cfg = _load(args.config, args.lcm_url)
-    sim = subprocess.Popen([sys.executable, "-m", "hil", "sim", args.config, "--no-viz", "--lcm-url", cfg.lcm.url,
-                            "--duration", str(args.duration + cfg.loop.start_timeout + 5.0)],
-                           stdout=subprocess.PIPE if args.json else None)
+    limit = str(args.duration + cfg.loop.start_timeout + 5.0)
+    out = subprocess.PIPE if args.json else None
+    if cfg.servo_bus is None:
+        robot = [subprocess.Popen([sys.executable, "-m", "hil", "sim", args.config, "--no-viz", "--lcm-url",
+                                   cfg.lcm.url, "--duration", limit], stdout=out)]
+    else:           # the simulated servos, then the servo-bus driver (docs/servo_bus.md)
+        robot = [subprocess.Popen([sys.executable, "-m", "hil", "servo-bus-device", args.config, "--duration", limit],
+                                  stdout=out)]
+        robot.append(subprocess.Popen([sys.executable, "-m", "hil", "servo-bus", args.config, "--lcm-url",
+                                       cfg.lcm.url, "--duration", limit], stdout=out))
     try:
         if not args.json:
-            print(f"hil demo: simulated {cfg.robot.protocol} (pid {sim.pid}) and the control loop on {cfg.lcm.url};"
-                  f" {args.duration:g} s. Watch it in Meldis: python -m pydrake.visualization.meldis")
+            print(f"hil demo: simulated {cfg.robot.protocol} (pids {', '.join(str(p.pid) for p in robot)}) and the "
+                  f"control loop on {cfg.lcm.url}; {args.duration:g} s. Watch it in Meldis: "
+                  f"python -m pydrake.visualization.meldis")
         args.config = str(args.config)
         return cmd_run(args)
     finally:
-        sim.terminate()
-        try:
-            sim.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            sim.kill()
+        for p in reversed(robot):
+            p.terminate()
+            try:
+                p.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                p.kill()
 
 
 def cmd_sim(args) -> int:
@@ -268,6 +294,16 @@ def cmd_serial(args) -> int:
 
 def cmd_serial_device(args) -> int:
     from drivers.serial.device import run_from_config
+    return run_from_config(_load(args.config, None), args.duration, args.port)
+
+
+def cmd_servo_bus(args) -> int:
+    from drivers.serial.servo_driver import run_from_config
+    return run_from_config(_load(args.config, args.lcm_url), args.duration)
+
+
+def cmd_servo_bus_device(args) -> int:
+    from drivers.serial.servo_plant import run_from_config
     return run_from_config(_load(args.config, None), args.duration, args.port)
 
 
@@ -337,7 +373,8 @@ def main(argv: list[str] | None = None) -> int:
                         format="%(levelname)s %(name)s: %(message)s")
     try:
         commands = {"run": cmd_run, "sim": cmd_sim, "demo": cmd_demo, "viz": cmd_viz, "serial": cmd_serial,
-                    "serial-device": cmd_serial_device, "replay": cmd_replay, "report": cmd_report,
+                    "serial-device": cmd_serial_device, "servo-bus": cmd_servo_bus,
+                    "servo-bus-device": cmd_servo_bus_device, "replay": cmd_replay, "report": cmd_report,
                     "regress": cmd_regress}
         return commands[args.command](args)
     except ConfigError as e:      # errors found after loading (they need the model) name the file here

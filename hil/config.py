@@ -1,7 +1,7 @@
 """The run config: one YAML file for `hil run`, `hil sim`, `hil demo`, `hil viz`, validated at start.
 
 Top-level sections (each documented in docs/hil.md): robot, lcm, channels, loop, controller,
-trajectory, safety, telemetry, viz, sim, serial. Paths are relative to the config file's folder.
+trajectory, safety, telemetry, viz, sim, serial, servo_bus. Paths are relative to the config file's folder.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import yaml
 
 from messages.channels import DEFAULT_LCM_URL
 
-from .paths import CONFIGS
+from .paths import CONFIGS, ROBOT_DATA_URL, example_robot_data
 from .schema import ConfigError, load, read_yaml
 
 POSITIVE = {"min": 0, "exclusive": True}
@@ -122,11 +122,16 @@ class RunConfig:
     viz: Any = None                  # validated by hil.viz (true means its defaults)
     sim: Any = None                  # validated by drivers.sim
     serial: Any = None               # validated by drivers.serial
+    servo_bus: Any = None            # validated by drivers.serial.servo_config
     source: Optional[str] = None     # the file it came from
 
 
 def resolve(path: str, base: Path) -> Path:
-    """A path from a config: absolute, relative to the config's folder, or to the project's configs/."""
+    """A path from a config: absolute, relative to the config's folder, or to the project's configs/;
+    package://example-robot-data/... is a model of the installed example-robot-data package."""
+    if path.startswith(ROBOT_DATA_URL):
+        root = example_robot_data()
+        return (root or Path("example-robot-data is not installed")) / path[len(ROBOT_DATA_URL):]
     p = Path(path).expanduser()
     if p.is_absolute():
         return p
@@ -149,6 +154,9 @@ def _validate_sections(cfg: RunConfig) -> None:
     if cfg.serial is not None:
         from drivers.serial.config import load_serial_config
         load_serial_config(cfg.serial, "serial")
+    if cfg.servo_bus is not None:
+        from drivers.serial.servo_config import load_servo_config
+        load_servo_config(cfg.servo_bus, "servo_bus")
 
 
 def load_config(path: str | Path, overrides: dict | None = None) -> RunConfig:

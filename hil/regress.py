@@ -61,7 +61,7 @@ def run_scenario(path: str | Path, plots: str | None = None, logs: str | None = 
         if logs:
             sc.cfg.telemetry.log = str(Path(logs).resolve() / f"{sc.name}.lcmlog")
             result["log"] = sc.cfg.telemetry.log
-        summary, loop = (_run_serial if sc.spec.link == "serial" else _run_sim)(sc)
+        summary, loop = {"serial": _run_serial, "servo": _run_servo}.get(sc.spec.link, _run_sim)(sc)
         result["summary"] = summary
         result["checks"] = check(sc.spec, summary, loop.period_ns * 1e-9)
         now = outcome(loop)
@@ -132,7 +132,18 @@ def _run_sim(sc: Scenario):
 SERIAL_STATUS_WAIT_S = 0.5
 
 
-def _run_serial(sc: Scenario):
+# The processes of each chain link: the config section whose port is made private, the device and the
+# driver commands, and the line each prints when ready.
+CHAINS = {"serial": ("serial", "serial-device", "device ready:", "serial"),
+          "servo": ("servo_bus", "servo-bus-device", "servo device ready:", "servo-bus")}
+
+
+def _run_servo(sc: Scenario):
+    """The loop against `hil servo-bus-device` and `hil servo-bus` on a private multicast group and pty."""
+    return _run_serial(sc, "servo")
+
+
+def _run_serial(sc: Scenario, link: str = "serial"):
     """The loop against `hil serial-device` and `hil serial` on a private multicast group and pty."""
     import lcm
 
@@ -141,7 +152,8 @@ def _run_serial(sc: Scenario):
     from .robot import load_robot
     with tempfile.TemporaryDirectory(prefix="hil-regress-") as tmp:
         url = f"udpm://239.255.76.67:{random.randint(20000, 60000)}?ttl=0"
-        data = {**sc.data, "lcm": {"url": url}, "serial": {**sc.data["serial"], "port": f"{tmp}/board"}}
+        section, device, ready, driver = CHAINS[link]
+        data = {**sc.data, "lcm": {"url": url}, section: {**sc.data[section], "port": f"{tmp}/board"}}
         cfg = parse_config(data, sc.path.resolve().parent, str(sc.path))
         cfg.telemetry.log = sc.cfg.telemetry.log
         config_file = Path(tmp) / f"{sc.name}.yaml"
@@ -149,10 +161,11 @@ def _run_serial(sc: Scenario):
         limit = str(sc.spec.duration * 20 + 60)            # wall seconds: the processes end themselves
         procs = {}
         try:
-            procs["device"] = _spawn("serial-device", config_file, limit)
-            _wait_line(procs["device"], "device ready:", 30.0)
-            procs["driver"] = _spawn("serial", config_file, limit)
+            # The loop subscribes before the driver starts, so that it cannot miss the first status.
             loop = ControlLoop(cfg, load_robot(cfg.robot), lcm.LCM(url), mode="lockstep")
+            procs["device"] = _spawn(device, config_file, limit)
+            _wait_line(procs["device"], ready, 30.0)
+            procs["driver"] = _spawn(driver, config_file, limit)
             loop.status_wait_s = SERIAL_STATUS_WAIT_S
             hand = HandTracker(loop.robot)
             summary = loop.run(sc.spec.duration, on_tick=hand,
@@ -162,9 +175,9 @@ def _run_serial(sc: Scenario):
         finally:
             outputs = {name: _stop(p) for name, p in procs.items()}
         if ended:
-            raise RuntimeError(f"the serial {ended[0]} process ended during the run; its output ends: "
+            raise RuntimeError(f"the {link} {ended[0]} process ended during the run; its output ends: "
                                f"...{outputs[ended[0]][-2000:]}")
-        summary["serial"] = {name: out.strip().splitlines()[-3:] for name, out in outputs.items()}
+        summary[link] = {name: out.strip().splitlines()[-3:] for name, out in outputs.items()}
         return summary, loop
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -51,15 +52,16 @@ def build_plant(cfg: RobotConfig, *, simulated: bool = False) -> MultibodyPlant:
 
 
 def load_robot(cfg: RobotConfig) -> Robot:
-    """The plant and joint map; the loop drives fully actuated fixed-base arms whose actuators are in
-    velocity order (as for the iiwa and Panda)."""
+    """The plant and joint map; the loop drives fully actuated fixed-base arms, one actuator per joint
+    (in any order: the protocol's arrays are in velocity order, joint_names)."""
     plant = build_plant(cfg)
     nv, nu = plant.num_velocities(), plant.num_actuators()
     if plant.GetFloatingBaseBodies():
         raise ConfigError("robot.model", "the model has a floating base; weld its root with robot.weld "
                                          "(the loop drives fixed-base arms)")
-    if nu != nv or not np.array_equal(plant.MakeActuationMatrix(), np.eye(nv)):
-        raise ConfigError("robot.model", f"the loop needs one actuator per joint in joint order; the model has "
+    B = plant.MakeActuationMatrix()
+    if nu != nv or not (np.isin(B, (0.0, 1.0)).all() and (B.sum(0) == 1).all() and (B.sum(1) == 1).all()):
+        raise ConfigError("robot.model", f"the loop needs one actuator per joint; the model has "
                                          f"{nv} velocities and {nu} actuators")
     joints = sorted((a.joint() for a in plant._actuators), key=lambda j: j.velocity_start())
     if cfg.end_effector:

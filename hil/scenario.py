@@ -4,7 +4,8 @@ link, what must hold (criteria) and, optionally, the stored outcome it must repr
     scenario:
       description: computed torque through the demo waypoints
       duration: 6.0                  # s of simulated time after the first status
-      link: sim                      # sim: the simulated robot in-process; serial: board + driver processes
+      link: sim                      # sim: the simulated robot in-process; serial: board + driver processes;
+                                     # servo: simulated servo bus + servo-bus driver processes
       criteria:
         tracking_rms: 1.0e-3         # rad; one value for every joint, or one per joint
         tracking_max: 5.0e-3         # rad
@@ -71,7 +72,7 @@ class GoldenSpec:
 class ScenarioSpec:
     duration: float = field(metadata={"min": 0, "exclusive": True, "help": "seconds of simulated time"})
     description: str = ""
-    link: Literal["sim", "serial"] = "sim"
+    link: Literal["sim", "serial", "servo"] = "sim"
     criteria: Criteria = field(default_factory=Criteria)
     golden: GoldenSpec | None = None
 
@@ -109,6 +110,8 @@ def load_scenario(path: str | Path) -> Scenario:
     cfg = parse_config(data, path.resolve().parent, str(path))
     if spec.link == "serial" and cfg.serial is None:
         raise ConfigError("serial", "is required for scenario.link: serial", str(path))
+    if spec.link == "servo" and (cfg.servo_bus is None or not cfg.servo_bus.get("lockstep")):
+        raise ConfigError("servo_bus", "with lockstep: true is required for scenario.link: servo", str(path))
     return Scenario(path.stem, path, spec, cfg, data)
 
 

@@ -134,8 +134,8 @@ class SimulatedRobot:
 
     @staticmethod
     def protocol_joints(plant, cfg: SimConfig, path: str) -> list:
-        actuated = [a.joint() for a in sorted((plant.get_joint_actuator(i) for i in plant.GetJointActuatorIndices()),
-                                              key=lambda a: a.input_start())]
+        actuated = sorted((plant.get_joint_actuator(i).joint() for i in plant.GetJointActuatorIndices()),
+                          key=lambda j: j.velocity_start())      # the loop's order (hil.robot.load_robot)
         if cfg.joints is None:
             joints = actuated
         else:

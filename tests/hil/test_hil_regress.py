@@ -112,7 +112,7 @@ def test_golden_comparison_reports_transitions_and_shapes():
      "scenario.criteria.tracking_rms: must be a number or a list, got 'small'"),
     (lambda d: d["scenario"]["criteria"].update(trips=[{"fault": "STATUS_TIMOUT", "at": 1}]),
      "scenario.criteria.trips[0].fault: unknown fault 'STATUS_TIMOUT'"),
-    (lambda d: d["scenario"].update(link="can"), "scenario.link: must be one of 'sim', 'serial', got 'can'"),
+    (lambda d: d["scenario"].update(link="can"), "scenario.link: must be one of 'sim', 'serial', 'servo', got 'can'"),
     (lambda d: d["controller"].update(kp="x"), "controller.kp: must be a list"),
 ])
 def test_bad_scenario_files_name_the_key(tmp_path, edit, message):

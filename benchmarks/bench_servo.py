@@ -1,0 +1,160 @@
+"""Servo-bus benchmark: 6 Dynamixel XM430-W350 on one bus at 1 and 4 Mbps, over a pty.
+
+    python benchmarks/bench_servo.py [--seconds 3] [--repeats 3]
+
+Per cycle: one SYNC READ of addresses 126..135 (present current, velocity, position: 10 bytes from
+each servo) and one SYNC WRITE of goal current (2 bytes each), as `hil servo-bus` does in current
+mode. The simulated bus runs in its own process and paces the pty as a wire of that bit rate would
+(SimulatedServoBus(baud=...): 10 bits a byte, instructions and answers take turns, return delay 0),
+so the rate a client reaches is bounded by the wire time of the cycle's bytes:
+
+    bytes/cycle = SYNC READ (14 + 6) + 6 status packets (11 + 10) + SYNC WRITE (14 + 6 * 3)
+    bound       = baud / (10 * bytes/cycle)   cycles/s
+
+Clients, in this process, alternating runs of `--seconds` each:
+- ours: drivers.serial.servo_driver.ServoDriver.cycle() (SYNC READ, decode to joint units, publish
+  the status on memq:// LCM, SYNC WRITE of the newest command) with the command published each cycle
+  and handled (lc.handle_timeout(0)) inside the timed work;
+- dynamixel_sdk 4.1.0: GroupSyncRead.txRxPacket() + getData() of the three registers per servo and
+  GroupSyncWrite.changeParam() for every servo + txPacket(), the SDK's documented pattern.
+CPU per cycle is the client thread's CPU time (time.thread_time_ns) over the run / cycles: the
+SDK's receive loop polls the port (timeout 0 reads) while it waits, ours sleeps in select().
+Medians over the repeats.
+"""
+import argparse
+import multiprocessing as mp
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import lcm  # noqa: E402
+import numpy as np  # noqa: E402
+
+from drivers.serial.servo_bus import SimulatedServoBus  # noqa: E402
+from drivers.serial.servo_config import load_servo_config  # noqa: E402
+from drivers.serial.servo_driver import ServoDriver  # noqa: E402
+from drivers.serial.servo_models import XM430_W350  # noqa: E402
+from drivers.serial.servo_sim import SimulatedServo  # noqa: E402
+from messages.channels import Channels  # noqa: E402
+from messages.codec import CommandEncoder  # noqa: E402
+
+IDS = [1, 2, 3, 4, 5, 6]
+READ_BYTES = 14 + len(IDS) + len(IDS) * (11 + 10)
+WRITE_BYTES = 14 + len(IDS) * 3
+
+
+def serve(link: str, baud: int) -> None:
+    servos = [SimulatedServo(XM430_W350, i) for i in IDS]
+    for s in servos:
+        s.set("return_delay_time", 0)
+        s.set("operating_mode", 0)
+    # Motors stepped at 50 Hz: the wire is what is measured.
+    SimulatedServoBus("dynamixel", servos, link, baud=baud, step=0.02).serve()
+
+
+def ours(link: str, baud: int, seconds: float) -> tuple[float, float]:
+    cfg = load_servo_config({"port": link, "baudrate": baud, "control": "current", "read_timeout": 0.05,
+                             "link_timeout": 1.0, "command_timeout": 1.0,
+                             "joints": [{"joint": f"j{i}", "id": i, "model": "XM430-W350"} for i in IDS]})
+    lc = lcm.LCM("memq://")
+    driver = ServoDriver(cfg, [f"j{i}" for i in IDS], "panda", Channels(), lc)
+    commands = CommandEncoder("panda", len(IDS), fields=("torque",), channel=Channels().command)
+    tau = np.zeros(len(IDS))
+    while not driver.connect():
+        time.sleep(0.05)
+    cpu = cycles = 0
+    end = time.monotonic() + seconds
+    t0 = time.monotonic()
+    while time.monotonic() < end:
+        tau[0] = 0.01 * (cycles % 7)
+        commands.encode(0, torque=tau)
+        commands.publish(lc)
+        c0 = time.thread_time_ns()
+        lc.handle_timeout(0)
+        driver.cycle()
+        cpu += time.thread_time_ns() - c0
+        cycles += 1
+    wall = time.monotonic() - t0
+    full = driver.full_reads
+    driver.shutdown()
+    return full / wall, cpu / cycles / 1e3
+
+
+def sdk(link: str, baud: int, seconds: float) -> tuple[float, float]:
+    import dynamixel_sdk as d
+    port = d.PortHandler(link)
+    port.openPort()
+    port.setBaudRate(baud)
+    ph = d.PacketHandler(2.0)
+    read = d.GroupSyncRead(port, ph, 126, 10)
+    write = d.GroupSyncWrite(port, ph, 102, 2)
+    for i in IDS:
+        read.addParam(i)
+        write.addParam(i, [0, 0])
+    ph.write1ByteTxRx(port, 1, 64, 1)
+    cpu = cycles = ok = 0
+    end = time.monotonic() + seconds
+    t0 = time.monotonic()
+    state = np.zeros((3, len(IDS)))
+    while time.monotonic() < end:
+        c0 = time.thread_time_ns()
+        if read.txRxPacket() == d.COMM_SUCCESS:
+            ok += 1
+            for k, i in enumerate(IDS):
+                state[0, k] = read.getData(i, 126, 2)
+                state[1, k] = read.getData(i, 128, 4)
+                state[2, k] = read.getData(i, 132, 4)
+        for i in IDS:
+            value = (cycles % 7) & 0xFFFF
+            write.changeParam(i, [d.DXL_LOBYTE(value), d.DXL_HIBYTE(value)])
+        write.txPacket()
+        cpu += time.thread_time_ns() - c0
+        cycles += 1
+    wall = time.monotonic() - t0
+    ph.write1ByteTxRx(port, 1, 64, 0)
+    port.closePort()
+    return ok / wall, cpu / cycles / 1e3
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--seconds", type=float, default=3.0)
+    ap.add_argument("--repeats", type=int, default=3)
+    args = ap.parse_args()
+    rows = []
+    for baud in (1_000_000, 4_000_000):
+        link = os.path.join(tempfile.mkdtemp(prefix="bench-servo-"), "bus")
+        proc = mp.get_context("fork").Process(target=serve, args=(link, baud), daemon=True)
+        proc.start()
+        while not os.path.exists(link):
+            time.sleep(0.01)
+        results = {"ours": [], "sdk": []}
+        for _ in range(args.repeats):
+            results["ours"].append(ours(link, baud, args.seconds))
+            results["sdk"].append(sdk(link, baud, args.seconds))
+        proc.terminate()
+        proc.join()
+        bound = baud / (10 * (READ_BYTES + WRITE_BYTES))
+        for name, runs in results.items():
+            rate = statistics.median(r[0] for r in runs)
+            cpu = statistics.median(r[1] for r in runs)
+            rows.append((baud, name, rate, bound, cpu))
+    print(f"6 servos (XM430-W350), SYNC READ 126..135 + SYNC WRITE goal current; {READ_BYTES + WRITE_BYTES} bytes "
+          f"per cycle; medians of {args.repeats} x {args.seconds:g} s\n")
+    print("| baud | client | bytes/cycle | wire-time bound [Hz] | rate [Hz] | of bound | CPU/cycle [µs] |")
+    print("|---|---|---:|---:|---:|---:|---:|")
+    sdk_cpu = {b: c for b, n, _, _, c in rows if n == "sdk"}
+    for baud, name, rate, bound, cpu in rows:
+        label = "hilstack ServoDriver" if name == "ours" else "dynamixel_sdk 4.1.0 GroupSyncRead + GroupSyncWrite"
+        ratio = f" ({cpu / sdk_cpu[baud]:.2f}×)" if name == "ours" else ""
+        print(f"| {baud / 1e6:g} Mbps | {label} | {READ_BYTES + WRITE_BYTES} | {bound:.0f} | {rate:.0f} | "
+              f"{rate / bound:.0%} | {cpu:.0f}{ratio} |")
+
+
+if __name__ == "__main__":
+    main()

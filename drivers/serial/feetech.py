@@ -1,0 +1,156 @@
+"""Feetech SCS/STS serial-servo protocol: packet writer and stream parser over preallocated buffers.
+
+Packet: ``FF FF | ID | LEN | INST or ERROR | params | CHECKSUM``; LEN counts the bytes after it
+(INST, params, checksum), the checksum is ~(ID + LEN + INST + params) & 0xFF. No stuffing. Multi-
+byte registers are little-endian on STS/SMS servos and big-endian on SCS servos (the SDK's
+`protocol_end` 0 / 1). Status packets carry an error byte (bits: 0 input voltage, 1 angle sensor,
+2 overheat, 3 over-current, 5 overload). SYNC READ is answered by one status packet per listed
+ID, in order. docs/servo_bus.md.
+"""
+from __future__ import annotations
+
+from enum import IntEnum, IntFlag
+
+import numpy as np
+
+from ._servo_wire import scs_checksum
+from .bus_stream import PacketStream, slot_values
+
+BROADCAST_ID = 0xFE
+MAX_ID = 0xFC
+HEADER_SIZE = 4            # FF FF ID LEN
+MAX_PACKET = 250           # the SDK's TXPACKET_MAX_LEN / RXPACKET_MAX_LEN
+STATUS_OVERHEAD = 6        # FF FF ID LEN ERROR CHECKSUM
+
+
+class Instruction(IntEnum):
+    PING = 0x01
+    READ = 0x02
+    WRITE = 0x03
+    REG_WRITE = 0x04
+    ACTION = 0x05
+    SYNC_READ = 0x82
+    SYNC_WRITE = 0x83
+
+
+class ErrorBit(IntFlag):
+    VOLTAGE = 1
+    ANGLE = 2
+    OVERHEAT = 4
+    OVERCURRENT = 8
+    OVERLOAD = 32
+
+
+def describe_error(error: int) -> str:
+    names = [bit.name for bit in ErrorBit if error & bit]
+    return ", ".join(names) or "no error"
+
+
+class PacketWriter:
+    """Builds packets in one preallocated buffer; methods return a memoryview of the packet,
+    valid until the next call. Parameters go into `raw` from offset 5."""
+
+    def __init__(self, max_size: int = MAX_PACKET):
+        self.raw = bytearray(max_size)
+        self.raw[0:2] = b"\xff\xff"
+        self._view = memoryview(self.raw)
+
+    def seal(self, servo_id: int, code: int, n_params: int) -> memoryview:
+        """The packet with raw[5:5 + n_params] as parameters and `code` as instruction or error."""
+        raw = self.raw
+        if n_params + 6 > len(raw):
+            raise ValueError(f"packet of {n_params + 6} bytes exceeds {len(raw)}")
+        raw[2] = servo_id
+        raw[3] = n_params + 2
+        raw[4] = code
+        raw[5 + n_params] = scs_checksum(raw, 2, 5 + n_params)
+        return self._view[:6 + n_params]
+
+    def ping(self, servo_id: int) -> memoryview:
+        return self.seal(servo_id, Instruction.PING, 0)
+
+    def read(self, servo_id: int, address: int, length: int) -> memoryview:
+        self.raw[5] = address
+        self.raw[6] = length
+        return self.seal(servo_id, Instruction.READ, 2)
+
+    def write(self, servo_id: int, address: int, data, instruction: int = Instruction.WRITE) -> memoryview:
+        self.raw[5] = address
+        self.raw[6:6 + len(data)] = data
+        return self.seal(servo_id, instruction, 1 + len(data))
+
+    def sync_read(self, address: int, length: int, ids) -> memoryview:
+        self.raw[5] = address
+        self.raw[6] = length
+        self.raw[7:7 + len(ids)] = bytes(ids)
+        return self.seal(BROADCAST_ID, Instruction.SYNC_READ, 2 + len(ids))
+
+    def sync_write(self, address: int, length: int, rows) -> memoryview:
+        """rows: (id, data bytes of `length`) pairs."""
+        self.raw[5] = address
+        self.raw[6] = length
+        p = 7
+        for servo_id, data in rows:
+            if len(data) != length:
+                raise ValueError(f"SYNC WRITE data of ID {servo_id} has {len(data)} bytes, expected {length}")
+            self.raw[p] = servo_id
+            self.raw[p + 1:p + 1 + length] = data
+            p += 1 + length
+        return self.seal(BROADCAST_ID, Instruction.SYNC_WRITE, p - 5)
+
+    def status(self, servo_id: int, error: int, data=b"") -> memoryview:
+        self.raw[5:5 + len(data)] = data
+        return self.seal(servo_id, error, len(data))
+
+
+class SyncWritePacket:
+    """A SYNC WRITE of one register for fixed IDs, rebuilt in place each cycle (see
+    dynamixel.SyncWritePacket); dtype '<u2' for STS, '>u2' for SCS registers."""
+
+    def __init__(self, address: int, dtype, ids):
+        dtype = np.dtype(dtype)
+        self.writer = PacketWriter(8 + len(ids) * (1 + dtype.itemsize))
+        self.writer.raw[5] = address
+        self.writer.raw[6] = dtype.itemsize
+        self.values = slot_values(self.writer.raw, 7, dtype, ids)
+        self._n_params = 2 + len(ids) * (1 + dtype.itemsize)
+
+    def seal(self) -> memoryview:
+        return self.writer.seal(BROADCAST_ID, Instruction.SYNC_WRITE, self._n_params)
+
+
+class PacketParser(PacketStream):
+    """Finds Feetech packets in a byte stream (see bus_stream). Both directions look alike on the
+    wire: status=True (host side) hands on every intact packet with its error byte as `code`
+    (an error byte above 0x7F is impossible, as in the SDK); status=False (device side) with its
+    instruction. A header is FF FF and an ID up to 0xFE; a bad checksum drops one byte and hunts on.
+    """
+
+    MIN_BUFFER = 512
+
+    def _scan(self) -> None:
+        buf, stats = self._buffer, self.stats
+        while True:
+            p, end = self._head, self._tail
+            start = buf.find(b"\xff\xff", p, end)
+            if start < 0:
+                self._drop(end - p - (1 if end > p and buf[end - 1] == 0xFF else 0))
+                return
+            self._drop(start - p)
+            p = start
+            if end - p < HEADER_SIZE + 1:
+                return
+            servo_id, length = buf[p + 2], buf[p + 3]
+            if servo_id == 0xFF or length < 2 or (self.status and (servo_id > 0xFD or buf[p + 4] > 0x7F)):
+                stats.header_errors += 1
+                self._drop(1)
+                continue
+            size = HEADER_SIZE + length
+            if end - p < size:
+                return
+            if scs_checksum(buf, p + 2, p + size - 1) != buf[p + size - 1]:
+                stats.crc_errors += 1
+                self._drop(1)
+                continue
+            self.on_packet(servo_id, buf[p + 4], buf, p + 5, p + size - 1)
+            self._accept(size)

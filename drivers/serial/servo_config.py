@@ -1,0 +1,131 @@
+"""The `servo_bus:` section of a run config: the bus, its servos and how they map to URDF joints.
+
+Every key, its unit and default is in docs/servo_bus.md. `load_servo_config(mapping)` validates
+the section into a ServoBusConfig (errors are hil.schema.ConfigError naming the key, e.g.
+`servo_bus.joints[2].model: unknown servo model 'XM540'; known: ...`); `check_joints(config,
+plant)` checks the joint names against the robot model.
+
+Joint mapping, per joint (direction d = ±1, gear ratio g = servo turns per joint turn, offset o
+[rad] = the joint position at the servo's center tick):
+
+    q = o + d · q_servo / g          τ_joint = d · g · τ_servo        q_servo = (ticks − center)·2π/ticks_per_rev
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, Optional
+
+from hil.schema import ConfigError, load
+
+from .config import ReconnectConfig
+from .servo_models import BAUD_RATES, ServoModel, model
+
+POSITIVE = {"min": 0, "exclusive": True}
+
+
+@dataclass
+class ServoJoint:
+    """One URDF joint driven by one servo."""
+
+    joint: str = field(metadata={"help": "the joint's name in the URDF"})
+    id: int = field(metadata={"min": 0, "max": 252})
+    model: str = field(metadata={"help": "XL330-M288, XL430-W250, XM430-W350 or STS3215"})
+    direction: int = 1                     # +1 or -1: servo rotation sign relative to the joint axis
+    offset: float = 0.0                    # rad: joint position at the servo's center tick
+    gear_ratio: float = field(default=1.0, metadata=POSITIVE)  # servo turns per joint turn
+    torque_constant: Optional[float] = field(default=None, metadata=POSITIVE)  # N·m/A; default: the model's
+    kp: Optional[int] = field(default=None, metadata={"min": 0})   # position P gain (register units); default: model's
+    kd: Optional[int] = field(default=None, metadata={"min": 0})   # position D gain (register units)
+
+    @property
+    def servo_model(self) -> ServoModel:
+        return model(self.model)
+
+
+@dataclass
+class ServoDeviceConfig:
+    """The simulated bus (`hil servo-bus-device`)."""
+
+    link: Optional[str] = None             # symlink to the bus's pty; default: port
+    return_delay_time: int = field(default=0, metadata={"min": 0, "max": 254})   # 2 µs units, every servo
+    inertia: float = field(default=5e-3, metadata=POSITIVE)       # kg m² at each servo's output (no plant)
+    damping: float = field(default=0.02, metadata={"min": 0})     # N m s/rad
+
+
+@dataclass
+class ServoBusConfig:
+    port: str = field(metadata={"help": "the bus adapter's device path (e.g. /dev/ttyUSB0) or a pty link"})
+    protocol: Literal["dynamixel", "feetech"] = "dynamixel"
+    baudrate: int = field(default=1_000_000, metadata=POSITIVE)
+    control: Literal["auto", "current", "position"] = "auto"      # auto: current where every model has it
+    rate: float = field(default=500.0, metadata=POSITIVE)         # Hz: one SYNC READ + one SYNC WRITE each
+    read_timeout: float = field(default=0.005, metadata=POSITIVE)  # s for a SYNC READ's answers
+    command_timeout: float = field(default=0.05, metadata=POSITIVE)  # s without an LCM command → torque off
+    link_timeout: float = field(default=0.2, metadata=POSITIVE)   # s without a full SYNC READ → reconnect
+    reconnect: ReconnectConfig = field(default_factory=ReconnectConfig)
+    lockstep: bool = False                 # one cycle per LCM command; the simulated bus one period per cycle
+    joints: list[ServoJoint] = field(default_factory=list)
+    device: ServoDeviceConfig = field(default_factory=ServoDeviceConfig)
+
+    @property
+    def models(self) -> list[ServoModel]:
+        return [j.servo_model for j in self.joints]
+
+    @property
+    def current_control(self) -> bool:
+        """True when the bus runs in current mode (torque → goal current)."""
+        return self.control == "current" or (self.control == "auto" and all(m.has_current_control
+                                                                                for m in self.models))
+
+    def validate(self, path: str = "servo_bus") -> ServoBusConfig:
+        if not self.joints:
+            raise ConfigError(f"{path}.joints", "needs at least one joint (joint, id, model)")
+        seen_ids, seen_joints = {}, {}
+        for k, j in enumerate(self.joints):
+            key = f"{path}.joints[{k}]"
+            try:
+                m = j.servo_model
+            except KeyError as e:
+                raise ConfigError(f"{key}.model", e.args[0]) from None
+            if m.protocol != self.protocol:
+                raise ConfigError(f"{key}.model", f"{m.name} speaks {m.protocol}, but the bus is {self.protocol}")
+            if j.direction not in (1, -1):
+                raise ConfigError(f"{key}.direction", f"must be 1 or -1, got {j.direction}")
+            if j.id in seen_ids:
+                raise ConfigError(f"{key}.id", f"{j.id} is already the ID of joints[{seen_ids[j.id]}]")
+            if j.joint in seen_joints:
+                raise ConfigError(f"{key}.joint", f"{j.joint!r} is already joints[{seen_joints[j.joint]}]")
+            seen_ids[j.id], seen_joints[j.joint] = k, j.joint
+            for gain in ("kp", "kd"):
+                value, reg = getattr(j, gain), m.reg("position_p_gain" if gain == "kp" else "position_d_gain")
+                if value is not None and value >= 1 << (8 * reg.size):
+                    raise ConfigError(f"{key}.{gain}", f"must fit the {m.name}'s {reg.size}-byte register, "
+                                                       f"got {value}")
+            if self.control == "current" and not m.has_current_control:
+                raise ConfigError(f"{path}.control", f"is current, but joints[{k}] is a {m.name}, which has no "
+                                                     f"current control (use position or auto)")
+        if self.baudrate not in BAUD_RATES[self.protocol].values():
+            raise ConfigError(f"{path}.baudrate", f"{self.baudrate} is no {self.protocol} baud rate; one of "
+                                                  f"{sorted(BAUD_RATES[self.protocol].values())}")
+        if self.link_timeout <= self.read_timeout:
+            raise ConfigError(f"{path}.link_timeout", f"must be longer than read_timeout ({self.read_timeout:g} s)")
+        return self
+
+
+def load_servo_config(data: dict | None, path: str = "servo_bus") -> ServoBusConfig:
+    """The validated ServoBusConfig of a run config's `servo_bus:` mapping."""
+    if data is None:
+        raise ConfigError(path, "is required: the bus port, protocol and joints (docs/servo_bus.md)")
+    return load(ServoBusConfig, data, path).validate(path)
+
+
+def check_joints(config: ServoBusConfig, joint_names: list[str], path: str = "servo_bus") -> None:
+    """Every actuated joint of the robot (protocol order `joint_names`) has exactly one servo."""
+    mapped = [j.joint for j in config.joints]
+    for k, name in enumerate(mapped):
+        if name not in joint_names:
+            raise ConfigError(f"{path}.joints[{k}].joint", f"{name!r} is no actuated joint of the robot; "
+                                                          f"its joints: {', '.join(joint_names)}")
+    missing = [n for n in joint_names if n not in mapped]
+    if missing:
+        raise ConfigError(f"{path}.joints", f"no servo for the robot's joints {', '.join(missing)}")

@@ -1,0 +1,470 @@
+"""The servo-bus driver (`hil servo-bus CONFIG`): N Dynamixel or Feetech servos on one serial bus,
+made to look to the HIL loop like an iiwa or Panda behind Drake's LCM driver (docs/servo_bus.md).
+
+    driver = ServoDriver(config, joint_names, "iiwa", channels, lc)
+    driver.run(duration)          # or driver.cycle() at config.rate from a loop of your own
+
+Each cycle (1 / servo_bus.rate): one SYNC READ of the state block (Dynamixel 126..135: present
+current or load, velocity, position; Feetech 56..70: position, velocity, load, voltage,
+temperature, status, current) answered by every servo, decoded into joint units and published as
+the robot status (after the SYNC WRITE is sent, so that publishing overlaps its wire time); one
+SYNC WRITE of the newest LCM command: torque -> goal current in
+current mode (τ_servo = τ_joint / (d g), i = τ_servo / k_t), or in position mode a goal position
+that the servo's own P gain turns into that torque (goal = present + τ_servo / K, K the servo's
+stiffness from its P gain, see servo_sim). Torque is disabled (one SYNC WRITE of torque_enable 0)
+when no command came for command_timeout, when a servo reports a hardware error (Dynamixel
+ALERT bit, Feetech error bits: latched until restart), when no full SYNC READ came for
+link_timeout (then the port is reopened with backoff and the servos set up again), and on every
+exit; a cycle whose SYNC READ is incomplete writes nothing (the servos keep their last goal). Bad
+bytes are counted in `stats` (bus_stream.BusStats), never raised.
+"""
+from __future__ import annotations
+
+import logging
+import math
+import os
+import select
+import signal
+import sys
+import time
+
+import numpy as np
+import serial
+
+from hil.config import open_lcm
+from messages.codec import CommandDecoder, StatusEncoder
+
+from . import dynamixel as dxl
+from . import feetech as ft
+from .servo_config import ServoBusConfig, check_joints, load_servo_config
+from .servo_sim import PWM_MAX
+
+log = logging.getLogger(__name__)
+
+# The state block each protocol reads per cycle: (start address, length, field offsets).
+DXL_BLOCK = (126, 10, {"effort": 0, "velocity": 2, "position": 6})
+FT_BLOCK = (56, 15, {"position": 0, "velocity": 2, "effort": 13, "load": 4, "error": 9})
+SETUP_TRIES = 3
+
+
+def servo_stiffness(model, kp: int) -> float:
+    """N·m per tick of position error that a servo's position loop applies (below saturation)."""
+    if model.protocol == "dynamixel":
+        return model.stall_torque * kp / 128.0 / PWM_MAX
+    return model.stall_torque * kp / 32.0 / 128.0
+
+
+class ServoDriver:
+    """The driver of `config` (ServoBusConfig) for a robot whose actuated joints are `joint_names`
+    (protocol order); protocol "iiwa" or "panda"; channels: messages.channels.Channels."""
+
+    def __init__(self, config: ServoBusConfig, joint_names: list[str], protocol: str, channels, lc,
+                 clock=time.monotonic_ns):
+        check_joints(config, joint_names)
+        self.cfg, self.lc, self.channels, self.clock, self.protocol = config, lc, channels, clock, protocol
+        by_name = {j.joint: j for j in config.joints}
+        self.joints = joints = [by_name[name] for name in joint_names]
+        self.models = models = [j.servo_model for j in joints]
+        n = self.n = len(joints)
+        self.ids = [j.id for j in joints]
+        self.dynamixel = config.protocol == "dynamixel"
+        self.current = config.current_control
+        self.sign = -1.0 if protocol == "iiwa" else 1.0
+        mod = dxl if self.dynamixel else ft
+        self.parser = mod.PacketParser(self._on_status, status=True)
+        self.stats = self.parser.stats
+        self.writer = mod.PacketWriter()
+        start, self.block_len, offsets = DXL_BLOCK if self.dynamixel else FT_BLOCK
+        self._sync_read = bytes(self.writer.sync_read(start, self.block_len, self.ids))
+        # Received rows and their typed views (little-endian registers; SCS big-endian models are not listed).
+        self.rows = np.zeros((n, self.block_len), np.uint8)
+        self._row_views = [memoryview(r) for r in self.rows]
+        pos_t, vel_t, eff_t = ("<i4", "<i4", "<i2") if self.dynamixel else ("<u2", "<u2", "<u2")
+        self._pos = np.ndarray((n,), pos_t, self.rows, offsets["position"], (self.block_len,))
+        self._vel = np.ndarray((n,), vel_t, self.rows, offsets["velocity"], (self.block_len,))
+        self._eff = np.ndarray((n,), eff_t, self.rows, offsets["effort"], (self.block_len,))
+        self._hw = None if self.dynamixel else self.rows[:, offsets["error"]]
+        self.slot = np.full(256, -1, np.intp)
+        self.slot[self.ids] = np.arange(n)
+        self.received = np.zeros(n, bool)
+        self.errors = np.zeros(n, np.uint8)
+        # Unit conversions, q = q_off + q_scale * (ticks - center), v = v_scale * raw, τ = t_scale * raw.
+        d = np.array([j.direction for j in joints], float)
+        g = np.array([j.gear_ratio for j in joints])
+        kt = np.array([j.torque_constant or m.torque_constant for j, m in zip(joints, models)])
+        self.center = np.array([m.center for m in models], float)
+        self.q_scale = d * 2 * math.pi / np.array([m.ticks_per_rev for m in models]) / g
+        self.q_off = np.array([j.offset for j in joints])
+        self.v_scale = d * np.array([m.velocity_unit for m in models]) / g
+        self.t_scale = np.array([d_ * g_ * (k * m.current_unit if "present_current" in m.registers
+                                             else m.stall_torque / 1000.0)     # present_load: 0.1 % of stall
+                                 for d_, g_, k, m in zip(d, g, kt, models)])
+        self.kp = [j.kp if j.kp is not None else m.reg("position_p_gain").default for j, m in zip(joints, models)]
+        self.kd = [j.kd if j.kd is not None else m.reg("position_d_gain").default for j, m in zip(joints, models)]
+        stiffness = np.array([servo_stiffness(m, kp) for m, kp in zip(models, self.kp)])
+        # Commands: joint torque τ -> register value u = τ * c_scale (+ present ticks in position mode).
+        if self.current:
+            self.c_scale = 1.0 / (d * g * kt * np.array([m.current_unit for m in models]))
+            self.c_limit = np.array([m.reg("current_limit").default for m in models], float)
+            self.goal = dxl.SyncWritePacket(102, "<i2", self.ids)
+        else:
+            self.c_scale = 1.0 / (d * g * stiffness)
+            self.c_limit = np.array([m.reg("max_position_limit").default for m in models], float)
+            self.goal = (dxl.SyncWritePacket(116, "<i4", self.ids) if self.dynamixel
+                         else ft.SyncWritePacket(42, "<u2", self.ids))
+        self.torque_packet = (dxl.SyncWritePacket(64, "u1", self.ids) if self.dynamixel
+                              else ft.SyncWritePacket(40, "u1", self.ids))
+        self._sign_mag = not self.dynamixel
+        self._tmp_i, self._tmp_s = np.zeros(n, np.int64), np.zeros(n, np.int64)
+        self.q, self.v, self.tau = np.zeros(n), np.zeros(n), np.zeros(n)
+        self._tau_cmd, self._u = np.zeros(n), np.zeros(n)
+        self._commands = CommandDecoder(protocol, n, channels.command)
+        self._status = StatusEncoder(protocol, n, channels.status)
+        self._cmd_ns = -(1 << 62)
+        self._cmd_timeout_ns = round(config.command_timeout * 1e9)
+        self._read_timeout = config.read_timeout
+        self._link_ns = round(config.link_timeout * 1e9)
+        self._period_ns = round(1e9 / config.rate)
+        self.fd = -1
+        self.port = None
+        self._expect, self._answer = 0, None   # SYNC READ answers still missing; -1: a setup transaction
+        self.torque_on = False
+        self.fault = ""                    # latched hardware fault, torque stays off
+        self.cycles = self.full_reads = self.statuses_published = self.commands_received = 0
+        self.commands_rejected = self.reconnects = self.torque_offs = 0
+        self.cycle_ns = []                 # CPU time per cycle (process time), when timing is on
+        self._last_full_ns = clock()
+        self._reconnect_at, self._backoff = 0, config.reconnect.initial
+        self._sub = lc.subscribe(channels.command, self._on_command)
+
+    # --- connection --------------------------------------------------------------------------------
+    @property
+    def connected(self) -> bool:
+        return self.fd >= 0
+
+    def connect(self) -> bool:
+        """Opens the port and sets the servos up: torque off, ping (model check), operating mode,
+        gains, goal = present. Returns False (and schedules a retry) when the bus does not answer."""
+        try:
+            self.port = serial.Serial(self.cfg.port, self.cfg.baudrate, timeout=0, write_timeout=0.1)
+            self.fd = self.port.fileno()
+        except (serial.SerialException, OSError, ValueError) as e:
+            return self._retry(f"cannot open {self.cfg.port}: {e}")
+        self.parser.reset()
+        try:
+            self._write(self._torque(0))
+            for k, (i, m) in enumerate(zip(self.ids, self.models)):
+                answer = self._transact(self.writer.ping(i))
+                if answer is None:
+                    return self._retry(f"servo ID {i} ({self.joints[k].joint}) does not answer PING")
+                if self.dynamixel:
+                    number = answer[1] | answer[2] << 8
+                else:
+                    data = self._transact(self.writer.read(i, 3, 2))
+                    number = None if data is None else data[1] | data[2] << 8
+                if number != m.model_number:
+                    return self._retry(f"servo ID {i} is model number {number}, config says {m.name} "
+                                       f"({m.model_number})")
+                mode = m.modes["current" if self.current else "position"]
+                for name, value in (("operating_mode", mode), ("position_p_gain", self.kp[k]),
+                                    ("position_d_gain", self.kd[k])):
+                    reg = m.reg(name)
+                    data = value.to_bytes(reg.size, "little")
+                    answer = self._transact(self.writer.write(i, reg.address, data))
+                    if answer is None or (self.dynamixel and answer[0] & 0x7F):
+                        return self._retry(f"servo ID {i}: writing {name} = {value} failed"
+                                           + ("" if answer is None else f" ({dxl.describe_error(answer[0])})"))
+        except OSError as e:
+            return self._retry(f"bus lost during setup: {e}")
+        self._last_full_ns = self.clock()
+        self._backoff = self.cfg.reconnect.initial
+        log.info("servo bus %s up: %d servos, %s control", self.cfg.port, self.n,
+                 "current" if self.current else "position")
+        return True
+
+    def _retry(self, reason: str) -> bool:
+        log.warning("servo bus: %s; retrying in %.2f s", reason, self._backoff)
+        self.close()
+        self._reconnect_at = self.clock() + round(self._backoff * 1e9)
+        self._backoff = min(2 * self._backoff, self.cfg.reconnect.max)
+        return False
+
+    def close(self) -> None:
+        if self.port is not None:
+            try:
+                self.port.close()
+            except (serial.SerialException, OSError):
+                pass
+        self.port, self.fd, self.torque_on = None, -1, False
+
+    def _write(self, packet) -> None:
+        view, done = memoryview(packet), 0
+        while done < len(view):
+            try:
+                done += os.write(self.fd, view[done:])
+            except BlockingIOError:
+                select.select((), (self.fd,), (), 0.01)
+
+    def _transact(self, packet):
+        """One instruction and its one status packet: (error, params...) as bytes, or None."""
+        self._answer = None
+        self._expect = -1
+        self._write(packet)
+        deadline = time.monotonic() + max(0.05, self._read_timeout)
+        while self._answer is None:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select((self.fd,), (), (), left)[0]:
+                return None
+            self.parser.feed(os.read(self.fd, 4096))
+        return self._answer
+
+    # --- one cycle ---------------------------------------------------------------------------------
+    def _on_status(self, servo_id: int, error: int, buf, start: int, stop: int) -> None:
+        if self._expect < 0:                               # a setup transaction
+            self._answer = bytes((error,)) + bytes(buf[start:stop])
+            return
+        k = self.slot[servo_id]
+        if k < 0:
+            self.stats.unexpected_ids += 1
+            return
+        if stop - start != self.block_len:
+            self.stats.length_errors += 1
+            return
+        self._row_views[k][:] = self.parser._view[start:stop]
+        self.errors[k] = error
+        if not self.received[k]:
+            self.received[k] = True
+            self._expect -= 1
+
+    def _torque(self, on: int):
+        """The SYNC WRITE of torque_enable for every servo; torque_offs counts on -> off changes."""
+        if self.torque_on and not on:
+            self.torque_offs += 1
+        self.torque_packet.values[:] = on
+        self.torque_on = bool(on)
+        return self.torque_packet.seal()
+
+    def cycle(self) -> bool:
+        """One SYNC READ (state published when complete) and one SYNC WRITE; False when not connected."""
+        now = self.clock()
+        if not self.connected:
+            if now >= self._reconnect_at and self.connect():
+                self.reconnects += 1
+            return False
+        self.cycles += 1
+        try:
+            full = self._read_state()
+        except OSError as e:
+            self._lost(f"bus I/O error: {e}")
+            return False
+        if full:
+            self.full_reads += 1
+            self._last_full_ns = now
+            self._check_faults()
+        elif now - self._last_full_ns > self._link_ns:
+            self._lost(f"no complete SYNC READ for {self.cfg.link_timeout:g} s")
+            return False
+        try:
+            self._command(now, full)
+        except OSError as e:
+            self._lost(f"bus I/O error: {e}")
+            return False
+        if full:                           # while the SYNC WRITE is on the wire
+            # lockstep: the bus's simulated clock (one period per cycle), so that runs repeat exactly
+            self._publish(self.full_reads * self._period_ns if self.cfg.lockstep else now)
+        return True
+
+    def _read_state(self) -> bool:
+        self.received.fill(False)
+        self._expect = self.n
+        self._write(self._sync_read)
+        deadline = time.monotonic() + self._read_timeout
+        fd = self.fd
+        while self._expect > 0:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select((fd,), (), (), left)[0]:
+                self.stats.timeouts += self._expect
+                self.parser.reset()
+                return False
+            data = os.read(fd, 4096)
+            if not data:
+                raise OSError("the port hung up")
+            self.parser.feed(data)
+        return True
+
+    def _check_faults(self) -> None:
+        if self.fault:
+            return
+        bad = np.flatnonzero(self.errors & 0x80) if self.dynamixel else np.flatnonzero(self._hw | self.errors)
+        if bad.size:
+            k = bad[0]
+            self.fault = (f"servo ID {self.ids[k]} ({self.joints[k].joint}) reports a hardware error "
+                          f"(error byte 0x{self.errors[k]:02x})")
+            log.error("%s: torque off", self.fault)
+            self._write(self._torque(0))
+
+    def _publish(self, now: int) -> None:
+        q, v, tau = self.q, self.v, self.tau
+        np.subtract(self._pos, self.center, out=q)
+        q *= self.q_scale
+        q += self.q_off
+        if self._sign_mag:                                # Feetech sign-magnitude, sign in bit 15
+            self._decode_sign_magnitude(self._vel, v)
+            self._decode_sign_magnitude(self._eff, tau)
+        else:
+            np.copyto(v, self._vel, casting="unsafe")
+            np.copyto(tau, self._eff, casting="unsafe")
+        v *= self.v_scale
+        tau *= self.t_scale
+        np.multiply(tau, self.sign, out=self._u)
+        ok = self._status.encode(now // 1000, position_measured=q, velocity_estimated=v, position_commanded=q,
+                                 torque_measured=self._u, torque_commanded=self._tau_cmd) \
+            if self.protocol == "iiwa" else \
+            self._status.encode(now // 1000, position_measured=q, velocity_estimated=v, position_commanded=q,
+                                torque_measured=self._u, torque_commanded=self._tau_cmd,
+                                control_command_success_rate=1.0, robot_mode=2 if self.torque_on else 1,
+                                robot_utime=now // 1000, control_mode=4)
+        if ok is not None:
+            self._status.publish(self.lc)
+            self.statuses_published += 1
+
+    def _decode_sign_magnitude(self, raw, out) -> None:
+        np.bitwise_and(raw, 0x7FFF, out=self._tmp_i)
+        np.right_shift(raw, 15, out=self._tmp_s)
+        np.multiply(self._tmp_s, -2, out=self._tmp_s)
+        self._tmp_s += 1
+        np.multiply(self._tmp_i, self._tmp_s, out=out, casting="unsafe")
+
+    def _on_command(self, channel: str, data: bytes) -> None:
+        d = self._commands
+        if not d.decode(data) or not d.has_torque:
+            self.commands_rejected += 1
+            return
+        self.commands_received += 1
+        self._cmd_ns = self.clock()
+
+    def _command(self, now: int, full: bool) -> None:
+        fresh = now - self._cmd_ns <= self._cmd_timeout_ns or (self.cfg.lockstep and self.commands_received > 0)
+        if not full and not self.fault:      # no fresh state: keep the last goal (link_timeout ends it)
+            return
+        if not fresh or self.fault:
+            if self.torque_on or not fresh and self.cycles % 50 == 0:
+                self._write(self._torque(0))             # and repeated now and then while idle
+            return
+        tau = self._commands.torque
+        np.multiply(tau, self.sign, out=self._tau_cmd)   # echoed as torque_commanded, with Drake's status sign
+        u = self._u
+        np.multiply(tau, self.c_scale, out=u)
+        if self.current:
+            np.clip(u, -self.c_limit, self.c_limit, out=u)
+        else:
+            u += self._pos
+            np.clip(u, 0.0, self.c_limit, out=u)
+        np.rint(u, out=u)
+        np.copyto(self.goal.values, u, casting="unsafe")
+        if not self.torque_on:
+            if not self.current:                         # hold where it is: goal = present before enabling
+                np.copyto(self.goal.values, self._pos, casting="unsafe")
+            self._write(self.goal.seal())
+            self._write(self._torque(1))
+            return
+        self._write(self.goal.seal())
+
+    def _lost(self, reason: str) -> None:
+        log.warning("servo bus lost: %s; reconnecting", reason)
+        try:
+            if self.connected:
+                self._write(self._torque(0))
+        except OSError:
+            pass
+        self._retry(reason)
+
+    # --- running -----------------------------------------------------------------------------------
+    def run(self, duration: float | None = None, stop=None) -> dict:
+        """spin() until duration, stop() or an exception; torque off on every exit. Returns the summary."""
+        try:
+            self.spin(duration, stop)
+        finally:
+            self.shutdown()
+        return self.summary()
+
+    def spin(self, duration: float | None = None, stop=None) -> None:
+        """Cycles at config.rate, handling LCM in between, for `duration` s or until stop() holds
+        (lockstep: one cycle per LCM command, and one when connected, for the first status)."""
+        if self.cfg.lockstep:
+            return self._spin_lockstep(duration, stop)
+        lc_fd = self.lc.fileno()
+        end = None if duration is None else self.clock() + round(duration * 1e9)
+        due = self.clock()
+        while (end is None or self.clock() < end) and not (stop and stop()):
+            while True:
+                left = (due - self.clock()) / 1e9
+                if left <= 0:
+                    break
+                if select.select((lc_fd,), (), (), left)[0]:
+                    self.lc.handle_timeout(0)
+            t0 = time.process_time_ns()
+            self.cycle()
+            if len(self.cycle_ns) < 100_000:
+                self.cycle_ns.append(time.process_time_ns() - t0)
+            due += self._period_ns
+            if self.clock() - due > 10 * self._period_ns:     # fell behind (a stall): no burst to catch up
+                due = self.clock()
+
+    def _spin_lockstep(self, duration, stop) -> None:
+        lc_fd = self.lc.fileno()
+        end = None if duration is None else self.clock() + round(duration * 1e9)
+        while (end is None or self.clock() < end) and not (stop and stop()):
+            if not self.connected:
+                if self.cycle():
+                    continue
+                if self.connected:
+                    self.cycle()                    # the first status, no command yet
+                else:
+                    time.sleep(0.01)
+                continue
+            before = self.commands_received
+            if select.select((lc_fd,), (), (), 0.05)[0]:
+                self.lc.handle_timeout(0)
+            if self.commands_received != before:
+                self.cycle()
+
+    def shutdown(self) -> None:
+        """Torque off (twice, in case a byte is lost) and close the port."""
+        if self.connected:
+            try:
+                for _ in range(2):
+                    self._write(self._torque(0))
+            except OSError:
+                pass
+        self.close()
+
+    def summary(self) -> dict:
+        s = self.stats
+        return {"cycles": self.cycles, "full_reads": self.full_reads, "statuses": self.statuses_published,
+                "commands": self.commands_received, "commands_rejected": self.commands_rejected,
+                "reconnects": self.reconnects, "torque_offs": self.torque_offs, "fault": self.fault,
+                "crc_errors": s.crc_errors, "header_errors": s.header_errors, "timeouts": s.timeouts,
+                "unexpected_ids": s.unexpected_ids, "length_errors": s.length_errors,
+                "bytes_dropped": s.bytes_dropped}
+
+
+def run_from_config(cfg, duration: float | None = None, out=sys.stdout) -> int:
+    """`hil servo-bus CONFIG`: the driver of a run config with a `servo_bus` section."""
+    from hil.loop import channels_for
+    from hil.robot import load_robot
+    config = load_servo_config(getattr(cfg, "servo_bus", None))
+    robot = load_robot(cfg.robot)
+    channels = channels_for(cfg)
+    driver = ServoDriver(config, robot.joint_names, cfg.robot.protocol, channels, open_lcm(cfg.lcm.url))
+    print(f"servo driver ready: {config.port} at {config.baudrate} baud, {driver.n} {config.protocol} servos, "
+          f"{'current' if driver.current else 'position'} control at {config.rate:g} Hz; status {channels.status}, "
+          f"command {channels.command}", file=out, flush=True)
+    stopping = []
+    signal.signal(signal.SIGTERM, lambda *_: stopping.append(1))
+    try:
+        summary = driver.run(duration, stop=lambda: bool(stopping))
+    except KeyboardInterrupt:
+        summary = driver.summary()
+    print("hil servo-bus: " + ", ".join(f"{k} {v}" for k, v in summary.items()), file=out, flush=True)
+    return 0

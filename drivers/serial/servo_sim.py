@@ -1,0 +1,185 @@
+"""One simulated serial servo: its control table with the firmware's rules, and its motor.
+
+Control-table semantics (as the e-manuals define them): registers hold their defaults at power-on
+and after REBOOT; a write is all or nothing, and refused (Dynamixel error byte) when it touches a
+read-only register (ACCESS), an EEPROM register while torque is enabled (ACCESS), covers part of a
+register (DATA_LENGTH), holds a value outside the register's range (DATA_RANGE) or a goal beyond
+its limit (DATA_LIMIT); Feetech servos apply the same rules but report no instruction errors. A
+hardware error (overload, overheating, input voltage) sets Hardware Error Status, the ALERT bit
+of every status packet and turns the torque off, as the default Shutdown register asks.
+
+Motor model (per servo, output shaft, semi-implicit Euler): J v̇ = τ_motor − b v + τ_ext, with
+τ_motor from the operating mode: current mode τ = k_t i (i = goal current, clipped to the current
+limit); position mode a P loop on ticks into PWM, u = K_P e / u_max clipped to ±1, and
+τ = τ_stall u − c v with the velocity feedback c = τ_stall (K_D' + 1 / v_no_load) of the D gain and
+the back-EMF (e = goal − present position; K_P = P / 128, K_D = D / 16 per ms of tick rate for
+Dynamixel; K_P = P / 32 / 128 · u_max for Feetech's coefficients).
+"""
+from __future__ import annotations
+
+import math
+from struct import Struct
+
+import numpy as np
+
+from .dynamixel import ErrorCode
+from .servo_models import ServoModel
+
+_FORMATS = {1: "B", 2: "H", 4: "I"}
+PWM_MAX = 885.0
+SHUTDOWN_DEFAULT = 52         # overload, electrical shock, overheating
+
+
+class SimulatedServo:
+    """A servo of `model` with ID `servo_id`, inertia `inertia` [kg m²] and viscous friction
+    `damping` [N m s/rad] at the output; `external_torque` [N m] is the load's torque on it."""
+
+    def __init__(self, model: ServoModel, servo_id: int, *, inertia: float = 5e-3, damping: float = 0.02,
+                 no_load_speed: float = 5.0):
+        self.model = model
+        self.table = bytearray(model.table_size + 1)
+        self.owner = [None] * len(self.table)
+        for reg in model.registers.values():
+            for a in reg.span:
+                self.owner[a] = reg
+        self._structs = {name: Struct(model.byte_order + _FORMATS[r.size]) for name, r in model.registers.items()}
+        self.dynamixel = model.protocol == "dynamixel"
+        self.inertia, self.damping, self.no_load_speed = inertia, damping, no_load_speed
+        self.external_torque = 0.0
+        self.q = self.v = self.torque = 0.0
+        self.power_on(servo_id)
+
+    def power_on(self, servo_id: int | None = None) -> None:
+        """Every register to its default (the ID and EEPROM kept on REBOOT when servo_id is None)."""
+        keep = {} if servo_id is not None else {r.name: self.get(r.name) for r in self.model.registers.values()
+                                               if r.eeprom and r.writable}
+        for reg in self.model.registers.values():
+            self.set(reg.name, keep.get(reg.name, reg.default))
+        if servo_id is not None:
+            self.set("id", servo_id)
+        self.set("present_position", round(self.model.rad_to_ticks(self.q)))
+        self.set("goal_position", self.get("present_position"))
+
+    # --- registers ---------------------------------------------------------------------------------
+    @property
+    def servo_id(self) -> int:
+        return self.table[self.model.registers["id"].address]
+
+    def get(self, name: str) -> int:
+        """A register's value, sign decoded."""
+        reg = self.model.registers[name]
+        return self.model.decode(name, self._structs[name].unpack_from(self.table, reg.address)[0])
+
+    def set(self, name: str, value: int) -> None:
+        """Stores a register's value (firmware side: no access rules)."""
+        reg = self.model.registers[name]
+        self._structs[name].pack_into(self.table, reg.address, self.model.encode(name, int(value)))
+
+    def read(self, address: int, length: int):
+        """The bytes of a READ, or None when the range leaves the table."""
+        if address + length > len(self.table) - 1:
+            return None
+        return self.table[address:address + length]
+
+    def write(self, address: int, data) -> int:
+        """A host's WRITE: the Dynamixel error code (0 done); all or nothing."""
+        end = address + len(data)
+        if end > len(self.table) - 1:
+            return ErrorCode.ACCESS
+        regs = []
+        for a in range(address, end):
+            reg = self.owner[a]
+            if reg is not None and (not regs or regs[-1] is not reg):
+                regs.append(reg)
+        torque_on = self.get("torque_enable") != 0
+        for reg in regs:
+            if not reg.writable or (reg.eeprom and torque_on and self.dynamixel):
+                return ErrorCode.ACCESS
+        for reg in regs:
+            if reg.address < address or reg.address + reg.size > end:
+                return ErrorCode.DATA_LENGTH
+        shadow = bytearray(self.table)
+        shadow[address:end] = data
+        for reg in regs:
+            value = self.model.decode(reg.name, self._structs[reg.name].unpack_from(shadow, reg.address)[0])
+            high = reg.high or (1 << (8 * reg.size)) - 1
+            if not reg.low <= value <= high:
+                return ErrorCode.DATA_RANGE
+            if reg.name == "operating_mode" and value not in self.model.modes.values():
+                return ErrorCode.DATA_RANGE
+            if reg.name == "goal_position" and self.get("operating_mode") == self.model.modes["position"] \
+                    and not self.get("min_position_limit") <= value <= self.get("max_position_limit"):
+                return ErrorCode.DATA_LIMIT
+            if reg.name == "goal_current" and abs(value) > self.get("current_limit"):
+                return ErrorCode.DATA_LIMIT
+        self.table[address:end] = data
+        if any(r.name == "torque_enable" for r in regs) and self.get("torque_enable"):
+            self.set("goal_position", self.get("present_position"))   # hold where it is, as on enable
+        return ErrorCode.NONE
+
+    # --- status ------------------------------------------------------------------------------------
+    @property
+    def error_byte(self) -> int:
+        """The error byte of this servo's status packets (ALERT / Feetech's error bits)."""
+        hw = self.get("hardware_error_status")
+        if self.dynamixel:
+            return 0x80 if hw else 0
+        return hw
+
+    def fault(self, bits: int) -> None:
+        """A hardware error: latched in Hardware Error Status, torque off."""
+        self.set("hardware_error_status", self.get("hardware_error_status") | bits)
+        self.set("torque_enable", 0)
+
+    # --- motor -------------------------------------------------------------------------------------
+    def motor_torque(self, h: float = 0.0, m: float = 0.0) -> float:
+        """τ_motor [N m] at the output shaft that the firmware's loop applies now (0 with torque off).
+
+        Its velocity feedback −c v (back-EMF and the D gain) is applied, given a step h [s] and the
+        inertia m [kg m²] it drives, as the damping a loop much faster than h achieves over the step,
+        c_eff = (m/h)(1 − exp(−c h/m)): ≈ c for c h ≪ m and stable for any c under the explicit
+        treatment of a semi-implicit Euler step (h = 0: c itself)."""
+        m_ = self.model
+        if not self.get("torque_enable"):
+            return 0.0
+        mode = self.get("operating_mode")
+        if m_.has_current_control and mode == m_.modes["current"]:
+            limit = self.get("current_limit")
+            return m_.torque_constant * max(-limit, min(limit, self.get("goal_current"))) * m_.current_unit
+        if mode != m_.modes["position"]:
+            return 0.0
+        err = self.get("goal_position") - self.get("present_position")
+        ticks_per_rad = m_.ticks_per_rev / (2 * math.pi)
+        if self.dynamixel:
+            u = self.get("position_p_gain") / 128.0 * err / PWM_MAX
+            c_u = self.get("position_d_gain") / 16.0 * ticks_per_rad * 1e-3 / PWM_MAX
+        else:
+            u = self.get("position_p_gain") / 32.0 * err / 128.0
+            c_u = self.get("position_d_gain") / 32.0 * ticks_per_rad * 1e-3
+        c = m_.stall_torque * (c_u + 1.0 / self.no_load_speed)
+        if h > 0 and m > 0:
+            c = m / h * (1.0 - math.exp(-c * h / m))
+        return m_.stall_torque * max(-1.0, min(1.0, u)) - c * self.v
+
+    def step(self, dt: float) -> None:
+        """Advances the servo's own motor and load model by dt [s] (no plant)."""
+        tau = self.motor_torque(dt, self.inertia)
+        self.v += dt * (tau - self.damping * self.v + self.external_torque) / self.inertia
+        self.q += dt * self.v
+        self.set_motion(self.q, self.v, tau)
+
+    def set_motion(self, q: float, v: float, tau: float) -> None:
+        """The output shaft's state [rad, rad/s] and torque [N m], e.g. from a plant; refreshes present_*."""
+        self.q, self.v, self.torque = q, v, tau
+        self._publish()
+
+    def _publish(self) -> None:
+        m = self.model
+        self.set("present_position", round(m.rad_to_ticks(self.q)))
+        self.set("present_velocity", round(self.v / m.velocity_unit))
+        if m.current_unit:
+            i = self.torque / m.torque_constant / m.current_unit
+            self.set("present_current", int(np.clip(round(i), -32767, 32767)))
+        if "present_load" in m.registers:
+            self.set("present_load", int(np.clip(round(1000 * self.torque / m.stall_torque), -1000, 1000)))
+        self.set("moving", int(abs(self.v) > 0.01))

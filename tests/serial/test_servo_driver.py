@@ -1,0 +1,171 @@
+"""The servo-bus driver against the simulated bus over a real pty, on memq:// LCM: status in joint
+units, torque -> goal current / goal position, torque off on command timeout, hardware error and
+exit, reconnect after the bus drops, bad bytes counted."""
+import sys
+import time
+
+import lcm
+import numpy as np
+import pytest
+
+from drivers.serial.servo_bus import SimulatedServoBus
+from drivers.serial.servo_config import load_servo_config
+from drivers.serial.servo_driver import ServoDriver
+from drivers.serial.servo_sim import SimulatedServo
+from hil.schema import ConfigError
+from messages.channels import Channels
+from messages.codec import CommandEncoder, StatusDecoder
+
+
+def _config(tmp_path, protocol, models, **extra):
+    joints = [{"joint": f"j{k}", "id": k + 1, "model": m, "direction": -1 if k == 1 else 1, "offset": 0.1 * k,
+               "gear_ratio": 2.0 if k == 2 else 1.0} for k, m in enumerate(models)]
+    # Timeouts for a loaded 2-core machine (a stall of 100 ms must not look like a lost bus).
+    data = {"port": str(tmp_path / "bus"), "protocol": protocol, "joints": joints, "read_timeout": 0.1,
+            "link_timeout": 1.0, "command_timeout": 0.2, "reconnect": {"initial": 0.05, "max": 0.2}, **extra}
+    return load_servo_config(data)
+
+
+class Rig:
+    def __init__(self, cfg):
+        self.cfg = cfg
+        self.servos = [SimulatedServo(j.servo_model, j.id) for j in cfg.joints]
+        for s in self.servos:
+            s.set("return_delay_time", 0)
+        self.bus = SimulatedServoBus(cfg.protocol, self.servos, cfg.port).start()
+        self.lc = lcm.LCM("memq://")
+        self.channels = Channels(status="PANDA_STATUS", command="PANDA_COMMAND")
+        n = len(cfg.joints)
+        self.driver = ServoDriver(cfg, [f"j{k}" for k in range(n)], "panda", self.channels, self.lc)
+        self.status, self.statuses = StatusDecoder("panda", n), 0
+        self.commands = CommandEncoder("panda", n, fields=("torque",), channel="PANDA_COMMAND")
+        self.lc.subscribe("PANDA_STATUS", self._on_status)
+        self.tau = None
+
+    def _on_status(self, channel, data):
+        assert self.status.decode(data)
+        self.statuses += 1
+        if self.tau is not None:
+            self.commands.encode(0, torque=np.asarray(self.tau, float))
+            self.commands.publish(self.lc)
+
+    def spin(self, seconds):
+        self.driver.spin(seconds)
+
+    def close(self):
+        self.driver.shutdown()
+        self.bus.stop()
+
+
+@pytest.fixture
+def rig(tmp_path):
+    rigs = []
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(0.0005)
+
+    def make(protocol, models, **extra):
+        rigs.append(Rig(_config(tmp_path, protocol, models, **extra)))
+        return rigs[-1]
+
+    yield make
+    for r in rigs:
+        r.close()
+    sys.setswitchinterval(interval)
+
+
+def test_current_mode_status_and_torque(rig):
+    r = rig("dynamixel", ["XM430-W350", "XM430-W350", "XL330-M288"], rate=200)
+    assert r.driver.current
+    r.spin(0.3)
+    assert r.statuses > 10 and r.driver.full_reads >= r.driver.cycles - 2       # (almost) no read missed
+    assert r.status.position_measured == pytest.approx([0.0, 0.1, 0.2], abs=2e-3)   # center ticks -> offsets
+    assert all(s.get("operating_mode") == 0 for s in r.servos) and not any(s.get("torque_enable") for s in r.servos)
+    r.tau = [0.2, 0.2, 0.05]
+    r.spin(0.4)
+    assert all(s.get("torque_enable") for s in r.servos)
+    currents = [s.get("goal_current") for s in r.servos]
+    assert currents[0] == round(0.2 / (4.1 / 2.3) / 2.69e-3)
+    assert currents[1] == -currents[0]                                           # direction -1
+    assert currents[2] == round(0.05 / 2.0 / (0.52 / 1.47) / 1e-3)              # gear ratio 2
+    v = r.status.velocity_estimated
+    assert v[0] > 0.5 and v[1] > 0.5 and v[2] > 0.2                              # every joint turns forward
+    assert r.status.torque_measured == pytest.approx([0.2, 0.2, 0.05], rel=0.05)
+    r.tau = None                                                                 # the loop stops commanding
+    r.spin(0.6)
+    assert not any(s.get("torque_enable") for s in r.servos)
+
+
+def test_position_mode_feetech_goal_from_torque(rig):
+    r = rig("feetech", ["STS3215", "STS3215", "STS3215"], rate=200)
+    assert not r.driver.current
+    r.tau = [0.3, 0.0, 0.0]
+    r.spin(0.5)
+    s0 = r.servos[0]
+    assert s0.get("torque_enable") == 1 and s0.get("operating_mode") == 0
+    assert s0.get("goal_position") > s0.get("present_position")                 # pushes forward with 0.3 N·m
+    assert r.servos[1].get("goal_position") == pytest.approx(r.servos[1].get("present_position"), abs=2)
+
+
+def test_hardware_error_latches_torque_off(rig):
+    r = rig("dynamixel", ["XM430-W350", "XL330-M288"], rate=200)
+    r.tau = [0.1, 0.1]
+    r.spin(0.3)
+    assert all(s.get("torque_enable") for s in r.servos)
+    r.servos[1].fault(0x04)                                                       # overheating
+    r.servos[0].set("torque_enable", 1)
+    r.spin(0.3)
+    assert "ID 2" in r.driver.fault
+    assert not r.servos[0].get("torque_enable")                                  # the driver turned all off
+
+
+def test_bus_drop_reconnects_and_exit_turns_torque_off(rig):
+    r = rig("dynamixel", ["XM430-W350", "XM430-W350"], rate=200)
+    r.tau = [0.05, 0.05]
+    r.spin(0.3)
+    bus = r.bus
+    bus.link.unplug()                                                              # the adapter is pulled
+    r.spin(0.3)
+    assert not r.driver.connected or r.driver.reconnects == 0
+    bus.link.plug()
+    r.spin(0.8)
+    assert r.driver.reconnects >= 1 and r.driver.connected
+    before = r.statuses
+    r.spin(0.2)
+    assert r.statuses > before and all(s.get("torque_enable") for s in r.servos)
+    r.driver.run(0.05)                                                             # run() ends: torque off
+    time.sleep(0.05)
+    assert all(s.get("torque_enable") == 0 for s in r.servos)
+
+
+def test_noise_on_the_bus_is_counted_not_fatal(rig):
+    r = rig("dynamixel", ["XM430-W350", "XL430-W250"], rate=200)
+    r.spin(0.2)
+    garbage = b"\xff\xff\xfd\x00\x01\x07\x00\x55\x00\x12\x34\x00\x00" + bytes(range(40))
+    for _ in range(5):
+        r.bus.link.write(garbage)
+        r.spin(0.05)
+    before = r.statuses
+    r.spin(0.2)
+    assert r.statuses > before
+    assert r.driver.stats.crc_errors + r.driver.stats.unexpected_ids + r.driver.stats.length_errors > 0
+
+
+def test_config_errors_name_the_key(tmp_path):
+    with pytest.raises(ConfigError, match=r"joints\[1\].id: 1 is already"):
+        load_servo_config({"port": "x", "joints": [{"joint": "a", "id": 1, "model": "XM430-W350"},
+                                                   {"joint": "b", "id": 1, "model": "XM430-W350"}]})
+    with pytest.raises(ConfigError, match=r"joints\[0\].model: unknown servo model 'XM540'"):
+        load_servo_config({"port": "x", "joints": [{"joint": "a", "id": 1, "model": "XM540"}]})
+    with pytest.raises(ConfigError, match=r"joints\[0\].model: STS3215 speaks feetech"):
+        load_servo_config({"port": "x", "joints": [{"joint": "a", "id": 1, "model": "STS3215"}]})
+    with pytest.raises(ConfigError, match=r"control: is current, but joints\[0\] is a XL430-W250"):
+        load_servo_config({"port": "x", "control": "current",
+                           "joints": [{"joint": "a", "id": 1, "model": "XL430-W250"}]})
+    with pytest.raises(ConfigError, match=r"direction: must be 1 or -1"):
+        load_servo_config({"port": "x", "joints": [{"joint": "a", "id": 1, "model": "XM430-W350", "direction": 2}]})
+    with pytest.raises(ConfigError, match=r"baudrate: 1234 is no dynamixel baud rate"):
+        load_servo_config({"port": "x", "baudrate": 1234, "joints": [{"joint": "a", "id": 1, "model": "XM430-W350"}]})
+    cfg = load_servo_config({"port": "x", "joints": [{"joint": "a", "id": 1, "model": "XL430-W250"}]})
+    assert not cfg.current_control                                              # auto: position for an XL430
+    with pytest.raises(ConfigError, match=r"no servo for the robot's joints b"):
+        ServoDriver(cfg, ["a", "b"], "panda", Channels(), lcm.LCM("memq://"))
