@@ -252,8 +252,8 @@ def cmd_demo(args) -> int:
 
 def cmd_sim(args) -> int:
     from drivers.sim.realtime import run_sim
-    run_sim(_load(args.config, args.lcm_url), duration=args.duration, viz=False if args.no_viz else None)
-    return 0
+    summary = run_sim(_load(args.config, args.lcm_url), duration=args.duration, viz=False if args.no_viz else None)
+    return summary["exit"]["status"] if "exit" in summary else 0     # a real driver's model ended (docs/sim.md)
 
 
 def cmd_serial(args) -> int:
