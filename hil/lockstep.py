@@ -30,9 +30,13 @@ def make_lockstep(cfg: RunConfig, lc=None, viz=None, trace_every: int = 1):
     lc = lc or lcm.LCM("memq://")
     sim_cfg = load_sim_config(cfg.sim or {}, "sim")
     period_ns = int(round(1e9 / cfg.loop.rate_hz))
-    if sim_cfg.time_step_ns != period_ns:
-        raise ConfigError("sim.time_step", f"{sim_cfg.time_step} s must equal the loop period 1/loop.rate_hz = "
-                                           f"{period_ns * 1e-9:g} s in lockstep")
+    # One command, one status: the loop's period is the driver's status period (kuka_driver: its
+    # time_step; the plant steps through it), else the plant's step.
+    key, step = ("sim.kuka_driver.time_step", sim_cfg.kuka_driver.time_step) if sim_cfg.driver == "kuka_driver" \
+        else ("sim.time_step", sim_cfg.time_step)
+    if round(step * 1e9) != period_ns:
+        raise ConfigError(key, f"{step} s must equal the loop period 1/loop.rate_hz = {period_ns * 1e-9:g} s "
+                               f"in lockstep")
     sim = SimulatedRobot(build_plant(cfg.robot), sim_cfg, cfg.robot.protocol, channels_for(cfg), lc,
                          viz=viz_config(cfg) if viz is None else None)
     loop = ControlLoop(cfg, load_robot(cfg.robot), lc, mode="lockstep", viz=viz, trace_every=trace_every)
