@@ -59,10 +59,14 @@ class LockstepClock:
         self.period_ns = period_ns
         self.t = self.next = 0
         self.skipped = 0
+        self.started = False
 
     def start(self) -> int:
-        self.t = self.next = 0
-        return 0
+        """Time 0 on the first call; later calls keep the time (a run after a lead-in of ticks)."""
+        if not self.started:
+            self.t = self.next = 0
+            self.started = True
+        return self.t
 
     def now_ns(self) -> int:
         return self.t

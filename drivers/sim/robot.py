@@ -456,7 +456,9 @@ class SimulatedRobot:
                     "contact_max_force_n": round(self._contact_publisher.max_force, 6)}
                    if self._contact_publisher else {}),
                 "faults": self.faults.summary() if self.faults else [],
-                **({"driver": self.driver.summary()} if self.driver is not None else {}),
+                **({"driver": {**self.driver.summary(),
+                               "exit_status": None if self.exited is None else self.exited.status}}
+                   if self.driver is not None else {}),
                 **({"exit": {"status": self.exited.status, "message": self.exited.message}}
                    if self.exited is not None else {}),
                 **({"viz": self.viewer.summary()} if self.viewer is not None else {})}

@@ -7,6 +7,7 @@ import pytest
 
 from drivers.sim import SimulatedRobot, load_sim_config
 from hil.config import channels_for, load_config
+from hil.lockstep import start_lockstep
 from hil.loop import ControlLoop
 from hil.robot import build_plant, load_robot
 from messages.codec import CommandDecoder
@@ -18,33 +19,14 @@ Q1 = np.array([0.2, 0.7, 0.1, -1.1, 0.1, 0.9, 0.1])
 
 
 def start(name, order, trajectory=None, lead_s=1.0):
-    """(loop, sim, lc) on one memq LCM with `order` "loop_first" (the loop ticks lead_s before the
-    driver's first status) or "driver_first" (the driver runs lead_s alone before the loop starts)."""
-    overrides = {"viz": False, **({"trajectory": trajectory} if trajectory else {})}
-    cfg = load_config(f"configs/real/{name}.yaml", overrides)
+    """(loop, sim, lc) of configs/real/NAME.yaml started in `order` (hil.lockstep.start_lockstep)."""
+    cfg = load_config(f"configs/real/{name}.yaml", {"viz": False, **({"trajectory": trajectory} if trajectory else {})})
     lc = lcm.LCM("memq://")
-    sim = SimulatedRobot(build_plant(cfg.robot), load_sim_config(cfg.sim, "sim"), cfg.robot.protocol,
-                         channels_for(cfg), lc)
-    if order == "driver_first":
-        sim.publish_status()
-        for _ in range(round(lead_s / sim.config.time_step)):
-            sim.tick()
-        while lc.handle_timeout(0) > 0:       # what nobody heard
-            pass
-    loop = ControlLoop(cfg, load_robot(cfg.robot), lc, mode="lockstep")
-    loop.sim = sim
-    if order == "loop_first":
-        loop.clock.start()
-        for _ in range(round(lead_s * cfg.loop.rate_hz)):
-            loop.tick()
-        sim.publish_status()
-    else:
-        sim.advance()                         # its next status, as the loop starts listening
+    loop, sim = start_lockstep(cfg, order, lead_s, lc)
     return loop, sim, lc
 
 
 def run(loop, seconds, on_tick=None):
-    loop.clock.start = lambda: 0              # lockstep: keep the clock of the lead-in
     return loop.run(seconds, on_tick=on_tick)
 
 
