@@ -117,3 +117,8 @@ class StatusClock:
             self.period_ns = (local_ns - self.first_local) // (self.count - 1)
         self.last_utime, self.last_local = utime, local_ns
         return self.t_ns
+
+    @property
+    def learned(self) -> bool:
+        """Whether the period is measured over the whole learning window."""
+        return self.count >= self.learn

@@ -171,13 +171,13 @@ class ControlLoop:
         k = self.tick_index
         have_status = self.last_status_tick >= 0
         if have_status and self.start_guard_ns and start - self.first_status_ns < self.start_guard_ns:
-            if self.status_clock.period_ns is not None:
+            if self.status_clock.learned:
                 self._announce()
             if self.sim is not None:     # lockstep: the driver's clock runs on while the loop waits
                 self.sim.advance()
             self.tick_index += 1
             return                       # the driver's start guard: no command yet
-        if have_status and not self.announced and (self.start_guard_ns or self.status_clock.period_ns is not None):
+        if have_status and not self.announced and (self.start_guard_ns or self.status_clock.learned):
             self._announce(force=True)
         age = self._status_age(k, have_status, start)
         self.safety.utime = self.status.utime
@@ -227,7 +227,7 @@ class ControlLoop:
         """The start-up line (`startup` in the summary): what the first status said, the status period
         learned and the timeout it gives, the guard waited."""
         period = self.status_clock.period_ns
-        if self.announced or (period is None and not force):
+        if self.announced or (not self.status_clock.learned and not force):
             return
         self.announced = True
         utime = self.status.utime
