@@ -303,18 +303,21 @@ def add(x, y, double a, out):
 
 cdef class SentRing:
     """The last `rows` messages a loop sent (each up to `size` bytes), to tell its own commands, looped
-    back by LCM, from another sender's: store() after each publish, seen() for each command received.
-    Allocation-free (the buffers are read through the buffer protocol)."""
+    back by LCM, from another sender's: store() after each publish, seen() for each command received
+    (searched newest first: an echo is usually the last or the one before). Many rows, as an echo can
+    sit behind a backlog of statuses for a while. Allocation-free (buffers read through the buffer
+    protocol)."""
 
     cdef bytearray _data
+    cdef bytearray _lengths
     cdef Py_ssize_t rows, size, next_row, count
-    cdef Py_ssize_t[64] lengths
 
-    def __init__(self, Py_ssize_t size, Py_ssize_t rows=16):
-        if not 0 < rows <= 64:
-            raise ValueError(f"rows must be in 1..64, got {rows}")
+    def __init__(self, Py_ssize_t size, Py_ssize_t rows=1024):
+        if rows < 1 or size < 1:
+            raise ValueError(f"rows and size must be positive, got {rows}, {size}")
         self.rows, self.size = rows, size
         self._data = bytearray(rows * size)
+        self._lengths = bytearray(rows * sizeof(Py_ssize_t))
         self.next_row = self.count = 0
 
     def store(self, data) -> None:
@@ -324,7 +327,7 @@ cdef class SentRing:
             if view.len > self.size:
                 raise ValueError(f"a message of {view.len} bytes in a ring of {self.size}")
             memcpy(<char*>self._data + self.next_row * self.size, view.buf, view.len)
-            self.lengths[self.next_row] = view.len
+            (<Py_ssize_t*><char*>self._lengths)[self.next_row] = view.len
             self.next_row = (self.next_row + 1) % self.rows
             if self.count < self.rows:
                 self.count += 1
@@ -333,11 +336,13 @@ cdef class SentRing:
 
     def seen(self, data) -> bool:
         cdef Py_buffer view
-        cdef Py_ssize_t i
+        cdef Py_ssize_t k, i
         cdef bint found = False
+        cdef Py_ssize_t* lengths = <Py_ssize_t*><char*>self._lengths
         PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
-        for i in range(self.count):
-            if self.lengths[i] == view.len and memcmp(<char*>self._data + i * self.size, view.buf, view.len) == 0:
+        for k in range(1, self.count + 1):
+            i = (self.next_row - k + self.rows) % self.rows
+            if lengths[i] == view.len and memcmp(<char*>self._data + i * self.size, view.buf, view.len) == 0:
                 found = True
                 break
         PyBuffer_Release(&view)

@@ -77,6 +77,10 @@ class ControlLoop:
         self.sent = _control.SentRing(self.command.size)   # the newest commands sent, to know our own
         self.foreign_commands = self.foreign_reported = 0
         self.exit_command_sent = False
+        # position_and_torque: the driver's own position controller runs the inverse dynamics of the arm
+        # (Drake's SimIiwaDriver, the KUKA cabinet), so the torque sent is the feed-forward beyond it.
+        self.driver_inverse_dynamics = cfg.robot.command == "position_and_torque"
+        self.tau_v = np.zeros(n)
         self.startup = ""                   # the start-up line (_announce)
         self.q, self.v = self.status.position_measured, self.status.velocity_estimated
         self.q_d, self.v_d, self.a_d = np.zeros(n), np.zeros(n), np.zeros(n)
@@ -236,6 +240,17 @@ class ControlLoop:
         if period is not None:
             text += (f"; status period {period * 1e-6:.2f} ms ({1e9 / period:.0f} Hz), status timeout "
                      f"{self.cfg.safety.status_timeout_periods * max(period, self.period_ns) * 1e-6:.1f} ms")
+        if period is not None and _control.first_nonfinite(self.q) < 0:
+            from drivers.sim.physics import joint_inertias
+            inertia, hold = joint_inertias(self.robot.plant, self.q), max(period, self.period_ns)
+            capped = self.safety.cap_damping(inertia, hold)
+            if capped:
+                text += (f"; safe-command damping capped at m/T for joints {capped}: "
+                         f"{[round(float(self.safety.damping[i]), 3) for i in capped]} N·m·s/rad")
+            capped = self.controller.cap_damping(inertia, hold)
+            if capped:
+                text += (f"; the controller's joint-damping compensation capped at m/T for joints {capped}: "
+                         f"{[round(float(-self.controller.neg_damping[i]), 3) for i in capped]} N·m·s/rad")
         if self.start_guard_ns:
             text += f"; waiting {self.start_guard_ns * 1e-9:g} s (loop.start_guard) before the first command"
         log.info("%s", text)
@@ -309,6 +324,10 @@ class ControlLoop:
             if self.cfg.controller.robot_compensates_gravity:    # the robot adds −τ_g itself: take it out
                 self.gravity.gravity(self.q, self.tau_g)
                 _control.add(self.tau, self.tau_g, 1.0, self.tau)
+            if self.driver_inverse_dynamics:                     # its ID applies C(q, v) v + d∘v already
+                self.gravity.bias(self.q, self.v, self.tau_v)
+                _control.damping(self.v, self.controller.neg_damping, self.tau_v, 1.0, self.tau_v)   # + d∘v
+                _control.add(self.tau, self.tau_v, -1.0, self.tau)
         except Exception as e:            # a controller must never take the loop down
             self._transition(self.safety.controller_failed(self.tick_index, f"{type(e).__name__}: {e}"), now_ns)
             return
