@@ -84,8 +84,10 @@ class StatusClock:
     until the clock breaks: while utime is −1 (kuka_driver's "clocks not synchronised yet") t advances
     by the local arrival interval Δlocal, and when utime comes back, or jumps against Δlocal by more
     than `jump_ns` (a switch of clock, e.g. −1 → the host's wall clock), the offset is set so that t
-    advances by Δlocal there. period_ns is the mean arrival interval (t_last − t_first)/(k − 1) over
-    the first `learn` statuses (None before 4). Hand-written: it runs in the tick, allocation-free.
+    advances by Δlocal there. period_ns is the status period: the mean positive Δutime over the first
+    `learn` consecutive valid utimes (the driver's own clock: a burst of arrivals does not fool it),
+    else, while utime is −1, the mean arrival interval (t_last − t_first)/(k − 1) (None before 4
+    statuses). Hand-written: it runs in the tick, allocation-free.
     """
 
     def __init__(self, learn: int = 16, jump_ns: int = 1_000_000_000):
@@ -96,6 +98,7 @@ class StatusClock:
         self.first_local = self.last_local = 0
         self.period_ns: int | None = None
         self.jumps = 0                      # clock breaks bridged with the local clock
+        self.du_sum = self.du_count = 0     # positive utime steps, µs, over the learning window
 
     def update(self, utime: int, local_ns: int) -> int:
         local = local_ns - self.last_local
@@ -110,15 +113,21 @@ class StatusClock:
             self.jumps += 1
         else:
             self.t_ns = utime * 1000 + self.offset_ns
+            if utime > self.last_utime and self.du_count < self.learn:
+                self.du_sum += utime - self.last_utime
+                self.du_count += 1
         if self.count == 0:
             self.first_local = local_ns
         self.count += 1
-        if 4 <= self.count <= self.learn and local_ns > self.first_local:
+        if self.du_count >= 3:
+            self.period_ns = self.du_sum * 1000 // self.du_count
+        elif 4 <= self.count <= self.learn and local_ns > self.first_local:
             self.period_ns = (local_ns - self.first_local) // (self.count - 1)
         self.last_utime, self.last_local = utime, local_ns
         return self.t_ns
 
     @property
     def learned(self) -> bool:
-        """Whether the period is measured over the whole learning window."""
-        return self.count >= self.learn
+        """Whether the period is measured over the whole learning window (of utime steps, or of
+        arrivals while utime is −1)."""
+        return self.du_count >= self.learn or (self.du_count < 3 and self.count >= self.learn)

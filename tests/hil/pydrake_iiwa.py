@@ -1,6 +1,7 @@
 """Drake's own simulated iiwa as a robot on LCM, an independent implementation of the protocol:
-pydrake's IiwaCommandReceiver → SimIiwaDriver → MultibodyPlant → IiwaStatusSender (wired by
-BuildIiwaControl), paced to the wall clock.
+pydrake's IiwaCommandReceiver → SimIiwaDriver → MultibodyPlant → IiwaStatusSender, wired as
+BuildIiwaControl does but with the status published every STATUS_PERIOD (BuildIiwaControl keeps
+Drake's 5 ms), paced to the wall clock.
 
     python tests/hil/pydrake_iiwa.py URL MODE STATUS_PERIOD DURATION Q0...
 
@@ -12,13 +13,14 @@ import sys
 from pathlib import Path
 
 import numpy as np
+from drake import lcmt_iiwa_command, lcmt_iiwa_status
 from pydrake.lcm import DrakeLcm
-from pydrake.manipulation import BuildIiwaControl, IiwaDriver
+from pydrake.manipulation import IiwaCommandReceiver, IiwaDriver, IiwaStatusSender, ParseIiwaControlMode, SimIiwaDriver
 from pydrake.multibody.parsing import Parser
 from pydrake.multibody.plant import AddMultibodyPlantSceneGraph
 from pydrake.systems.analysis import Simulator
 from pydrake.systems.framework import DiagramBuilder
-from pydrake.systems.lcm import LcmInterfaceSystem
+from pydrake.systems.lcm import LcmInterfaceSystem, LcmPublisherSystem, LcmSubscriberSystem
 
 URDF = Path(__file__).resolve().parents[2] / "configs" / "robots" / "iiwa14.urdf"
 
@@ -36,8 +38,23 @@ def main(url: str, mode: str, status_period: float, duration: float, q0: list[fl
     builder.AddSystem(LcmInterfaceSystem(lcm))
     config = IiwaDriver()
     config.control_mode = mode
-    config.lcm_status_period = status_period
-    BuildIiwaControl(builder, lcm, plant, iiwa, config, controller_plant)
+    driver = SimIiwaDriver.AddToBuilder(builder, plant, iiwa, config, controller_plant)
+    control_mode = ParseIiwaControlMode(mode)
+    subscriber = builder.AddSystem(LcmSubscriberSystem.Make("IIWA_COMMAND", lcmt_iiwa_command, lcm,
+                                                                 use_cpp_serializer=True))
+    receiver = builder.AddSystem(IiwaCommandReceiver(7, control_mode))
+    builder.Connect(subscriber.get_output_port(), receiver.GetInputPort("lcmt_iiwa_command"))
+    builder.Connect(driver.GetOutputPort("position_measured"), receiver.GetInputPort("position_measured"))
+    for port in ("position", "torque"):
+        if driver.HasInputPort(port):
+            builder.Connect(receiver.GetOutputPort(port), driver.GetInputPort(port))
+    sender = builder.AddSystem(IiwaStatusSender(7))
+    for port in ("position_commanded", "position_measured", "velocity_estimated", "torque_commanded",
+                 "torque_measured", "torque_external"):
+        builder.Connect(driver.GetOutputPort(port), sender.GetInputPort(port))
+    publisher = builder.AddSystem(LcmPublisherSystem.Make("IIWA_STATUS", lcmt_iiwa_status, lcm,
+                                                          publish_period=status_period, use_cpp_serializer=True))
+    builder.Connect(sender.get_output_port(), publisher.get_input_port())
     diagram = builder.Build()
     simulator = Simulator(diagram)
     context = plant.GetMyMutableContextFromRoot(simulator.get_mutable_context())

@@ -26,9 +26,9 @@ COMMAND = {"torque_only": "torque", "position_only": "position", "position_and_t
 
 
 def only_stalls(summary) -> bool:
-    """Ended RUNNING, and any trip was a status timeout (a stall of pydrake's process on this shared
-    machine: it runs its 1 ms plant step barely in real time), recovered from."""
-    return summary["final_state"] == "RUNNING" and {f["fault"] for f in summary["faults"]} <= {"STATUS_TIMEOUT"}
+    """Any trip was a status timeout: a stall of pydrake's process on this shared machine (it runs its
+    1 ms plant step barely in real time); nothing else (no VELOCITY_LIMIT, no second commander)."""
+    return {f["fault"] for f in summary["faults"]} <= {"STATUS_TIMEOUT"}
 
 
 def run_against_drake(url, mode, period, trajectory, seconds=2.0, **controller):
@@ -63,7 +63,7 @@ def test_drakes_iiwa_holds_still_in_every_mode(multicast_url, mode, period):
     gains = {"kp": [0.0], "kd": [0.0]} if mode == "position_and_torque" else {"kp": [100.0], "kd": [20.0]}
     summary, drake = run_against_drake(multicast_url, mode, period, {"type": "hold"}, **gains)
     assert only_stalls(summary), summary["faults"]
-    assert summary["status"]["period_ms"] is not None                    # learned (pydrake may run slower)
+    assert summary["status"]["period_ms"] == pytest.approx(period * 1e3)   # learned from the status utimes
     np.testing.assert_allclose(drake["q"], Q0, atol=1e-3)                 # held within 1 mrad
     assert max(drake["vmax"]) < 0.05, drake["vmax"]
 
@@ -71,11 +71,11 @@ def test_drakes_iiwa_holds_still_in_every_mode(multicast_url, mode, period):
 @pytest.mark.parametrize("mode,period", [("position_and_torque", 0.005), ("torque_only", 0.001)])
 def test_drakes_iiwa_tracks_a_waypoint_move(multicast_url, mode, period):
     gains = {"kp": [0.0], "kd": [0.0]} if mode == "position_and_torque" else {"kp": [100.0], "kd": [20.0]}
-    trajectory = {"type": "waypoints", "waypoints": [{"q": Q1, "duration": 1.5}]}
+    trajectory = {"type": "waypoints", "waypoints": [{"q": Q1, "duration": 1.5}], "loop": False}
     summary, drake = run_against_drake(multicast_url, mode, period, trajectory, seconds=3.0, **gains)
     assert {f["fault"] for f in summary["faults"]} <= {"STATUS_TIMEOUT"}, summary["faults"]
     assert max(drake["vmax"]) < 1.0, drake["vmax"]            # no joint ran away
     if summary["faults"]:                                      # each stall restarts the move from where it is
         pytest.skip(f"this machine stalled the real-time run {len(summary['faults'])} times; tracking not judged")
-    np.testing.assert_allclose(drake["q"], Q1, atol=5e-3)
+    np.testing.assert_allclose(drake["q"], Q1, atol=5e-3, err_msg=str(drake))
     assert max(summary["tracking_error_rad"]["max"]) < 0.03, summary["tracking_error_rad"]
