@@ -43,3 +43,26 @@ def test_hil_run_against_hil_sim_of_a_real_driver(multicast_url, name, order):
         assert "waiting 0.3 s (loop.start_guard)" in run_err
     received = int(sim_out.split("commands received ")[1].split(",")[0])
     assert received >= summary["status"]["commands_sent"] * 0.9       # UDP on one host: nearly all
+
+
+def test_sigterm_leaves_the_driver_holding(multicast_url):
+    """`hil run` stopped by SIGTERM sends the safe command and leaves; kuka_driver --torque_only then
+    engages its holding controller after --command_expire, and does not abort."""
+    import signal
+    config = "configs/real/kuka_torque_only.yaml"
+    sim = spawn("sim", config, "--lcm-url", multicast_url, "--duration", "7")
+    time.sleep(1.0)
+    run = spawn("run", config, "--lcm-url", multicast_url, "--json", "--quiet")
+    try:
+        time.sleep(4.0)
+        run.send_signal(signal.SIGTERM)
+        run_out, run_err = run.communicate(timeout=30)
+        sim_out, sim_err = sim.communicate(timeout=30)
+    finally:
+        for p in (sim, run):
+            if p.poll() is None:
+                p.kill()
+    summary = json.loads(run_out.strip().splitlines()[-1])
+    assert summary["status"]["exit_command_sent"], run_err
+    assert "the driver ended" not in sim_out and sim.returncode == 0, sim_out + sim_err
+    assert "Torque command expiration! Engaging holding controller." in sim_err
