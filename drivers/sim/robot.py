@@ -239,14 +239,7 @@ class SimulatedRobot:
         u = self.driver.actuation(t, self.wall_us(t), self._q, self._v, uj)
         if u is None:
             return None
-        if self._adds_gravity:                   # the cabinet / the Panda compensates gravity itself
-            self._kernels.gravity(physics.q, self._gravity)
-            gather(self._gravity, self._vi, 1.0, self._gravity_j)
-            u = np.subtract(u, self._gravity_j, out=uj)
-        if self._all_actuators:
-            return u
-        scatter(u, self._ai, self._u)
-        return self._u
+        return self._to_actuators(u, uj, self._adds_gravity)   # the cabinet / the Panda adds −τ_g itself
 
     # --- one step ---------------------------------------------------------------------------------
     def tick(self) -> None:
@@ -306,10 +299,16 @@ class SimulatedRobot:
                 source = self._zeros
             else:
                 source = np.multiply(self._neg_safe_damping, self._v, out=uj)
-            if self._gravity_compensation:
-                self._kernels.gravity(physics.q, self._gravity)
-                gather(self._gravity, self._vi, 1.0, self._gravity_j)
-                source = np.subtract(source, self._gravity_j, out=uj)
+            return self._to_actuators(source, uj, self._gravity_compensation)
+        return self._to_actuators(source, uj, False)
+
+    def _to_actuators(self, source: np.ndarray, uj: np.ndarray, gravity: bool) -> np.ndarray:
+        """The plant's actuation u from protocol-joint torques `source` (− τ_g(q) added when `gravity`:
+        firmware that compensates it)."""
+        if gravity:
+            self._kernels.gravity(self.physics.q, self._gravity)
+            gather(self._gravity, self._vi, 1.0, self._gravity_j)
+            source = np.subtract(source, self._gravity_j, out=uj)
         if self._all_actuators:
             return source
         scatter(source, self._ai, self._u)
