@@ -79,7 +79,9 @@ class ControlLoop:
         self.exit_command_sent = False
         # position_and_torque: the driver's own position controller runs the inverse dynamics of the arm
         # (Drake's SimIiwaDriver, the KUKA cabinet), so the torque sent is the feed-forward beyond it.
-        self.driver_inverse_dynamics = cfg.robot.command == "position_and_torque"
+        # (only the model-based laws add C(q, v) v + d∘v: computed_torque and joint_impedance)
+        self.driver_inverse_dynamics = cfg.robot.command == "position_and_torque" and \
+            cfg.controller.type in ("computed_torque", "joint_impedance")
         self.tau_v = np.zeros(n)
         self.startup = ""                   # the start-up line (_announce)
         self.q, self.v = self.status.position_measured, self.status.velocity_estimated
