@@ -212,8 +212,16 @@ def cmd_run(args, live: StatusLine | None = None) -> int:
     loop = ControlLoop(cfg, robot, lc, mode="realtime", viz=bridge)
     stop = _stop_on_signals()
     live = live or StatusLine(not args.quiet and not args.json)
+    print(f"hil run: waiting for the status on {loop.channels.status} ({cfg.lcm.url}), up to "
+          f"{cfg.loop.start_timeout:g} s", file=sys.stderr, flush=True)
+    said = []
+
+    def on_tick(lp):            # the start-up line (status period, timeout, guard), once, then the live line
+        if lp.startup and not said:
+            said.append(print(f"hil run: {lp.startup}", file=sys.stderr, flush=True))
+        live(lp)
     try:
-        summary = loop.run(args.duration, stop=lambda: stop[0], on_tick=live)
+        summary = loop.run(args.duration, stop=lambda: stop[0], on_tick=on_tick)
     except (TimeoutError, RuntimeError) as e:       # no robot; the log recorder failed
         print(f"\nhil: {e}", file=sys.stderr)
         return 2
@@ -283,8 +291,8 @@ def cmd_demo(args) -> int:
 
 def cmd_sim(args) -> int:
     from drivers.sim.realtime import run_sim
-    run_sim(_load(args.config, args.lcm_url), duration=args.duration, viz=False if args.no_viz else None)
-    return 0
+    summary = run_sim(_load(args.config, args.lcm_url), duration=args.duration, viz=False if args.no_viz else None)
+    return summary["exit"]["status"] if "exit" in summary else 0     # a real driver's model ended (docs/sim.md)
 
 
 def cmd_serial(args) -> int:

@@ -28,7 +28,13 @@ class RobotConfig:
     protocol: Literal["iiwa", "panda"] = "iiwa"
     weld: Optional[str] = None            # a frame to weld to the world, if the model does not
     end_effector: Optional[str] = None    # frame used by Cartesian control (default: the last frame)
-    command: Literal["torque", "position_and_torque"] = "torque"   # what the command message carries
+    # What the command message carries (docs/hil.md, Commands): torque, position_and_torque (iiwa),
+    # position, velocity (panda); the positions are q_d while RUNNING, else the held measured q.
+    command: Literal["torque", "position_and_torque", "position", "velocity"] = "torque"
+    # The driver in front of the robot: drake_sim (Drake's simulated drivers, `hil sim`'s default),
+    # kuka_driver or franka_driver (the real ones): sets the start guard and the command's clock.
+    driver: Literal["drake_sim", "kuka_driver", "franka_driver"] = "drake_sim"
+    velocity_gain: float = field(default=10.0, metadata={"min": 0})   # 1/s: v_cmd = v_d + gain (q_d − q)
 
 
 @dataclass
@@ -43,6 +49,9 @@ class LoopConfig:
     spin_us: float = field(default=300.0, metadata=NONNEGATIVE)           # sleep until deadline - spin, then spin
     duration: Optional[float] = field(default=None, metadata=POSITIVE)    # seconds; None runs until stopped
     start_timeout: float = field(default=5.0, metadata=POSITIVE)          # wait this long for the first status
+    # s after the first status before the first command; None: 0.3 for robot.driver kuka_driver (its
+    # --start_command_guard is 0.25 s), else 0
+    start_guard: Optional[float] = field(default=None, metadata=NONNEGATIVE)
     cpus: Optional[list[int]] = None          # pin the loop's process to these CPUs (sched_setaffinity)
     priority: Optional[int] = field(default=None, metadata={"min": 1, "max": 99})   # SCHED_FIFO priority
     lock_memory: bool = False                 # mlockall: no page faults in the loop
@@ -143,6 +152,10 @@ def resolve(path: str, base: Path) -> Path:
 
 def _validate_sections(cfg: RunConfig) -> None:
     """The sections other packages own, checked now so that a bad key fails at start."""
+    command, protocol = cfg.robot.command, cfg.robot.protocol
+    if (command == "velocity" and protocol != "panda") or (command == "position_and_torque" and protocol != "iiwa"):
+        raise ConfigError("robot.command", f"{command!r} is not a command of the {protocol} protocol (iiwa: torque, "
+                                           "position, position_and_torque; panda: torque, position, velocity)")
     try:
         channels_for(cfg)
     except ValueError as e:

@@ -30,13 +30,52 @@ def make_lockstep(cfg: RunConfig, lc=None, viz=None, trace_every: int = 1):
     lc = lc or lcm.LCM("memq://")
     sim_cfg = load_sim_config(cfg.sim or {}, "sim")
     period_ns = int(round(1e9 / cfg.loop.rate_hz))
-    if sim_cfg.time_step_ns != period_ns:
-        raise ConfigError("sim.time_step", f"{sim_cfg.time_step} s must equal the loop period 1/loop.rate_hz = "
-                                           f"{period_ns * 1e-9:g} s in lockstep")
-    sim = SimulatedRobot(build_plant(cfg.robot, simulated=True), sim_cfg, cfg.robot.protocol, channels_for(cfg), lc,
-                         viz=viz_config(cfg) if viz is None else None)
+    # One command, one status: the loop's period is the driver's status period (kuka_driver: its
+    # time_step; the plant steps through it), else the plant's step.
+    key, step = ("sim.kuka_driver.time_step", sim_cfg.kuka_driver.time_step) if sim_cfg.driver == "kuka_driver" \
+        else ("sim.time_step", sim_cfg.time_step)
+    if round(step * 1e9) != period_ns:
+        raise ConfigError(key, f"{step} s must equal the loop period 1/loop.rate_hz = {period_ns * 1e-9:g} s "
+                               f"in lockstep")
+    sim = _simulated_robot(cfg, lc, viz, sim_cfg)
     loop = ControlLoop(cfg, load_robot(cfg.robot), lc, mode="lockstep", viz=viz, trace_every=trace_every)
     loop.sim = sim
+    return loop, sim
+
+
+def _simulated_robot(cfg: RunConfig, lc, viz, sim_cfg=None) -> SimulatedRobot:
+    sim_cfg = sim_cfg or load_sim_config(cfg.sim or {}, "sim")
+    return SimulatedRobot(build_plant(cfg.robot, simulated=True), sim_cfg, cfg.robot.protocol, channels_for(cfg), lc,
+                          viz=viz_config(cfg) if viz is None else None)
+
+
+def start_lockstep(cfg: RunConfig, order: str = "together", lead_s: float = 1.0, lc=None, viz=None,
+                   trace_every: int = 1):
+    """(loop, simulated robot) ready for loop.run(), started in `order`: "together" (the robot's first
+    status, then the loop), "driver_first" (the robot runs lead_s alone, its statuses unheard, then
+    the loop starts and hears the next) or "loop_first" (the loop ticks lead_s with no status, then
+    the robot's first status)."""
+    if order == "together":
+        loop, sim = make_lockstep(cfg, lc, viz, trace_every)
+        sim.publish_status()
+        return loop, sim
+    lc = lc or lcm.LCM("memq://")
+    sim = _simulated_robot(cfg, lc, viz)
+    if order == "driver_first":
+        sim.publish_status()
+        for _ in range(round(lead_s * 1e9 / sim.config.time_step_ns)):
+            sim.tick()
+        while lc.handle_timeout(0) > 0:       # published before anyone listened
+            pass
+    loop = ControlLoop(cfg, load_robot(cfg.robot), lc, mode="lockstep", viz=viz, trace_every=trace_every)
+    loop.sim = sim
+    if order == "loop_first":
+        loop.clock.start()
+        for _ in range(round(lead_s * cfg.loop.rate_hz)):
+            loop.tick()
+        sim.publish_status()
+    else:
+        sim.advance()                         # its next status, as the loop starts listening
     return loop, sim
 
 

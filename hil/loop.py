@@ -19,11 +19,11 @@ from contextlib import nullcontext
 
 import numpy as np
 
-from messages.codec import CommandEncoder, StatusDecoder
+from messages.codec import CommandDecoder, CommandEncoder, StatusDecoder
 from messages.enums import SafetyState
 
 from . import _control
-from .clock import LockstepClock, RealTimeClock
+from .clock import LockstepClock, RealTimeClock, StatusClock
 from .config import RunConfig, channels_for
 from .controllers import make_controller
 from .process import RealtimeProcess
@@ -32,6 +32,10 @@ from .safety import SafetyMonitor, describe
 from .telemetry import TelemetryPublisher, TickRecorder
 
 log = logging.getLogger(__name__)
+
+
+COMMAND_FIELDS = {"torque": ("torque",), "position_and_torque": ("position", "torque"),
+                  "position": ("position",), "velocity": ("velocity",)}
 
 
 class ControlLoop:
@@ -52,8 +56,34 @@ class ControlLoop:
         self.clock = LockstepClock(self.period_ns) if mode == "lockstep" else \
             RealTimeClock(self.period_ns, int(cfg.loop.spin_us * 1e3))
         self.status = StatusDecoder(robot.protocol, n, channel=self.channels.status)
-        fields = ("position", "torque") if cfg.robot.command == "position_and_torque" else ("torque",)
+        fields = COMMAND_FIELDS[cfg.robot.command]
         self.command = CommandEncoder(robot.protocol, n, fields=fields, channel=self.channels.command)
+        self.send_q, self.send_v, self.send_tau = ("position" in fields, "velocity" in fields, "torque" in fields)
+        self.q_cmd, self.v_cmd, self.q_hold = np.zeros(n), np.zeros(n), np.zeros(n)
+        self.holding = False                # q_hold latched: the position commands hold it
+        # The robot's clock (continuous across utime −1 and clock switches) and the learned status period.
+        self.status_clock = StatusClock()
+        self.robot_ns = 0
+        self.status_local_ns = 0            # loop clock when the newest status arrived
+        self.first_status_ns = -1
+        self.announced = False
+        guard = cfg.loop.start_guard
+        if guard is None:
+            guard = 0.3 if cfg.robot.driver == "kuka_driver" else 0.0
+        self.start_guard_ns = round(guard * 1e9)
+        self.stamp_wall = cfg.robot.driver == "franka_driver"   # its expiry compares utime with its wall clock
+        # A second commander: a valid command on our command channel that this loop did not send.
+        self.foreign = CommandDecoder(robot.protocol, n, self.channels.command)
+        self.sent = _control.SentRing(self.command.size)   # the newest commands sent, to know our own
+        self.foreign_commands = self.foreign_reported = 0
+        self.exit_command_sent = False
+        # position_and_torque: the driver's own position controller runs the inverse dynamics of the arm
+        # (Drake's SimIiwaDriver, the KUKA cabinet), so the torque sent is the feed-forward beyond it.
+        # (only the model-based laws add C(q, v) v + d∘v: computed_torque and joint_impedance)
+        self.driver_inverse_dynamics = cfg.robot.command == "position_and_torque" and \
+            cfg.controller.type in ("computed_torque", "joint_impedance")
+        self.tau_v = np.zeros(n)
+        self.startup = ""                   # the start-up line (_announce)
         self.q, self.v = self.status.position_measured, self.status.velocity_estimated
         self.q_d, self.v_d, self.a_d = np.zeros(n), np.zeros(n), np.zeros(n)
         self.tau, self.tau_cmd, self.tau_g, self.zero = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n)
@@ -84,16 +114,27 @@ class ControlLoop:
         self.transitions: list[str] = []
         self.process: list[str] = []        # the real-time process settings in effect
         lc.subscribe(self.channels.status, self._on_status)
+        lc.subscribe(self.channels.command, self._on_command)
 
     # --- LCM ------------------------------------------------------------------------------------
     def _on_status(self, channel: str, data: bytes) -> None:
         if self.status.decode(data):
             self.last_status_tick = self.tick_index
             self.status_count += 1
+            self.status_local_ns = now = self.clock.now_ns()
+            self.robot_ns = self.status_clock.update(self.status.utime, now)
+            if self.first_status_ns < 0:
+                self.first_status_ns = now
         else:
             self.status_rejected += 1
             if self.status_rejected <= 10 or self.status_rejected % 1000 == 0:
                 log.warning("rejected status #%d on %s: %s", self.status_rejected, channel, self.status.last_error)
+
+    def _on_command(self, channel: str, data: bytes) -> None:
+        if self.sent.seen(data):
+            return                          # our own, looped back
+        if self.foreign.decode(data):       # a garbled message commands nothing: the driver drops it
+            self.foreign_commands += 1
 
     def pump(self, limit: int = 64) -> int:
         """Handles the LCM messages already waiting (at most `limit`), without blocking."""
@@ -110,7 +151,8 @@ class ControlLoop:
         self.telemetry.safety_event(self.tick_index, now_ns // 1000, t)
         if t[1] == SafetyState.RUNNING:
             # (Re)start the trajectory from where the robot is, so nothing jumps.
-            self.trajectory.start(self.q, self.status.utime * 1000)
+            self.trajectory.start(self.q, self.robot_ns)
+            self.holding = False
         else:
             self.tracking_error = 0.0     # no trajectory is tracked outside RUNNING: nothing to hold against
 
@@ -134,14 +176,27 @@ class ControlLoop:
         self.pump()
         k = self.tick_index
         have_status = self.last_status_tick >= 0
-        age = k - self.last_status_tick if have_status else k + 1
-        if not have_status and self.safety.state == SafetyState.INIT:
-            age = 0                      # still waiting for the first status: not a timeout yet
+        if have_status and self.start_guard_ns and start - self.first_status_ns < self.start_guard_ns:
+            if self.status_clock.learned:
+                self._announce()
+            if self.sim is not None:     # lockstep: the driver's clock runs on while the loop waits
+                self.sim.advance()
+            self.tick_index += 1
+            return                       # the driver's start guard: no command yet
+        if have_status and not self.announced and (self.start_guard_ns or self.status_clock.learned):
+            self._announce(force=True)
+        age = self._status_age(k, have_status, start)
         self.safety.utime = self.status.utime
         t = self.safety.check(k, age, have_status and age < self.cfg.safety.status_timeout_periods,
                               self.q, self.v, self.tracking_error)
         if t is not None:
             self._transition(t, start)
+        if self.foreign_commands > self.foreign_reported:
+            self.foreign_reported = self.foreign_commands
+            if not self.safety.controller_latched:
+                self._transition(self.safety.controller_failed(
+                    k, f"second commander: a command on {self.channels.command} that this loop did not send "
+                       f"(another controller is running on {self.cfg.lcm.url})"), start)
         if self.safety.commanding:
             self._control(start)
         if not have_status:
@@ -156,24 +211,125 @@ class ControlLoop:
                 self.gravity.gravity(self.q, self.tau_g)                 # − τ_g: the arm does not fall
                 _control.add(self.tau, self.tau_g, -1.0, self.tau)
         self.safety.limit(self.tau, self.tau_cmd)
-        if self.command.encode(self.status.utime, torque=self.tau_cmd, position=self.q_d
-                               if self.cfg.robot.command == "position_and_torque" else None) is not None:
-            self.command.publish(self.lc)
-            self.commands_sent += 1
+        if self._send(start):
             self.recorder.torque(self.tau_cmd)
         self.recorder.record(start, lateness, time.perf_counter_ns() - wall)
         self._after(start)
         self.tick_index += 1
 
+    def _status_age(self, k: int, have_status: bool, now_ns: int) -> int:
+        """Status periods since the newest valid status: ticks × loop period / the learned status period
+        (the loop's when faster); before it is learned, 0 until loop.start_timeout has passed."""
+        if not have_status:
+            return 0 if self.safety.state == SafetyState.INIT else k + 1   # waiting for the first: no timeout
+        age = k - self.last_status_tick
+        period = self.status_clock.period_ns
+        if period is None:
+            late = now_ns - self.status_local_ns > self.cfg.loop.start_timeout * 1e9
+            return self.cfg.safety.status_timeout_periods if late else 0
+        return age * self.period_ns // max(period, self.period_ns)
+
+    def _announce(self, force: bool = False) -> None:
+        """The start-up line (`startup` in the summary): what the first status said, the status period
+        learned and the timeout it gives, the guard waited."""
+        period = self.status_clock.period_ns
+        if self.announced or (not self.status_clock.learned and not force):
+            return
+        self.announced = True
+        utime = self.status.utime
+        clock = "-1: the driver is synchronising its clock" if utime == -1 else f"{utime}"
+        text = f"first status on {self.channels.status} (utime {clock})"
+        if period is not None:
+            text += (f"; status period {period * 1e-6:.2f} ms ({1e9 / period:.0f} Hz), status timeout "
+                     f"{self.cfg.safety.status_timeout_periods * max(period, self.period_ns) * 1e-6:.1f} ms")
+        if period is not None and _control.first_nonfinite(self.q) < 0:
+            from drivers.sim.physics import joint_inertias
+            inertia, hold = joint_inertias(self.robot.plant, self.q), max(period, self.period_ns)
+            capped = self.safety.cap_damping(inertia, hold)
+            if capped:
+                text += (f"; safe-command damping capped at m/T for joints {capped}: "
+                         f"{[round(float(self.safety.damping[i]), 3) for i in capped]} N·m·s/rad")
+            capped = self.controller.cap_damping(inertia, hold)
+            if capped:
+                text += (f"; the controller's joint-damping compensation capped at m/T for joints {capped}: "
+                         f"{[round(float(-self.controller.neg_damping[i]), 3) for i in capped]} N·m·s/rad")
+        if self.start_guard_ns:
+            text += f"; waiting {self.start_guard_ns * 1e-9:g} s (loop.start_guard) before the first command"
+        log.info("%s", text)
+        self.startup = text
+
+    def _send(self, now_ns: int) -> bool:
+        """Encodes and publishes this tick's command: tau_cmd, and per robot.command the positions (q_d
+        while RUNNING, else the measured q latched when it stopped) and velocities (v_d + gain (q_d − q)
+        while RUNNING, else 0), stamped on the driver's clock."""
+        if self.send_q or self.send_v:
+            if self.safety.commanding:
+                np.copyto(self.q_cmd, self.q_d)
+                if self.send_v:
+                    _control.add(self.q_d, self.q, -1.0, self.v_cmd)
+                    _control.add(self.v_d, self.v_cmd, self.cfg.robot.velocity_gain, self.v_cmd)
+            else:
+                if not self.holding and _control.first_nonfinite(self.q) < 0:
+                    np.copyto(self.q_hold, self.q)
+                    self.holding = True
+                np.copyto(self.q_cmd, self.q_hold)
+                self.v_cmd.fill(0.0)
+        view = self.command.encode(self.command_utime(now_ns), torque=self.tau_cmd if self.send_tau else None,
+                                   position=self.q_cmd if self.send_q else None,
+                                   velocity=self.v_cmd if self.send_v else None)
+        if view is None:
+            return False
+        self.command.publish(self.lc)
+        self.sent.store(view)
+        self.commands_sent += 1
+        return True
+
+    def command_utime(self, now_ns: int) -> int:
+        """The command's utime: the newest status's (Drake's convention); on franka_driver that plus the
+        time since it arrived (the driver compares it with its wall clock); never kuka_driver's −1
+        ("no command"): the loop's clock in µs then."""
+        utime = self.status.utime
+        if utime < 0:
+            return max(now_ns // 1000, 0)
+        if self.stamp_wall:
+            return utime + (now_ns - self.status_local_ns) // 1000
+        return utime
+
+    def publish_exit_command(self) -> bool:
+        """The safe command, once, as the loop leaves (every exit path: end, signal, fault, exception):
+        the safe torque of the fault state (damping or zero, + gravity hold when the robot does not
+        compensate it), positions = the measured q, velocities 0. False if no status was ever seen."""
+        if self.last_status_tick < 0 or self.exit_command_sent:
+            return False
+        self.safety.safe_command(self.v, self.tau)
+        if self.hold_gravity and _control.first_nonfinite(self.q) < 0:
+            self.gravity.gravity(self.q, self.tau_g)
+            _control.add(self.tau, self.tau_g, -1.0, self.tau)
+        _control.saturate(self.tau, self.tau, self.safety.effort, np.inf, self.tau_cmd)
+        if _control.first_nonfinite(self.q) < 0:
+            np.copyto(self.q_hold, self.q)
+        self.holding = True
+        state = self.safety.state
+        self.safety.state = SafetyState.SAFE_STOP        # _send holds q_hold, zero velocity
+        try:
+            self.exit_command_sent = self._send(self.clock.now_ns())
+        finally:
+            self.safety.state = state
+        return self.exit_command_sent
+
     def _control(self, now_ns: int) -> None:
         try:
-            self.trajectory.sample(self.status.utime * 1000, self.q_d, self.v_d, self.a_d)
+            self.trajectory.sample(self.robot_ns, self.q_d, self.v_d, self.a_d)
             if self.trajectory.error is not None:
                 raise RuntimeError(f"trajectory: {self.trajectory.error}")
             self.controller.compute(self.q, self.v, self.q_d, self.v_d, self.a_d, self.tau)
             if self.cfg.controller.robot_compensates_gravity:    # the robot adds −τ_g itself: take it out
                 self.gravity.gravity(self.q, self.tau_g)
                 _control.add(self.tau, self.tau_g, 1.0, self.tau)
+            if self.driver_inverse_dynamics:                     # its ID applies C(q, v) v + d∘v already
+                self.gravity.bias(self.q, self.v, self.tau_v)
+                _control.damping(self.v, self.controller.neg_damping, self.tau_v, 1.0, self.tau_v)   # + d∘v
+                _control.add(self.tau, self.tau_v, -1.0, self.tau)
         except Exception as e:            # a controller must never take the loop down
             self._transition(self.safety.controller_failed(self.tick_index, f"{type(e).__name__}: {e}"), now_ns)
             return
@@ -207,7 +363,10 @@ class ControlLoop:
         try:
             if runlog is not None:
                 runlog.start(self.clock.now_ns() // 1000)
-            self._ticks(limit, stop, on_tick)
+            try:
+                self._ticks(limit, stop, on_tick)
+            finally:
+                self.publish_exit_command()
         except BaseException:
             if runlog is not None:
                 runlog.close()
@@ -244,8 +403,13 @@ class ControlLoop:
         return self.recorder.summary(self.safety, {
             "controller": self.controller.name,
             "status": {"received": self.status_count, "rejected": self.status_rejected,
-                       "commands_sent": self.commands_sent, "skipped_ticks": self.clock.skipped},
+                       "commands_sent": self.commands_sent, "skipped_ticks": self.clock.skipped,
+                       "period_ms": None if self.status_clock.period_ns is None
+                       else round(self.status_clock.period_ns * 1e-6, 3),
+                       "clock_jumps": self.status_clock.jumps, "foreign_commands": self.foreign_commands,
+                       "exit_command_sent": self.exit_command_sent},
             "transitions": self.transitions,
+            "startup": self.startup,
             "process": self.process,
             **({"sim": self.sim.summary()} if self.sim is not None else {}),
             **({"viz": self.viz.summary()} if self.viz is not None else {}),

@@ -117,10 +117,9 @@ class HandTracker:
 
 
 def _run_sim(sc: Scenario):
-    from .lockstep import make_lockstep
-    loop, sim = make_lockstep(sc.cfg, trace_every=1)
+    from .lockstep import start_lockstep
+    loop, sim = start_lockstep(sc.cfg, sc.spec.start_order, sc.spec.lead, trace_every=1)
     hand = HandTracker(loop.robot)
-    sim.publish_status()
     summary = loop.run(sc.spec.duration, on_tick=hand)
     summary["hand_position_error_m"] = hand.summary()
     return summary, loop

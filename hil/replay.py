@@ -70,12 +70,22 @@ def replay(path: str | Path, cfg: RunConfig | None = None, tolerance: float = 1e
     pending: list = []
     diffs, utime_mismatch, bad_recorded, lost, first_loss = [], 0, 0, 0, None
     first = None                          # (command index, utime, joint, replayed, recorded)
+    start, end = read_run_info(path)
+    summary = json.loads(end.summary_json) if end is not None and end.summary_json else {}
+    exit_sent = bool(summary.get("status", {}).get("exit_command_sent"))
+    # The safe command the loop sent as it left answers no tick; lcm-logger (real time) recorded it.
+    skip = sum(1 for e in read_events(path) if e.channel == ch.command) - 1 \
+        if exit_sent and start is not None and start.mode != "lockstep" else -1
+    commands_seen = 0
     loop.clock.start()
     for event in read_events(path):
         if event.channel in inputs:
             pending.append(event)
             continue
         if event.channel != ch.command:
+            continue
+        commands_seen += 1
+        if commands_seen - 1 == skip:
             continue
         if not recorded.decode(event.data):
             bad_recorded += 1
@@ -101,8 +111,9 @@ def replay(path: str | Path, cfg: RunConfig | None = None, tolerance: float = 1e
     while lc.handle_timeout(0) > 0:
         pass
     D = np.array(diffs) if diffs else np.zeros((0, n))
-    start, end = read_run_info(path)
-    sent = json.loads(end.summary_json)["status"]["commands_sent"] if end is not None and end.summary_json else None
+    sent = summary["status"]["commands_sent"] if summary else None
+    if sent is not None and exit_sent:
+        sent -= 1                         # the exit command (not a tick's; in lockstep never handled)
     if sent is not None and start is not None and start.mode == "lockstep":
         sent -= 1                         # the last command is still queued for the simulator at the end
     expected = _recorded_transitions(path, ch.safety)

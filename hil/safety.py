@@ -142,6 +142,16 @@ class SafetyMonitor:
         """Whether the controller's torque is sent (else the safe command)."""
         return self.state == SafetyState.RUNNING
 
+    def cap_damping(self, inertia, period_ns: int) -> list[int]:
+        """Caps the damping safe command's gains at d_i <= m_i / T: a velocity feedback held for a status
+        period T (the loop's, when that is longer) is stable only below 2 m_i / T (m_i the inertia joint i
+        sees, 1/(M⁻¹)_ii), and does not overshoot below m_i / T. The iiwa's link 7 (m ≈ 10⁻³ kg·m²) at a
+        200 Hz status allows 0.2 N·m·s/rad, not the default 5. Returns the joints capped."""
+        cap = np.asarray(inertia) / (period_ns * 1e-9)
+        capped = [int(i) for i in np.flatnonzero(self.damping > cap)]
+        np.minimum(self.damping, cap, out=self.damping)
+        return capped
+
     def safe_command(self, v, out) -> None:
         """Zero torque, or damping τ = −d∘v (v = 0 when the status is not finite)."""
         if _control.first_nonfinite(v) >= 0:

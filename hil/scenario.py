@@ -73,6 +73,10 @@ class ScenarioSpec:
     duration: float = field(metadata={"min": 0, "exclusive": True, "help": "seconds of simulated time"})
     description: str = ""
     link: Literal["sim", "serial", "servo"] = "sim"
+    # sim link: together (the robot's first status, then the loop), driver_first (the robot runs
+    # `lead` s alone first) or loop_first (the loop ticks `lead` s before the robot's first status)
+    start_order: Literal["together", "driver_first", "loop_first"] = "together"
+    lead: float = field(default=1.0, metadata=NONNEGATIVE)
     criteria: Criteria = field(default_factory=Criteria)
     golden: GoldenSpec | None = None
 

@@ -51,6 +51,9 @@ ERROR_NAMES = ("ok", "fingerprint", "truncated", "oversized", "length_mismatch",
 """Counter name of each error code; the codes index this tuple."""
 
 cdef enum:
+    IIWA_IPO_ARRAY = 3      # joint_position_ipo: the 4th array of lcmt_iiwa_status
+
+cdef enum:
     # Field index of error reports that concern no field; otherwise the
     # index is the field's position in the lcm-gen class's __slots__.
     WHOLE_BUFFER = -2
@@ -470,6 +473,8 @@ cdef class StatusDecoder(_Decoder):
         if n != self.num_joints:
             return self.fail(JOINT_COUNT, 1, self.num_joints, n, -1)
         for a in range(self.n_arrays):
+            if self.kind_id == IIWA and a == IIWA_IPO_ARRAY:
+                continue        # kuka_driver sends NaN there outside FRI's COMMANDING states, by design
             bad = first_non_finite_wire(arrays + 8 * n * a, n)
             if bad >= 0:
                 return self.fail(NON_FINITE, 2 + a, 0, <int64_t>get_u64(arrays + 8 * n * a + 8 * bad), bad)

@@ -15,6 +15,8 @@ import numpy as np
 
 from hil.schema import ConfigError, load
 
+from .real_drivers import FrankaDriverConfig, KukaDriverConfig
+
 POSITIVE = {"min": 0, "exclusive": True}
 NONNEGATIVE = {"min": 0}
 
@@ -110,6 +112,11 @@ class SimConfig:
     contact: ContactConfig = field(default_factory=ContactConfig)
     faults: list[FaultSpec] = field(default_factory=list)
     seed: int = 0                                 # of every random fault
+    # Which driver stands in front of the arm: Drake's simulated drivers (drake_sim) or the real
+    # drivers as their sources define them, with their flags (drivers.sim.real_drivers).
+    driver: Literal["drake_sim", "kuka_driver", "franka_driver"] = "drake_sim"
+    kuka_driver: KukaDriverConfig = field(default_factory=KukaDriverConfig)
+    franka_driver: FrankaDriverConfig = field(default_factory=FrankaDriverConfig)
 
     @property
     def time_step_ns(self) -> int:
@@ -141,6 +148,13 @@ class SimConfig:
                 raise ConfigError(f"{path}.contact.exclude[{i}]", f"must be a pair of body names, got {pair!r}")
         if self.control_mode is not None and not self.control_mode:
             raise ConfigError(f"{path}.control_mode", "must name at least one of position, velocity, torque")
+        if self.driver != "drake_sim":
+            for key in ("control_mode", "status_period"):
+                if getattr(self, key) is not None:
+                    raise ConfigError(f"{path}.{key}", f"belongs to driver drake_sim; the {self.driver} "
+                                                       f"settings are under {path}.{self.driver}")
+        if self.driver == "kuka_driver":
+            self.steps(self.kuka_driver.time_step, f"{path}.kuka_driver.time_step")
         for i, fault in enumerate(self.faults):
             _check_fault(self, fault, f"{path}.faults[{i}]")
         return self

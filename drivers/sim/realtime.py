@@ -33,6 +33,12 @@ def format_summary(summary: dict) -> str:
     if "viz" in summary:
         from hil.viz import format_counters
         lines.append(f"  viewer: {format_counters(summary['viz'])}")
+    if "driver" in summary:
+        driver = dict(summary["driver"])
+        lines.append(f"  driver {driver.pop('driver')}: " + ", ".join(f"{k} {v}" for k, v in driver.items()))
+    if "exit" in summary:
+        lines.append(f"  the driver ended (exit status {summary['exit']['status']}): "
+                     f"{summary['exit']['message'].splitlines()[0]}")
     lines += [f"  fault {f['type']} [{f['start']:g}, {'end' if f['stop'] is None else format(f['stop'], 'g')}) s: "
               f"applied {f['applied']}" for f in summary["faults"]]
     return "\n".join(lines)
@@ -57,6 +63,7 @@ def run_sim(cfg: RunConfig, duration: float | None = None, stop_event=None, out=
           + (f", viewer {channels.viewer_load_robot} / {channels.viewer_draw} at {viz_cfg.draw_rate_hz:g} Hz"
              if robot.viewer is not None else "")
           + f", LCM {cfg.lcm.url}, step {sim.time_step * 1e3:g} ms {sim.integrator}"
+          + (f", driver {sim.driver}" if sim.driver != "drake_sim" else "")
           + (f", {len(sim.faults)} faults" if sim.faults else ""), file=out, flush=True)
     try:
         summary = robot.run_realtime(duration, stop_event)
@@ -68,9 +75,11 @@ def run_sim(cfg: RunConfig, duration: float | None = None, stop_event=None, out=
 
 def run_from_config(path, duration: float | None = None, lcm_url: str | None = None,
                     viz: bool | None = None) -> int:
-    """`hil sim CONFIG`: run_sim on the config file at `path`; exit status 0. viz: as run_sim's."""
-    run_sim(load_config(path, {"lcm": {"url": lcm_url}} if lcm_url else None), duration, viz=viz)
-    return 0
+    """`hil sim CONFIG`: run_sim on the config file at `path`; exit status 0, or the real driver's when
+    its model ended the process (kuka_driver: 134 as after std::terminate; franka_driver: 0). viz: as
+    run_sim's."""
+    summary = run_sim(load_config(path, {"lcm": {"url": lcm_url}} if lcm_url else None), duration, viz=viz)
+    return summary["exit"]["status"] if "exit" in summary else 0
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -33,6 +33,7 @@ negated, panda torque_external is negated; everything else is in MultibodyPlant'
 from __future__ import annotations
 
 import signal
+import sys
 import threading
 import time
 
@@ -49,6 +50,7 @@ from .contact import ground_visual
 from .contact_lcm import ContactResultsPublisher
 from .faults import FaultInjector
 from .physics import ONE_DOF, Physics, joint_inertias
+from .real_drivers import DriverExit, FrankaDriver, KukaDriver, wall_us
 
 MODE_BITS = {"position": 1, "velocity": 2, "torque": 4}
 PANDA_IDLE, PANDA_MOVE, PANDA_REFLEX = 1, 2, 4
@@ -93,7 +95,7 @@ class SimulatedRobot:
         self._damping = plant.GetDampingVector()[self._vi]
         self._kp = per_joint(cfg.position_control.kp, n, f"{path}.position_control.kp")
         self._kd = per_joint(cfg.position_control.kd, n, f"{path}.position_control.kd", 2 * np.sqrt(self._kp))
-        inertia = joint_inertias(plant, physics.q)[self._vi]
+        self.joint_inertia = inertia = joint_inertias(plant, physics.q)[self._vi]
         d_safe = per_joint(cfg.safe_damping, n, f"{path}.safe_damping", inertia / (2 * cfg.time_step))
         self._neg_safe_damping = -d_safe if cfg.safe_command == "damping" else None
         # Preallocated buffers: per protocol joint (n) and per plant velocity (nv).
@@ -128,6 +130,16 @@ class SimulatedRobot:
             ground = physics.contact is not None and cfg.contact.ground.enabled
             self.viewer = ViewerBridge(plant, lcm, self.channels, viz,
                                        anchored=[ground_visual(cfg.contact.ground.height)] if ground else ())
+        self.exited: DriverExit | None = None
+        self.driver_log: list[str] = []
+        self.driver = None
+        if cfg.driver == "kuka_driver":
+            self.driver = KukaDriver(self, cfg.kuka_driver, path)
+            self._status_period_ns = self.driver.period_ns
+        elif cfg.driver == "franka_driver":
+            self.driver = FrankaDriver(self, cfg.franka_driver, path)
+        self._adds_gravity = (cfg.driver == "kuka_driver" and cfg.kuka_driver.torque_only) or \
+            (cfg.driver == "franka_driver" and cfg.franka_driver.control_mode == "torque")
         self.subscription = None
         if lcm is not None:
             self.subscription = lcm.subscribe(self.channels.command, self._on_command)
@@ -156,6 +168,13 @@ class SimulatedRobot:
 
     # --- LCM ------------------------------------------------------------------------------------
     def _on_command(self, channel: str, data: bytes) -> None:
+        if self.exited is not None:
+            return
+        if self.driver is not None:
+            if self.driver.on_command(data, self.wall_us()) and self._lockstep:
+                self._fresh = True
+                self.advance()
+            return
         d = self._decoder
         if not d.decode(data):
             self.commands_rejected += 1
@@ -189,11 +208,62 @@ class SimulatedRobot:
             counts["control_mode"] = self.mode_rejected
         return counts
 
+    # --- the real drivers (drivers.sim.real_drivers) -------------------------------------------------
+    def wall_us(self, t: int | None = None) -> int:
+        """The driver host's clock (µs): the wall clock in real time, a fixed epoch + t in lockstep."""
+        return wall_us(self._lockstep, self.physics.time_ns if t is None else t)
+
+    def abort(self, status: int, message: str) -> None:
+        """The driver process ends with `status` after printing `message`: no more statuses, the arm held."""
+        if self.exited is None:
+            self.exited = DriverExit(status, message)
+            self.log(message)
+
+    def log(self, message: str) -> None:
+        """What the driver prints (stderr in real time); the last 100 lines are kept in driver_log."""
+        self.driver_log.append(message)
+        del self.driver_log[:-100]
+        if not self._lockstep:
+            print(message, file=sys.stderr, flush=True)
+
+    def advance(self) -> None:
+        """Lockstep with a driver: steps until the next status is out (one status period), or it ended."""
+        published = self.statuses_published
+        while self.exited is None and self.statuses_published == published:
+            self.tick()
+
+    def _driver_actuation(self, t: int):
+        physics, uj = self.physics, self._uj
+        gather(physics.q, self._qi, 1.0, self._q)
+        gather(physics.v, self._vi, 1.0, self._v)
+        u = self.driver.actuation(t, self.wall_us(t), self._q, self._v, uj)
+        if u is None:
+            return None
+        return self._to_actuators(u, uj, self._adds_gravity)   # the cabinet / the Panda adds −τ_g itself
+
     # --- one step ---------------------------------------------------------------------------------
     def tick(self) -> None:
         """One step under the newest command (or the safe command), then the status of the new time."""
         physics = self.physics
         t = physics.time_ns
+        if self.exited is not None:              # the driver process is gone: the arm on its brakes
+            physics.set_state(physics.q, self._zero_v, physics.steps + 1)
+            return
+        if self.driver is not None:
+            if isinstance(self.driver, KukaDriver) and self.driver.held(t):
+                physics.set_state(physics.q, self._zero_v, physics.steps + 1)
+            else:
+                u = self._driver_actuation(t)
+                if u is None:                    # ended now, or franka_driver's status_only: not controlled
+                    physics.set_state(physics.q, self._zero_v, physics.steps + 1)
+                    if self.exited is not None:
+                        return
+                else:
+                    physics.step(u)
+            self._publish(t + self._h_ns)
+            if self.viewer is not None:
+                self.viewer.tick(t + self._h_ns, physics.q, (t + self._h_ns) // 1000)
+            return
         if self.faults is not None and self.faults.actuation:
             bad = self.faults.before_step(t, physics.actuator_enabled)
             if bad is not None and self.lc is not None:
@@ -216,19 +286,9 @@ class SimulatedRobot:
             gather(physics.v, self._vi, 1.0, self._v)
         if fresh and (d.has_position or d.has_velocity):
             if d.has_position:
-                np.subtract(d.position, self._q, out=self._err)
-                self._err *= self._kp
-                np.subtract(d.velocity if d.has_velocity else self._v_ff, self._v, out=self._tmp)
+                self.impedance(d.position, d.velocity if d.has_velocity else self._v_ff, uj)
             else:
-                self._err.fill(0.0)
-                np.subtract(d.velocity, self._v, out=self._tmp)
-            self._tmp *= self._kd
-            self._err += self._tmp
-            scatter(self._err, self._vi, self._accel)
-            self._kernels.inverse_dynamics(physics.q, physics.v, self._accel, self._tau_full)
-            gather(self._tau_full, self._vi, 1.0, uj)
-            np.multiply(self._damping, self._v, out=self._tmp)
-            uj += self._tmp
+                self.impedance(None, d.velocity, uj)
             if d.has_torque:
                 uj += d.torque
             source = uj
@@ -239,14 +299,41 @@ class SimulatedRobot:
                 source = self._zeros
             else:
                 source = np.multiply(self._neg_safe_damping, self._v, out=uj)
-            if self._gravity_compensation:
-                self._kernels.gravity(physics.q, self._gravity)
-                gather(self._gravity, self._vi, 1.0, self._gravity_j)
-                source = np.subtract(source, self._gravity_j, out=uj)
+            return self._to_actuators(source, uj, self._gravity_compensation)
+        return self._to_actuators(source, uj, False)
+
+    def _to_actuators(self, source: np.ndarray, uj: np.ndarray, gravity: bool) -> np.ndarray:
+        """The plant's actuation u from protocol-joint torques `source` (− τ_g(q) added when `gravity`:
+        firmware that compensates it)."""
+        if gravity:
+            self._kernels.gravity(self.physics.q, self._gravity)
+            gather(self._gravity, self._vi, 1.0, self._gravity_j)
+            source = np.subtract(source, self._gravity_j, out=uj)
         if self._all_actuators:
             return source
         scatter(source, self._ai, self._u)
         return self._u
+
+    def impedance(self, q_cmd, v_d, uj: np.ndarray) -> np.ndarray:
+        """The joint impedance firmware into uj: ID(q, v, kp∘(q_cmd − q) + kd∘(v_d − v)) + d∘v (q_cmd None:
+        no position term; v_d None: zero). self._q, self._v must hold the protocol joints' q, v."""
+        if q_cmd is not None:
+            np.subtract(q_cmd, self._q, out=self._err)
+            self._err *= self._kp
+        else:
+            self._err.fill(0.0)
+        if v_d is None:
+            np.negative(self._v, out=self._tmp)
+        else:
+            np.subtract(v_d, self._v, out=self._tmp)
+        self._tmp *= self._kd
+        self._err += self._tmp
+        scatter(self._err, self._vi, self._accel)
+        self._kernels.inverse_dynamics(self.physics.q, self.physics.v, self._accel, self._tau_full)
+        gather(self._tau_full, self._vi, 1.0, uj)
+        np.multiply(self._damping, self._v, out=self._tmp)
+        uj += self._tmp
+        return uj
 
     def _publish(self, t: int, force: bool = False) -> None:
         """The status (and, when due, the contact results) at simulated time t."""
@@ -262,6 +349,9 @@ class SimulatedRobot:
         gather(physics.tau_contact, self._vi, self._sign_ext, tau_ext)
         if faults is not None and faults.sensor:
             q, v = faults.measure(t, q, v)
+        if self.driver is not None:
+            self._publish_driver(t, q, v, tau_cmd, tau_meas, tau_ext)
+            return
         commanded = self._have_command and t - self._h_ns - self._command_ns <= self._timeout_ns
         q_cmd = d.position if commanded and d.has_position else self._q
         v_cmd = d.velocity if not self._iiwa and commanded and d.has_velocity else self._zeros
@@ -288,6 +378,40 @@ class SimulatedRobot:
                 and not (faults is not None and faults.silent(t)):
             self._contact_publisher.publish(self.lc, state // 1000)
             self._contact_due = (state // self._contact_period_ns + 1) * self._contact_period_ns
+
+    def _publish_driver(self, t, q, v, tau_cmd, tau_meas, tau_ext) -> None:
+        """The status as the real driver fills it (drivers.sim.real_drivers)."""
+        driver, now = self.driver, self.wall_us(t)
+        if self.lc is None:
+            return
+        if isinstance(driver, KukaDriver):
+            utime = driver.status(t, now, q, tau_ext)
+            if utime is None:
+                return
+            commanding = driver.commanding
+            q_cmd = driver.q_commanded if commanding else q
+            self._encoder.encode(utime, position_measured=q, velocity_estimated=driver.v_filtered,
+                                 position_commanded=q_cmd, position_ipo=q_cmd, torque_measured=tau_meas,
+                                 torque_commanded=tau_cmd, torque_external=tau_ext)
+            if not commanding:                   # outside COMMANDING the driver sends NaN ipo positions
+                data = bytearray(self._encoder.tobytes())
+                start = 20 + 3 * 8 * self.n
+                data[start:start + 8 * self.n] = np.full(self.n, np.nan).astype(">f8").tobytes()
+                self.lc.publish(self.channels.status, bytes(data))
+            else:
+                self._encoder.publish(self.lc)
+        else:
+            if driver.check_reflex(tau_ext):
+                return
+            mode = PANDA_IDLE if driver.mode == "status_only" else PANDA_MOVE
+            self._encoder.encode(now, position_measured=q, velocity_estimated=v,
+                                 position_commanded=driver.command_position(q), torque_measured=tau_meas,
+                                 torque_commanded=tau_cmd, torque_external=tau_ext,
+                                 velocity_commanded=driver.command_velocity(),
+                                 control_command_success_rate=self._success_rate(), robot_mode=mode,
+                                 robot_utime=t // 1000, control_mode=0)
+            self._encoder.publish(self.lc)
+        self.statuses_published += 1
 
     def _success_rate(self) -> float:
         """Fraction of the last 100 status periods in which a command arrived (panda)."""
@@ -331,6 +455,11 @@ class SimulatedRobot:
                     "contact_max_force_n": round(self._contact_publisher.max_force, 6)}
                    if self._contact_publisher else {}),
                 "faults": self.faults.summary() if self.faults else [],
+                **({"driver": {**self.driver.summary(),
+                               "exit_status": None if self.exited is None else self.exited.status}}
+                   if self.driver is not None else {}),
+                **({"exit": {"status": self.exited.status, "message": self.exited.message}}
+                   if self.exited is not None else {}),
                 **({"viz": self.viewer.summary()} if self.viewer is not None else {})}
 
     def close(self) -> None:
@@ -364,7 +493,7 @@ class SimulatedRobot:
             self.publish_status()
             start = clock.start()
             while not stop.is_set() and not (stop_event is not None and stop_event.is_set()) \
-                    and (end is None or self.physics.steps < end):
+                    and (end is None or self.physics.steps < end) and self.exited is None:
                 clock.wait()
                 while lc.handle_timeout(0) > 0:
                     pass

@@ -47,6 +47,14 @@ def test_the_scenarios_cover_the_controllers_contact_each_fault_and_the_serial_c
     # the link's corruptions; silent, unplug and board_fault run on the wall clock (tests/serial covers them)
     assert link_faults == {"bit_flip", "drop_byte", "truncate", "garbage", "split"}
     assert all(s.spec.golden is not None for s in scenarios)
+    # each real driver's mode (configs/real) in both start orders, the exit-path safe command checked
+    real = {((s.cfg.sim or {}).get("driver"), str((s.cfg.sim or {}).get("kuka_driver", {}).get("torque_only", False)
+             if s.cfg.robot.protocol == "iiwa" else s.cfg.robot.command), s.spec.start_order)
+            for s in scenarios if (s.cfg.sim or {}).get("driver", "drake_sim") != "drake_sim"
+            and s.spec.criteria.summary.get("status.exit_command_sent") is True}
+    assert real == {(d, m, o) for d, m in (("kuka_driver", "False"), ("kuka_driver", "True"),
+                                           ("franka_driver", "torque"), ("franka_driver", "velocity"))
+                    for o in ("loop_first", "driver_first")}
 
 
 def copy_scenario(tmp_path, name: str, edit=None) -> Path:

@@ -522,3 +522,16 @@ def test_steady_state_encode_decode_allocates_nothing():
     encoders = (command_out, status_out, panda_out, state_out)
     for coder in encoders + (status_in, command_in, panda_in, state_in):
         assert coder.ok_count == 1100 + (coder in encoders)
+
+
+def test_iiwa_status_may_carry_nan_ipo_positions_as_kuka_driver_sends_outside_commanding(rng):
+    """kuka_driver fills joint_position_ipo with NaN outside FRI's COMMANDING states: accepted (and
+    passed on as NaN); a NaN in any other array is still rejected."""
+    decoder = StatusDecoder("iiwa", N)
+    data = _iiwa_status(rng, joint_position_ipo=(0, math.nan))
+    message = lcmt_iiwa_status.decode(data)
+    assert decoder.decode(data), decoder.last_error
+    assert math.isnan(decoder.position_ipo[0])
+    np.testing.assert_array_equal(decoder.position_measured, message.joint_position_measured)
+    assert not decoder.decode(_iiwa_status(rng, joint_position_commanded=(3, math.nan)))
+    assert decoder.counters["non_finite"] == 1

@@ -62,7 +62,9 @@ def test_lockstep_with_viz_draws_the_plant_at_60_hz_of_simulated_time():
 
     sim.publish_status()
     summary = loop.run(3.0, on_tick=record)
-    received.drain()
+    end_ms = sim.time_ns // 1_000_000
+    received.drain()                     # delivers the loop's exit command too: the plant steps once more
+    record(loop)
     draws, seconds = received.draws, sim.time_ns * 1e-9
     assert seconds > 2.99
     # ~60 draws per simulated second: slots every 16.67 ms from t = 0 on the 1 ms steps.
@@ -81,9 +83,10 @@ def test_lockstep_with_viz_draws_the_plant_at_60_hz_of_simulated_time():
     moved = np.linalg.norm(np.subtract(draws[-1].position[link_7], draws[0].position[link_7]))
     assert moved > 0.05, moved
     # The counters reach the run's summary (under the simulator's) and its text.
-    assert summary["sim"]["viz"] == {"draws": len(draws), "loads": 2, "requests": 0, "rejected": 0, "errors": 0}
+    drawn = sum(1 for d in draws if d.timestamp <= end_ms)     # those of the run, before its exit command
+    assert summary["sim"]["viz"] == {"draws": drawn, "loads": 2, "requests": 0, "rejected": 0, "errors": 0}
     text = format_summary(summary)
-    assert f"viz (simulated plant): draws {len(draws)}, loads 2, viewer requests 0, rejected q 0, " \
+    assert f"viz (simulated plant): draws {drawn}, loads 2, viewer requests 0, rejected q 0, " \
            "send errors 0" in text
     assert '"viz"' not in text.split("\nsim: ", 1)[1].split("\n", 1)[0]     # not twice
 

@@ -1,0 +1,133 @@
+"""The loop against the real drivers' behaviour (the simulated plant's sim.driver), each shipped
+config of configs/real/ in both start orders, in lockstep (memq): no driver abort, no loop fault,
+holding within 1 mrad and tracking the waypoint move; the exit-path safe command; a second commander."""
+import lcm
+import numpy as np
+import pytest
+
+from drivers.sim import SimulatedRobot, load_sim_config
+from hil.config import channels_for, load_config
+from hil.lockstep import start_lockstep
+from hil.loop import ControlLoop
+from hil.robot import build_plant, load_robot
+from messages.codec import CommandDecoder
+from messages.drake import lcmt_iiwa_command
+
+CASES = ["kuka_position_torque", "kuka_torque_only", "franka_torque", "franka_velocity", "franka_position"]
+Q0 = np.array([0.0, 0.6, 0.0, -1.2, 0.0, 0.8, 0.0])
+Q1 = np.array([0.2, 0.7, 0.1, -1.1, 0.1, 0.9, 0.1])
+
+
+def start(name, order, trajectory=None, lead_s=1.0):
+    """(loop, sim, lc) of configs/real/NAME.yaml started in `order` (hil.lockstep.start_lockstep)."""
+    cfg = load_config(f"configs/real/{name}.yaml", {"viz": False, **({"trajectory": trajectory} if trajectory else {})})
+    lc = lcm.LCM("memq://")
+    loop, sim = start_lockstep(cfg, order, lead_s, lc)
+    return loop, sim, lc
+
+
+def run(loop, seconds, on_tick=None):
+    return loop.run(seconds, on_tick=on_tick)
+
+
+@pytest.mark.parametrize("order", ["loop_first", "driver_first"])
+@pytest.mark.parametrize("name", CASES)
+def test_the_loop_holds_and_tracks_behind_each_real_driver_mode(name, order):
+    loop, sim, _ = start(name, order, {"type": "hold"})
+    drift = [0.0]
+
+    def track(lp):
+        if lp.safety.commanding:
+            drift[0] = max(drift[0], float(np.max(np.abs(lp.q - Q0))))
+    summary = run(loop, 2.0, track)
+    assert sim.exited is None, sim.exited
+    assert summary["final_state"] == "RUNNING" and summary["faults"] == [], summary["transitions"]
+    assert drift[0] < 1e-3, drift
+    assert "first status" in summary["startup"]
+
+    loop, sim, _ = start(name, order)
+    summary = run(loop, 5.0)
+    assert sim.exited is None, sim.exited
+    assert summary["final_state"] == "RUNNING" and summary["faults"] == [], summary["transitions"]
+    assert np.max(summary["tracking_error_rad"]["max"]) < 0.02, summary["tracking_error_rad"]
+    np.testing.assert_allclose(loop.q, Q0, atol=2e-3)              # there and back again
+
+
+def test_kuka_startup_waits_the_guard_bridges_utime_minus_one_and_learns_200_hz():
+    loop, sim, _ = start("kuka_position_torque", "loop_first", {"type": "hold"}, lead_s=0.1)
+    summary = run(loop, 2.0)
+    assert sim.exited is None and sim.commands_received > 0
+    assert summary["status"]["period_ms"] == pytest.approx(5.0)
+    assert summary["status"]["clock_jumps"] == 1                  # −1 → the host's wall clock, bridged
+    assert "utime -1: the driver is synchronising its clock" in summary["startup"]
+    assert "waiting 0.3 s (loop.start_guard)" in summary["startup"]
+    assert "status timeout 15.0 ms" in summary["startup"]
+    # the trajectory clock ran on across the switch: 2 s of robot time for 2 s of run, no 1.7e9 s jump
+    assert 1.9e9 < loop.robot_ns < 2.6e9
+
+
+def test_without_the_guard_the_kuka_driver_aborts():
+    """What the issue measured: a loop that commands 5 ms after the first status kills the driver."""
+    cfg = load_config("configs/real/kuka_position_torque.yaml", {"viz": False, "loop": {"start_guard": 0.0}})
+    lc = lcm.LCM("memq://")
+    sim = SimulatedRobot(build_plant(cfg.robot), load_sim_config(cfg.sim, "sim"), "iiwa", channels_for(cfg), lc)
+    loop = ControlLoop(cfg, load_robot(cfg.robot), lc, mode="lockstep")
+    loop.sim = sim
+    sim.publish_status()
+    loop.run(0.5)
+    assert sim.exited.message == "First command received within guard time.  Aborting."
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_the_exit_command_is_the_documented_safe_command(name):
+    loop, sim, lc = start(name, "driver_first", {"type": "hold"})
+    got = []
+    lc.subscribe(loop.channels.command, lambda c, data: got.append(bytes(data)))
+
+    class Boom(Exception):
+        pass
+
+    ticks = [0]
+
+    def explode(lp):
+        ticks[0] += 1
+        if ticks[0] == 300:
+            raise Boom()
+    with pytest.raises(Boom):                 # an exception out of the run: still the safe command
+        run(loop, 2.0, explode)
+    q, v = loop.q.copy(), loop.v.copy()       # the state it left from
+    while lc.handle_timeout(0) > 0:
+        pass
+    assert loop.exit_command_sent
+    d = CommandDecoder(loop.robot.protocol, 7)
+    assert d.decode(got[-1]), d.last_error
+    if loop.send_q:
+        np.testing.assert_allclose(d.position, q)                  # hold where it is
+    if loop.send_v:
+        assert not d.velocity.any()
+    if loop.send_tau:
+        expect = -loop.cfg.safety.damping[0] * v
+        np.testing.assert_allclose(d.torque, expect, atol=1e-9)    # damping; the robot holds gravity
+    assert sim.exited is None
+
+
+def test_a_second_commander_is_a_fault_naming_it():
+    loop, sim, lc = start("kuka_torque_only", "driver_first", {"type": "hold"})
+    other = lcmt_iiwa_command()
+    other.utime, other.num_joints, other.joint_position = 5, 7, list(Q0)
+    other.num_torques, other.joint_torque = 7, [0.0] * 7
+
+    def intruder(lp):
+        if lp.tick_index == 500:
+            lc.publish(lp.channels.command, other.encode())
+    summary = run(loop, 1.0, intruder)
+    assert summary["final_state"] == "FAULT" and summary["status"]["foreign_commands"] == 1
+    assert "second commander: a command on IIWA_COMMAND that this loop did not send" in summary["transitions"][-1]
+    # garbage on the channel commands nothing: no fault
+    loop, sim, lc = start("kuka_torque_only", "driver_first", {"type": "hold"})
+
+    def garbage(lp):
+        if lp.tick_index == 500:
+            lc.publish(lp.channels.command, b"\x00" * 40)
+    summary = run(loop, 1.0, garbage)
+    assert summary["final_state"] == "RUNNING" and summary["status"]["foreign_commands"] == 0
