@@ -23,11 +23,9 @@ from .xml_source import XmlSource
 DEFAULT_RGBA = np.array([0.9, 0.9, 0.9, 1.0])
 # Drake's URDF extensions read here; the children of <drake:proximity_properties> other than the
 # friction coefficients are contact parameters of Drake's solvers and are ignored quietly.
-DRAKE_READ = {"drake:capsule", "drake:proximity_properties", "drake:mu_static", "drake:mu_dynamic"}
+DRAKE_READ = {"drake:capsule", "drake:proximity_properties", "drake:mu_static", "drake:mu_dynamic",
+              "drake:rotor_inertia", "drake:gear_ratio"}
 DRAKE_IGNORED_WHY = {
-    "drake:rotor_inertia": "Drake adds the reflected inertia (rotor inertia × gear ratio²) to M and to inverse "
-                           "dynamics; here M is the links' alone",
-    "drake:gear_ratio": "it only scales drake:rotor_inertia",
     "drake:controller_gains": "Drake's discrete plant PD-controls such actuators; here actuation is torque",
     "drake:collision_filter_group": "collision filtering is not modelled",
 }
@@ -407,10 +405,18 @@ class UrdfParser(ModelParser):
         if effort == 0:
             self.warn(t, f"skipping transmission: joint '{jname}' has a zero effort limit")
             return
+        name = actuator_el.get("name") or t.get("name")
         try:
-            self.plant.AddJointActuator(actuator_el.get("name") or t.get("name"), joint, effort)
+            actuator = self.plant.AddJointActuator(name, joint, effort)
         except (RuntimeError, ValueError) as e:
             raise self.xml.error(t, str(e)) from None
+        for tag, setter in (("drake:rotor_inertia", actuator.set_default_rotor_inertia),
+                            ("drake:gear_ratio", actuator.set_default_gear_ratio)):
+            el = actuator_el.find(tag)
+            if el is not None:
+                if el.get("value") is None:
+                    raise self.xml.error(el, f'joint actuator {name}\'s {tag} does not have a "value" attribute!')
+                setter(self.xml.attr_float(el, "value"))
 
 
 def parse_urdf(plant, text: str, source: str | None, options):

@@ -312,14 +312,21 @@ def test_drake_extensions_not_modelled_are_named_once():
                  joint("k", "revolute", "b", "c", '<axis xyz="0 0 1"/>'),
                  *(f'<transmission name="t{j}"><type>transmission_interface/SimpleTransmission</type>'
                    f'<joint name="{j}"/><actuator name="m{j}"><drake:rotor_inertia value="0.1"/>'
-                   f'<drake:gear_ratio value="100"/></actuator></transmission>' for j in "jk"),
+                   f'<drake:gear_ratio value="100"/><drake:controller_gains p="1" d="2"/></actuator>'
+                   '</transmission>' for j in "jk"),
                  '<link name="d"><collision><geometry><sphere radius="1"/></geometry><drake:proximity_properties>'
                  '<drake:hydroelastic_modulus value="1e7"/><drake:mu_static value="0.5"/></drake:proximity_properties>'
                  '</collision></link>')
     plant, parser, _ = parse(text)
     assert plant.num_actuators() == 2
+    assert [plant.get_joint_actuator(a).default_reflected_inertia() for a in plant.GetJointActuatorIndices()] == \
+        pytest.approx([1000.0, 1000.0])                         # read: 100² · 0.1
     notes = [d for d in parser.diagnostics if "<drake:" in d]
-    assert len(notes) == 2 and "2 <drake:rotor_inertia> elements ignored: Drake adds the reflected inertia" in notes[0]
+    assert len(notes) == 1 and "2 <drake:controller_gains> elements ignored" in notes[0]
+    with pytest.raises(ParseError, match="joint actuator m's drake:rotor_inertia does not have a \"value\""):
+        parse(robot(link("a"), link("b"), joint("j", "revolute", "a", "b", '<axis xyz="0 0 1"/>'),
+                    '<transmission name="t"><type>SimpleTransmission</type><joint name="j"/><actuator name="m">'
+                    '<drake:rotor_inertia/></actuator></transmission>'))
     with pytest.raises(ParseError, match="<drake:joint name='u' type='universal'> is not supported"):
         parse(robot(link("a"), '<drake:joint name="u" type="universal"/>'))
 
