@@ -244,19 +244,25 @@ ROTOR_URDF = """<robot name="r" xmlns:drake="http://drake.mit.edu">
     f'iyy="0.12" izz="0.05" ixy="0.01" ixz="0" iyz="0"/></inertial></link>' for n in "abc"))
 
 
+def parsed_by_both(text: str, kind: str):
+    """(ours, pydrake's) plants of the same model text, finalized; skips without pydrake."""
+    pytest.importorskip("pydrake", reason="pydrake is not installed (pip install drake)")
+    from pydrake.multibody.parsing import Parser as DrakeParser
+    from pydrake.multibody.plant import MultibodyPlant as DrakePlant
+    ours, drake = dc.MultibodyPlant(0.0), DrakePlant(0.0)
+    dc.Parser(ours).AddModelsFromString(text, kind)
+    DrakeParser(drake).AddModelsFromString(text, kind)
+    ours.Finalize()
+    drake.Finalize()
+    return ours, drake
+
+
 def test_reflected_rotor_inertia_is_drakes():
     """<drake:rotor_inertia> and <drake:gear_ratio>: ρ² I_r on M's diagonal for the actuated joint, in
     the mass matrix, inverse dynamics and forward dynamics (a floating base, so the free joint's
     block is coupled to it), as pydrake computes them."""
-    pytest.importorskip("pydrake", reason="pydrake is not installed (pip install drake)")
-    from pydrake.multibody.parsing import Parser as DrakeParser
-    from pydrake.multibody.plant import MultibodyPlant as DrakePlant
+    ours, drake = parsed_by_both(ROTOR_URDF, "urdf")
     from pydrake.multibody.tree import MultibodyForces as DrakeForces
-    ours, drake = dc.MultibodyPlant(0.0), DrakePlant(0.0)
-    dc.Parser(ours).AddModelsFromString(ROTOR_URDF, "urdf")
-    DrakeParser(drake).AddModelsFromString(ROTOR_URDF, "urdf")
-    ours.Finalize()
-    drake.Finalize()
     for a, b in zip(map(ours.get_joint_actuator, ours.GetJointActuatorIndices()),
                     map(drake.get_joint_actuator, drake.GetJointActuatorIndices())):
         assert (a.default_rotor_inertia(), a.default_gear_ratio(), a.default_reflected_inertia()) == \
@@ -298,14 +304,7 @@ ROTOR_SDF = """<sdf version="1.9"><model name="m">
 
 
 def test_sdformat_rotor_inertia_and_gear_ratio_are_drakes():
-    pytest.importorskip("pydrake", reason="pydrake is not installed (pip install drake)")
-    from pydrake.multibody.parsing import Parser as DrakeParser
-    from pydrake.multibody.plant import MultibodyPlant as DrakePlant
-    ours, drake = dc.MultibodyPlant(0.0), DrakePlant(0.0)
-    dc.Parser(ours).AddModelsFromString(ROTOR_SDF, "sdf")
-    DrakeParser(drake).AddModelsFromString(ROTOR_SDF, "sdf")
-    ours.Finalize()
-    drake.Finalize()
+    ours, drake = parsed_by_both(ROTOR_SDF, "sdf")
     a, b = ours.GetJointActuatorByName("j"), drake.GetJointActuatorByName("j")
     assert (a.default_rotor_inertia(), a.default_gear_ratio()) == (b.default_rotor_inertia(), b.default_gear_ratio())
     np.testing.assert_allclose(ours.CalcMassMatrix(ours.CreateDefaultContext()),
