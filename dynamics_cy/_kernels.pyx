@@ -423,6 +423,7 @@ cdef class CompiledTree:
     cdef double* mass
     cdef double* h
     cdef double* Io
+    cdef double* armature           # per velocity: actuators' reflected inertia ρ² I_r, on M's diagonal
     cdef double g[3]
     # model: frames and bodies placed on nodes
     cdef int* frame_node
@@ -478,6 +479,7 @@ cdef class CompiledTree:
         self.mass = _load_d(m, "mass", nb)
         self.h = _load_d(m, "h", 3 * nb)
         self.Io = _load_d(m, "Io", 9 * nb)
+        self.armature = _load_d(m, "armature", self.nv)
         self.R_NF = _load_d(m, "R_NF", 9 * nf)
         self.p_NF = _load_d(m, "p_NF", 3 * nf)
         self.R_NB = _load_d(m, "R_NB", 9 * nbodies)
@@ -527,6 +529,7 @@ cdef class CompiledTree:
         free(self.mb_identity); free(self.frame_node); free(self.body_node)
         free(self.R_PF); free(self.p_PF); free(self.R_MB); free(self.p_MB); free(self.axis)
         free(self.mass); free(self.h); free(self.Io)
+        free(self.armature)
         free(self.R_NF); free(self.p_NF); free(self.R_NB); free(self.p_NB)
         free(self.R_PB); free(self.p_PB); free(self.R_WB); free(self.p_WB); free(self.S); free(self.Sw)
         free(self.V); free(self.c); free(self.cw); free(self.A); free(self.F); free(self.fext)
@@ -824,6 +827,8 @@ cdef class CompiledTree:
             S = self.S + 36 * t
             for k in range(self.nvj[t]):
                 tau[self.vs[t] + k] = dot6(S + 6 * k, f)
+                if vdot != NULL:            # reflected inertia: + ρ² I_r v̇ (Drake's inverse dynamics)
+                    tau[self.vs[t] + k] += self.armature[self.vs[t] + k] * vdot[self.vs[t] + k]
             p = self.parent[t]
             if p > 0:
                 force_to_parent_add(self.R_PB + 9 * t, self.p_PB + 3 * t, f, self.F + 6 * p)
@@ -885,6 +890,8 @@ cdef class CompiledTree:
                         M[nv * row + col] = dot6(self.Sw + 36 * j + 6 * kk, Fc)
                         M[nv * col + row] = M[nv * row + col]
                     j = self.parent[j]
+        for k in range(nv):                 # reflected inertia ρ² I_r on the diagonal, as in Drake
+            M[nv * k + k] += self.armature[k]
 
     cdef void world_subspaces(self) noexcept nogil:
         """Sw: the motion subspaces at the world origin in W. Needs positions()."""
@@ -951,7 +958,7 @@ cdef class CompiledTree:
             p = self.parent[t]
             if nv == 1:
                 mat6_vec(IA, S, U)
-                d = dot6(S, U)
+                d = dot6(S, U) + self.armature[self.vs[t]]     # + reflected inertia (1-dof joints only)
                 if not d > 0.0:
                     return t
                 Di[0] = 1.0 / d

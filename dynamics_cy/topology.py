@@ -157,5 +157,14 @@ def compile_arrays(plant, order, inboard) -> dict:
         body_node=[node_of[b] for b in range(len(bodies))],
         R_NB=np.array([X_NB[b].rotation().matrix() for b in range(len(bodies))]),
         p_NB=np.array([X_NB[b].translation() for b in range(len(bodies))]),
-        gravity=plant._gravity.gravity_vector())
+        gravity=plant._gravity.gravity_vector(), armature=reflected_inertias(plant))
     return cols
+
+
+def reflected_inertias(plant) -> np.ndarray:
+    """Per velocity, the reflected inertia ρ² I_r of the actuators driving it (Drake's
+    JointActuator::calc_reflected_inertia), which Drake adds to M's diagonal."""
+    armature = np.zeros(plant._nv)
+    for a in plant._actuators:
+        armature[a.joint()._v_start] += a.default_reflected_inertia()
+    return armature

@@ -250,6 +250,7 @@ class JointActuator(MultibodyElement):
         self._joint = joint
         self._effort_limit = float(effort_limit)
         self._input_start = None
+        self._rotor_inertia, self._gear_ratio = 0.0, 1.0
 
     def joint(self):
         return self._joint
@@ -259,6 +260,30 @@ class JointActuator(MultibodyElement):
 
     def set_effort_limit(self, limit: float) -> None:
         self._effort_limit = float(limit)
+
+    def default_rotor_inertia(self) -> float:
+        return self._rotor_inertia
+
+    def default_gear_ratio(self) -> float:
+        return self._gear_ratio
+
+    def default_reflected_inertia(self) -> float:
+        """I_refl = ρ² I_r: what Drake adds to M's diagonal entry of the joint's velocity."""
+        return self._gear_ratio ** 2 * self._rotor_inertia
+
+    def set_default_rotor_inertia(self, rotor_inertia: float) -> None:
+        self._set_reflection(rotor_inertia, self._gear_ratio)
+
+    def set_default_gear_ratio(self, gear_ratio: float) -> None:
+        self._set_reflection(self._rotor_inertia, gear_ratio)
+
+    def _set_reflection(self, rotor_inertia: float, gear_ratio: float) -> None:
+        """The kernels compile the reflected inertia at Finalize, so it is a pre-Finalize setting here
+        (Drake also keeps it as a context parameter, changeable later)."""
+        if self._plant is not None and self._plant.is_finalized():
+            raise RuntimeError(f"actuator '{self.name()}': rotor inertia and gear ratio are set before "
+                               "Finalize() here")
+        self._rotor_inertia, self._gear_ratio = float(rotor_inertia), float(gear_ratio)
 
     def input_start(self) -> int:
         return self._input_start

@@ -43,6 +43,19 @@ class ModelParser:
         self.diagnostics.append(text)
         log.warning(text)
 
+    def warn_unsupported_element(self, node, tag: str) -> None:
+        """Drake's warning for a documented child element it ignores."""
+        child = node.find(tag)
+        if child is not None:
+            self.warn(child, f"The tag '{tag}' found as a child of '{node.tag}' is currently unsupported and "
+                             "will be ignored.")
+
+    def warn_unsupported_attribute(self, node, attribute: str) -> None:
+        """Drake's warning for a documented attribute it ignores."""
+        if node.get(attribute) is not None:
+            self.warn(node, f"The attribute '{attribute}' found in a '{node.tag}' tag is currently unsupported "
+                            "and will be ignored.")
+
     def mesh_path(self, url: str) -> str:
         """The file a mesh URI names; an unresolved one is kept as written and reported once, at the end."""
         path, error = self.package_map._resolve(url, self.base_dir)

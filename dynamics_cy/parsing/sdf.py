@@ -230,7 +230,11 @@ class SdfParser(ModelParser):
                 j.set_velocity_limits([-velocity], [velocity])
             self.plant.AddJoint(j)
             if jtype in ("revolute", "continuous", "prismatic") and effort != 0:
-                self.plant.AddJointActuator(name, j, np.inf if effort < 0 else effort)
+                actuator = self.plant.AddJointActuator(name, j, np.inf if effort < 0 else effort)
+                for tag, setter in (("drake:rotor_inertia", actuator.set_default_rotor_inertia),
+                                    ("drake:gear_ratio", actuator.set_default_gear_ratio)):
+                    if joint.find(tag) is not None:      # as Drake: <drake:rotor_inertia>1.5</...> in <joint>
+                        setter(self.xml.floats(joint.find(tag), joint.find(tag).text, 1, tag)[0])
         except ParseError:
             raise
         except (RuntimeError, ValueError) as e:

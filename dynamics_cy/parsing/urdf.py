@@ -23,11 +23,9 @@ from .xml_source import XmlSource
 DEFAULT_RGBA = np.array([0.9, 0.9, 0.9, 1.0])
 # Drake's URDF extensions read here; the children of <drake:proximity_properties> other than the
 # friction coefficients are contact parameters of Drake's solvers and are ignored quietly.
-DRAKE_READ = {"drake:capsule", "drake:proximity_properties", "drake:mu_static", "drake:mu_dynamic"}
+DRAKE_READ = {"drake:capsule", "drake:proximity_properties", "drake:mu_static", "drake:mu_dynamic",
+              "drake:rotor_inertia", "drake:gear_ratio"}
 DRAKE_IGNORED_WHY = {
-    "drake:rotor_inertia": "Drake adds the reflected inertia (rotor inertia × gear ratio²) to M and to inverse "
-                           "dynamics; here M is the links' alone",
-    "drake:gear_ratio": "it only scales drake:rotor_inertia",
     "drake:controller_gains": "Drake's discrete plant PD-controls such actuators; here actuation is torque",
     "drake:collision_filter_group": "collision filtering is not modelled",
 }
@@ -60,6 +58,7 @@ class UrdfParser(ModelParser):
         root = self.xml.root
         if root.tag != "robot":
             raise self.xml.error(root, f"a URDF's root element must be <robot>, got <{root.tag}>")
+        self.warn_unsupported_attribute(root, "version")
         name = root.get("name")
         if not name:
             raise self.xml.error(root, "<robot> needs a name attribute")
@@ -82,9 +81,11 @@ class UrdfParser(ModelParser):
             joint_info[joint.get("name")] = self._joint(joint)
             joints.append(joint)
         self._check_no_loops(joints)
+        recorded = []
         for joint in root.findall("joint"):       # after every joint, as Drake's ParseMimicTag
             if joint.find("mimic") is not None:
-                self._mimic(joint, joint.find("mimic"))
+                recorded += self._mimic(joint, joint.find("mimic"))
+        self._report_mimic(recorded)
         for t in root.findall("transmission"):
             self._transmission(t, joint_info)
         for link, body in geometry:
@@ -119,12 +120,17 @@ class UrdfParser(ModelParser):
         return RigidTransform(RollPitchYaw(rpy), xyz)
 
     def _link(self, link):
+        self.warn_unsupported_attribute(link, "type")
         name = link.get("name")
         if not name:
             raise self.xml.error(link, "<link> needs a name attribute")
         if name in self.links:
             raise self.xml.error(link, f"duplicate link name '{name}'")
         if name == "world":
+            if link.find("inertial") is not None:
+                self.warn(link, 'A URDF file declared the "world" link and then attempted to assign mass '
+                                "properties (via the <inertial> tag). Only geometries, <collision> and <visual>, "
+                                "can be assigned to the world link. The <inertial> tag is being ignored.")
             self.links[name] = self.plant.world_body()
             return self.links[name]
         M = self._inertia(link.find("inertial"), name)
@@ -228,6 +234,8 @@ class UrdfParser(ModelParser):
         return self.links[name]
 
     def _joint(self, joint):
+        self.warn_unsupported_element(joint, "calibration")
+        self.warn_unsupported_element(joint, "safety_controller")
         name, jtype = joint.get("name"), joint.get("type")
         if not name:
             raise self.xml.error(joint, "<joint> needs a name attribute")
@@ -260,6 +268,8 @@ class UrdfParser(ModelParser):
             raise self.xml.error(dyn, f"joint '{name}': damping {damping} is negative")
         if dyn is not None and self.xml.attr_float(dyn, "friction", 0.0) != 0.0:
             self.warn(dyn, f"joint '{name}': non-zero joint friction is ignored (as Drake does)")
+        if dyn is not None and dyn.get("coulomb_window") is not None:
+            self.warn(dyn, f"joint '{name}': the 'coulomb_window' attribute is ignored (as Drake does)")
         try:
             F = self.plant.AddFrame(FixedOffsetFrame(f"{name}_parent", parent.body_frame(), X_PJ, self.instance))
             M = child.body_frame()
@@ -311,8 +321,9 @@ class UrdfParser(ModelParser):
                 seen.add(link)
                 link = parent[link].find("parent").get("link")
 
-    def _mimic(self, joint, mimic) -> None:
-        """Drake's checks of a <mimic> (errors and warnings in its order); the coupling is recorded."""
+    def _mimic(self, joint, mimic) -> list:
+        """Drake's checks of a <mimic> (errors and warnings in its order); the coupling is recorded and
+        returned (as a one-element list; empty when Drake ignores the element)."""
         name, other = joint.get("name"), mimic.get("joint")
         if not other:
             raise self.xml.error(mimic, f"Joint '{name}' mimic element is missing the required 'joint' attribute.")
@@ -327,7 +338,7 @@ class UrdfParser(ModelParser):
         if not self.plant.HasJointNamed(name, self.instance):      # a floating joint, which Drake drops
             self.warn(mimic, f"Drake only supports the mimic element for single-dof joints. The mimic element "
                              f"in joint '{name}' will be ignored.")
-            return
+            return []
         n0 = self.plant.GetJointByName(name, self.instance).num_velocities()
         n1 = self.plant.GetJointByName(other, self.instance).num_velocities()
         if n0 != n1:
@@ -337,21 +348,52 @@ class UrdfParser(ModelParser):
             self.warn(mimic, f"Drake only supports the mimic element for single-dof joints. The joint '{name}' "
                              f"(with {n0} dofs) is attempting to mimic joint '{other}' (with {n1} dofs). The "
                              "mimic element will be ignored.")
+            return []
+        coupling = {"joint": name, "mimics": other, "multiplier": multiplier, "offset": offset,
+                    "model_instance": self.instance}
+        self.plant._mimic.append(coupling)
+        return [(mimic, coupling)]
+
+    def _report_mimic(self, recorded: list) -> None:
+        """One note for all the model's accepted <mimic> elements (this parser's, not Drake's: Drake
+        enforces them in its SAP and CENIC solvers), naming the first few."""
+        if not recorded:
             return
-        self.plant._mimic.append({"joint": name, "mimics": other, "multiplier": multiplier,
-                                  "offset": offset, "model_instance": self.instance})
-        self.warn(mimic, f"joint '{name}' mimics '{other}' (q = {multiplier} q_{other} + {offset}): "
-                         "recorded in plant.GetMimicJoints() but not enforced by the dynamics; the joint moves "
-                         "freely", drake_warns=False)
+        shown = ", ".join(f"'{c['joint']}' = {c['multiplier']} '{c['mimics']}' + {c['offset']}"
+                          for _, c in recorded[:3]) + (", ..." if len(recorded) > 3 else "")
+        n = len(recorded)
+        self.warn(recorded[0][0], f"{n} <mimic> joint{'s' if n > 1 else ''} ({shown}) recorded in "
+                                  "plant.GetMimicJoints() but not enforced by the dynamics: they move freely",
+                  drake_warns=False)
+
+    def _mechanical_reduction(self, node) -> None:
+        """Drake's warning for a <mechanicalReduction> other than 1 (it models none)."""
+        child = node.find("mechanicalReduction")
+        text = child.text if child is not None else None
+        if not text:
+            return
+        try:
+            if [float(x) for x in text.split()] == [1.0]:
+                return
+        except ValueError:
+            pass
+        self.warn(child, f"A '{node.tag}' element contains a mechanicalReduction element with a value '{text}' "
+                         "other than the default of 1. MultibodyPlant does not currently support non-default "
+                         "mechanical reductions.")
 
     def _transmission(self, t, joint_info: dict) -> None:
+        for tag in ("leftActuator", "rightActuator", "flexJoint", "rollJoint", "gap_joint", "passive_joint",
+                    "use_simulated_gripper_joint"):
+            self.warn_unsupported_element(t, tag)
+        self._mechanical_reduction(t)
         ttype = t.get("type") or (t.findtext("type") or "").strip()
-        if not ttype.endswith("SimpleTransmission"):
+        if "SimpleTransmission" not in ttype:
             self.warn(t, f"transmission '{t.get('name')}' of type '{ttype}' is ignored (only SimpleTransmission)")
             return
         joint_el, actuator_el = t.find("joint"), t.find("actuator")
         if joint_el is None or actuator_el is None:
             raise self.xml.error(t, "a transmission needs a <joint> and an <actuator>")
+        self._mechanical_reduction(actuator_el)
         jname = joint_el.get("name")
         if jname not in joint_info:
             raise self.xml.error(joint_el, f"transmission '{t.get('name')}' names an undefined joint '{jname}'")
@@ -363,10 +405,18 @@ class UrdfParser(ModelParser):
         if effort == 0:
             self.warn(t, f"skipping transmission: joint '{jname}' has a zero effort limit")
             return
+        name = actuator_el.get("name") or t.get("name")
         try:
-            self.plant.AddJointActuator(actuator_el.get("name") or t.get("name"), joint, effort)
+            actuator = self.plant.AddJointActuator(name, joint, effort)
         except (RuntimeError, ValueError) as e:
             raise self.xml.error(t, str(e)) from None
+        for tag, setter in (("drake:rotor_inertia", actuator.set_default_rotor_inertia),
+                            ("drake:gear_ratio", actuator.set_default_gear_ratio)):
+            el = actuator_el.find(tag)
+            if el is not None:
+                if el.get("value") is None:
+                    raise self.xml.error(el, f'joint actuator {name}\'s {tag} does not have a "value" attribute!')
+                setter(self.xml.attr_float(el, "value"))
 
 
 def parse_urdf(plant, text: str, source: str | None, options):

@@ -314,6 +314,32 @@ def test_sweep_loads_a_model_exactly_when_pydrake_does(sweep):
             assert causes(e.ours, rel) and causes(e.ours, rel) == causes(e.drake, rel), f"{rel}:\n{e.ours}\n{e.drake}"
 
 
+def test_sweep_strict_parsing_refuses_what_pydrakes_refuses(sweep, robot_data):
+    """Under SetStrictParsing every warning is an error: a model loads here exactly when it loads in
+    pydrake, i.e. both warn on the same models (Drake's warnings for what it ignores included)."""
+    from pydrake.multibody.parsing import Parser
+    from pydrake.multibody.plant import MultibodyPlant
+
+    def strict(make_plant, make_parser, path):
+        plant = make_plant(0.0)
+        parser = make_parser(plant)
+        parser.SetStrictParsing()
+        parser.package_map().Add("example-robot-data", str(robot_data))
+        return attempt(lambda: parser.AddModels(str(path)))
+    quiet = logging.getLogger("dynamics_cy")
+    level, quiet.level = quiet.level, logging.ERROR
+    differ, loaded = [], 0
+    for rel in sweep:
+        path = robot_data / "robots" / rel
+        ours = not isinstance(strict(dc.MultibodyPlant, dc.Parser, path), str)
+        theirs = not isinstance(strict(MultibodyPlant, Parser, path), str)
+        loaded += ours
+        if ours != theirs:
+            differ.append(f"{rel}: ours {'loads' if ours else 'refuses'}, pydrake {'loads' if theirs else 'refuses'}")
+    quiet.setLevel(level)
+    assert not differ and loaded >= 30, differ
+
+
 def dynamics_errors(ours, peer_M, peer_g, peer_id, seeds=(0, 1)):
     """Max relative errors of M, τ_g and inverse dynamics against a peer's at random states."""
     c, k = ours.CreateDefaultContext(), ours.kernels()

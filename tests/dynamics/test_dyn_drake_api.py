@@ -227,3 +227,85 @@ def test_a_joint_that_moves_no_mass_finalizes_as_in_drake():
         np.testing.assert_array_equal(M, dM)
         with pytest.raises(RuntimeError, match="connects body a to body b is not positive-definite"):
             Simulator(drake).AdvanceTo(0.001)
+
+
+ROTOR_URDF = """<robot name="r" xmlns:drake="http://drake.mit.edu">
+{links}
+<joint name="j1" type="revolute"><parent link="a"/><child link="b"/><origin xyz="0 0 0.4" rpy="0.1 0.2 0"/>
+<axis xyz="0 0 1"/><limit effort="10"/></joint>
+<joint name="j2" type="revolute"><parent link="b"/><child link="c"/><origin xyz="0 0 0.4"/>
+<axis xyz="0.3 1 0"/><limit effort="10"/></joint>
+<transmission name="t1"><type>SimpleTransmission</type><joint name="j1"/><actuator name="m1">
+<drake:rotor_inertia value="0.02"/><drake:gear_ratio value="50"/></actuator></transmission>
+<transmission name="t2"><type>SimpleTransmission</type><joint name="j2"/><actuator name="m2">
+<drake:rotor_inertia value="0.5"/></actuator></transmission>
+</robot>""".format(links="".join(
+    f'<link name="{n}"><inertial><origin xyz="0.1 0.02 0.3"/><mass value="1.5"/><inertia ixx="0.1" '
+    f'iyy="0.12" izz="0.05" ixy="0.01" ixz="0" iyz="0"/></inertial></link>' for n in "abc"))
+
+
+def parsed_by_both(text: str, kind: str):
+    """(ours, pydrake's) plants of the same model text, finalized; skips without pydrake."""
+    pytest.importorskip("pydrake", reason="pydrake is not installed (pip install drake)")
+    from pydrake.multibody.parsing import Parser as DrakeParser
+    from pydrake.multibody.plant import MultibodyPlant as DrakePlant
+    ours, drake = dc.MultibodyPlant(0.0), DrakePlant(0.0)
+    dc.Parser(ours).AddModelsFromString(text, kind)
+    DrakeParser(drake).AddModelsFromString(text, kind)
+    ours.Finalize()
+    drake.Finalize()
+    return ours, drake
+
+
+def test_reflected_rotor_inertia_is_drakes():
+    """<drake:rotor_inertia> and <drake:gear_ratio>: ρ² I_r on M's diagonal for the actuated joint, in
+    the mass matrix, inverse dynamics and forward dynamics (a floating base, so the free joint's
+    block is coupled to it), as pydrake computes them."""
+    ours, drake = parsed_by_both(ROTOR_URDF, "urdf")
+    from pydrake.multibody.tree import MultibodyForces as DrakeForces
+    for a, b in zip(map(ours.get_joint_actuator, ours.GetJointActuatorIndices()),
+                    map(drake.get_joint_actuator, drake.GetJointActuatorIndices())):
+        assert (a.default_rotor_inertia(), a.default_gear_ratio(), a.default_reflected_inertia()) == \
+            (b.default_rotor_inertia(), b.default_gear_ratio(), b.default_reflected_inertia())
+    c, d, k = ours.CreateDefaultContext(), drake.CreateDefaultContext(), ours.kernels()
+    rng = np.random.default_rng(1)
+    for _ in range(3):
+        q = rng.normal(size=ours.num_positions())
+        q[:4] /= np.linalg.norm(q[:4])
+        v, vdot = rng.normal(size=ours.num_velocities()), rng.normal(size=ours.num_velocities())
+        ours.SetPositions(c, q)
+        ours.SetVelocities(c, v)
+        drake.SetPositions(d, q)
+        drake.SetVelocities(d, v)
+        M = drake.CalcMassMatrix(d)
+        forces = DrakeForces(drake)
+        drake.CalcForceElementsContribution(d, forces)
+        tau = drake.CalcInverseDynamics(d, vdot, forces)
+        np.testing.assert_allclose(ours.CalcMassMatrix(c), M, rtol=0, atol=1e-12 * np.abs(M).max())
+        np.testing.assert_allclose(ours.CalcMassMatrixViaInverseDynamics(c), M, rtol=0, atol=1e-12 * np.abs(M).max())
+        out, vdot_ours = np.zeros_like(v), np.zeros_like(v)
+        k.inverse_dynamics(q, v, vdot, out)
+        np.testing.assert_allclose(out, tau, rtol=0, atol=1e-12 * np.abs(tau).max())
+        k.forward_dynamics(q, v, out, vdot_ours)
+        np.testing.assert_allclose(vdot_ours, vdot, rtol=0, atol=1e-10)
+    assert M[6, 6] > 50.0      # the 2500 · 0.02 = 50 kg·m² of j1's rotor is in it
+    with pytest.raises(RuntimeError, match="before Finalize"):
+        ours.get_joint_actuator(ours.GetJointActuatorIndices()[0]).set_default_rotor_inertia(1.0)
+
+
+ROTOR_SDF = """<sdf version="1.9"><model name="m">
+<link name="a"><inertial><mass>2</mass><inertia><ixx>0.1</ixx><iyy>0.2</iyy><izz>0.25</izz></inertia></inertial></link>
+<link name="b"><pose>0 0 0.5 0 0 0</pose><inertial><mass>1</mass><pose>0.1 0 0 0 0 0</pose>
+<inertia><ixx>0.1</ixx><iyy>0.1</iyy><izz>0.1</izz></inertia></inertial></link>
+<joint name="w" type="fixed"><parent>world</parent><child>a</child></joint>
+<joint name="j" type="revolute"><parent>a</parent><child>b</child><axis><xyz>0 1 0</xyz></axis>
+<drake:rotor_inertia>1.5</drake:rotor_inertia><drake:gear_ratio>30</drake:gear_ratio></joint>
+</model></sdf>"""
+
+
+def test_sdformat_rotor_inertia_and_gear_ratio_are_drakes():
+    ours, drake = parsed_by_both(ROTOR_SDF, "sdf")
+    a, b = ours.GetJointActuatorByName("j"), drake.GetJointActuatorByName("j")
+    assert (a.default_rotor_inertia(), a.default_gear_ratio()) == (b.default_rotor_inertia(), b.default_gear_ratio())
+    np.testing.assert_allclose(ours.CalcMassMatrix(ours.CreateDefaultContext()),
+                               drake.CalcMassMatrix(drake.CreateDefaultContext()), rtol=1e-14)

@@ -102,13 +102,17 @@ def test_every_urdf_joint_type_and_its_attributes():
 
 
 def test_mimic_is_recorded_and_reported():
-    text = robot(link("world"), link("a"), link("b"),
+    text = robot('<link name="world"/>', link("a"), link("b"), link("c"),
                  joint("j1", "revolute", "world", "a", '<axis xyz="0 0 1"/>'),
                  joint("j2", "revolute", "a", "b",
-                       '<axis xyz="0 0 1"/><mimic joint="j1" multiplier="-2" offset="0.1"/>'))
+                       '<axis xyz="0 0 1"/><mimic joint="j1" multiplier="-2" offset="0.1"/>'),
+                 joint("j3", "revolute", "b", "c", '<axis xyz="0 0 1"/><mimic joint="j1"/>'))
     plant, parser, _ = parse(text)
-    assert plant.GetMimicJoints()[0]["joint"] == "j2" and plant.GetMimicJoints()[0]["multiplier"] == -2.0
-    assert any("mimics 'j1'" in d and "not enforced" in d for d in parser.diagnostics)
+    assert [m["joint"] for m in plant.GetMimicJoints()] == ["j2", "j3"]
+    assert plant.GetMimicJoints()[0]["multiplier"] == -2.0
+    # one note for the model, not one per joint (Romeo has 22 mimic joints)
+    assert len(parser.diagnostics) == 1 and "2 <mimic> joints ('j2' = -2.0 'j1' + 0.1, 'j3' = 1.0 'j1' + 0.0)" \
+        in parser.diagnostics[0] and "not enforced" in parser.diagnostics[0]
     strict = Parser(MultibodyPlant(0.0))
     strict.SetStrictParsing()                       # Drake loads it strictly too: the note is ours alone
     strict.AddModelsFromString(text, "urdf")
@@ -308,14 +312,21 @@ def test_drake_extensions_not_modelled_are_named_once():
                  joint("k", "revolute", "b", "c", '<axis xyz="0 0 1"/>'),
                  *(f'<transmission name="t{j}"><type>transmission_interface/SimpleTransmission</type>'
                    f'<joint name="{j}"/><actuator name="m{j}"><drake:rotor_inertia value="0.1"/>'
-                   f'<drake:gear_ratio value="100"/></actuator></transmission>' for j in "jk"),
+                   f'<drake:gear_ratio value="100"/><drake:controller_gains p="1" d="2"/></actuator>'
+                   '</transmission>' for j in "jk"),
                  '<link name="d"><collision><geometry><sphere radius="1"/></geometry><drake:proximity_properties>'
                  '<drake:hydroelastic_modulus value="1e7"/><drake:mu_static value="0.5"/></drake:proximity_properties>'
                  '</collision></link>')
     plant, parser, _ = parse(text)
     assert plant.num_actuators() == 2
+    assert [plant.get_joint_actuator(a).default_reflected_inertia() for a in plant.GetJointActuatorIndices()] == \
+        pytest.approx([1000.0, 1000.0])                         # read: 100² · 0.1
     notes = [d for d in parser.diagnostics if "<drake:" in d]
-    assert len(notes) == 2 and "2 <drake:rotor_inertia> elements ignored: Drake adds the reflected inertia" in notes[0]
+    assert len(notes) == 1 and "2 <drake:controller_gains> elements ignored" in notes[0]
+    with pytest.raises(ParseError, match="joint actuator m's drake:rotor_inertia does not have a \"value\""):
+        parse(robot(link("a"), link("b"), joint("j", "revolute", "a", "b", '<axis xyz="0 0 1"/>'),
+                    '<transmission name="t"><type>SimpleTransmission</type><joint name="j"/><actuator name="m">'
+                    '<drake:rotor_inertia/></actuator></transmission>'))
     with pytest.raises(ParseError, match="<drake:joint name='u' type='universal'> is not supported"):
         parse(robot(link("a"), '<drake:joint name="u" type="universal"/>'))
 
@@ -431,3 +442,50 @@ def test_sdformat_inertia_policy_is_drakes(mass, moments):
     assert ours.default_mass() == pytest.approx(theirs.default_mass(), rel=1e-14)
     np.testing.assert_allclose(ours.default_rotational_inertia().CopyToFullMatrix3(),
                                theirs.default_rotational_inertia().CopyToFullMatrix3(), rtol=1e-12, atol=1e-18)
+
+
+IGNORED_BY_DRAKE = """<robot name="r" version="1.0">
+<link name="world">
+<inertial><mass value="1"/></inertial></link>
+<link name="a" type="ignored">
+</link>
+<link name="b"/>
+<joint name="j1" type="revolute"><parent link="world"/><child link="a"/><axis xyz="0 0 1"/>
+<calibration rising="0"/>
+<safety_controller k_velocity="1"/>
+<dynamics damping="0.1" coulomb_window="0.01"/>
+<limit effort="3"/></joint>
+<joint name="j2" type="revolute"><parent link="a"/><child link="b"/><axis xyz="0 0 1"/></joint>
+<transmission name="t1"><type>transmission_interface/SimpleTransmission</type>
+<joint name="j1"/><actuator name="m1">
+<mechanicalReduction>50</mechanicalReduction></actuator>
+<flexJoint name="x"/>
+</transmission>
+<transmission name="t2"><type>transmission_interface/SimpleTransmission</type>
+<joint name="j2"/><actuator name="m2"><mechanicalReduction>1</mechanicalReduction></actuator>
+<mechanicalReduction>-3</mechanicalReduction>
+</transmission>
+</robot>"""
+
+
+def test_what_drake_ignores_with_a_warning_warns_here_on_the_same_lines(caplog):
+    """Documented URDF tags and attributes Drake ignores (calibration, safety_controller, a link's
+    type, the robot's version, coulomb_window, the PR2's transmission children), a mechanicalReduction
+    other than 1 and <inertial> on the world: a warning on the same line as Drake's, so that
+    SetStrictParsing refuses the same models (the Panda's safety_controller tags, the PR2's reductions)."""
+    pytest.importorskip("pydrake", reason="pydrake is not installed (pip install drake)")
+    from pydrake.multibody.parsing import Parser as DrakeParser
+    from pydrake.multibody.plant import MultibodyPlant as DrakePlant
+    plant, parser, _ = parse(IGNORED_BY_DRAKE)
+    assert plant.num_actuators() == 2
+    drake = DrakePlant(0.0)
+    with caplog.at_level(logging.WARNING, logger="drake"):
+        DrakeParser(drake).AddModelsFromString(IGNORED_BY_DRAKE, "urdf")
+    theirs = sorted(int(r.getMessage().split(":")[1]) for r in caplog.records if r.name == "drake")
+    ours = sorted(int(d.split(":")[1].split()[0]) for d in parser.diagnostics)
+    assert len(theirs) == 9 and ours == theirs
+    assert any("mechanicalReduction element with a value '50'" in d for d in parser.diagnostics)
+    strict = Parser(MultibodyPlant(0.0))
+    strict.SetStrictParsing()
+    with pytest.raises(ParseError, match="version"):
+        strict.AddModelsFromString(IGNORED_BY_DRAKE, "urdf")
