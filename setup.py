@@ -1,4 +1,5 @@
-"""Builds the Cython extensions (dynamics_cy._kernels, messages._codec; -O3, numpy headers)."""
+"""Builds the Cython extensions (dynamics_cy._kernels, messages._codec, hil._control, drivers.sim._physics,
+planning._wbc_qp; -O3, numpy headers)."""
 import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
@@ -11,7 +12,8 @@ extensions = [
         extra_compile_args=["-O3", "-fno-math-errno"],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
     )
-    for name in ("dynamics_cy._kernels", "messages._codec", "hil._control", "drivers.sim._physics")
+    for name in ("dynamics_cy._kernels", "messages._codec", "hil._control", "drivers.sim._physics",
+                 "planning._wbc_qp")
 ]
 
 setup(
