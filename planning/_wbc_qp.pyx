@@ -207,7 +207,7 @@ cdef class Assembly:
     cdef double[:, ::1] l_rows
     cdef double[:, :, ::1] J_grp, X_grp, R_swing
     cdef double[::1] g, h, h_a, Jc_dot_v, b, l, u, bl, bu, limits, posture_w, q_post, p_com, J_com_dot_v
-    cdef double[::1] com_t, com_vt, com_ff, p_WB_t, rot, zero, p_WB, p_swing, l_tau, u_tau, tau, x
+    cdef double[::1] com_t, com_vt, com_ff, p_WB_t, rot, zero, p_WB, p_swing, l_tau, u_tau, tau, x, q, v
     cdef int[::1] sense
     cdef unsigned char[::1] active
     cdef long[:, ::1] grp            # per group: first equality row (after the 6 base rows), rows, first point, points, flat
@@ -227,7 +227,7 @@ cdef class Assembly:
         self.R_swing, self.swing_t, self.p_FC = ctl.swing_R_targets, ctl.swing_targets, ctl.p_FC
         self.active = ctl.active.view(np.uint8)
         self.rot, self.zero, self.p_WB, self.p_swing = np.zeros(3), np.zeros(6), np.zeros(3), np.zeros(3)
-        self.tau, self.x = ctl.tau, ctl.x
+        self.tau, self.x, self.q, self.v = ctl.tau, ctl.x, ctl._q, ctl._v
         self.grp = np.array([[g.rows.start, g.rows.stop - g.rows.start, g.points[0], len(g.points), g.flat]
                              for g in ctl.groups], dtype=np.int_)
         for g in ctl.groups:
@@ -235,8 +235,9 @@ cdef class Assembly:
                 raise ValueError("Assembly: a group's contact points must be consecutive")
         self.nv, self.nc, self.ng, self.n_eq = ctl.nv, ctl.nc, len(ctl.groups), ctl.n_eq
 
-    def fill(self, double[::1] q, double[::1] v, double f_min, double f_max):
-        """The QP for (q, v) after the kernels filled M, h, Jc, J̇c v, J_com, the base pose X and, per
+    def fill(self, double f_min, double f_max):
+        """The QP for the state (q, v) in the controller's _q, _v (copies: binding the caller's arrays
+        here would allocate a memoryview each tick) after the kernels filled M, h, Jc, J̇c v, J_com, the base pose X and, per
         group, J_F, J̇_F v (flat feet) and the frame pose (feet in the air)."""
         w = self.w
         cdef double w_com = w.com, w_ori = w.base_orientation, w_pos = w.base_position, w_sw = w.swing
@@ -247,6 +248,7 @@ cdef class Assembly:
         cdef Py_ssize_t nv = self.nv, n = self.H.shape[0], i, j, gi, r0, nr, p0, npnt, e
         cdef bint on, flat
         cdef double s
+        cdef double[::1] q = self.q, v = self.v
         with nogil:
             self.H[:, :] = 0.0
             self.g[:] = 0.0

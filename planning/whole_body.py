@@ -163,6 +163,7 @@ class WholeBodyController:
         self.x = np.zeros(self.n)
         self._x_v, self._x_f = self.x[:nv], self.x[nv:]
         self._forces_flat = self.forces.reshape(-1)
+        self._q, self._v = np.zeros(nv + 1), np.zeros(nv)
         self._asm = Assembly(self)
         self.qp = DaqpQP(self.H, self.g, self.AC, self.bu, self.bl, self.sense, self.x)
         self.status = 0                                         # DAQP's exit flag of the last solve
@@ -241,7 +242,9 @@ class WholeBodyController:
                 k.frame_jacobian_bias(q, v, grp.frame, grp.J, grp.Jdot_v)
             if not self.active[gi] and w.swing > 0:
                 k.frame_pose(q, grp.frame, grp.X)
-        self._asm.fill(q, v, self.f_min, self.f_max)
+        np.copyto(self._q, q)
+        np.copyto(self._v, v)
+        self._asm.fill(self.f_min, self.f_max)
 
     def solve(self, q: np.ndarray, v: np.ndarray) -> bool:
         """setup(q, v), solve hot-started, and fill vdot, forces and tau. False when the QP is not
