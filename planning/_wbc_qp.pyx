@@ -46,7 +46,7 @@ ctypedef void (*solve_fn)(WbcDaqpResult *, void *) noexcept nogil
 ctypedef void (*work_fn)(void *) noexcept nogil
 
 # DAQP's update masks (constants.h): Rinv (H), M (A), v (f), d (bounds), sense
-cdef int UPDATE_ALL = 1 | 2 | 4 | 8 | 16
+cdef int UPDATE_ALL = 1 | 2 | 4 | 8 | 16 | 128
 cdef size_t WORKSPACE_BYTES = 1 << 16     # more than DAQP's DAQPWorkspace: its layout is not assumed
 
 cdef uintptr_t _address(lib, str name) except 0:
@@ -203,7 +203,7 @@ cdef class Assembly:
     the controller's own arrays (bound once here, so a tick converts no buffer). ``ctl`` is the
     WholeBodyController; its group tables say where each contact group's rows and buffers are."""
 
-    cdef double[:, ::1] H, M, Jc, A, C_tau, J_com, I_rot, I_pos, X_base, R_WB_t, p_FC, Jdv_grp, swing_t
+    cdef double[:, ::1] H, M, Jc, A, C_tau, C_rows, J_com, I_rot, I_pos, X_base, R_WB_t, p_FC, Jdv_grp, swing_t
     cdef double[:, ::1] l_rows
     cdef double[:, :, ::1] J_grp, X_grp, R_swing
     cdef double[::1] g, h, h_a, Jc_dot_v, b, l, u, bl, bu, limits, posture_w, q_post, p_com, J_com_dot_v
@@ -219,6 +219,7 @@ cdef class Assembly:
         self.H, self.g, self.M, self.h, self.Jc, self.Jc_dot_v = ctl.H, ctl.g, ctl.M, ctl.h, ctl.Jc, ctl.Jc_dot_v
         self.A, self.b, self.l, self.u, self.bl, self.bu, self.sense = ctl.A, ctl.b, ctl.l, ctl.u, ctl.bl, ctl.bu, ctl.sense
         self.C_tau, self.l_tau, self.u_tau, self.h_a = ctl._C_tau, ctl._l_tau, ctl._u_tau, ctl._h_a
+        self.C_rows = ctl._C_rows
         self.limits, self.posture_w, self.q_post = ctl.effort_limits, ctl.posture_weights, ctl._q_posture
         self.J_com, self.J_com_dot_v, self.p_com = ctl.J_com, ctl.J_com_dot_v, ctl.p_com
         self.com_t, self.com_vt, self.com_ff = ctl._com_target, ctl._com_velocity_target, ctl._com_acceleration_ff
@@ -322,9 +323,11 @@ cdef class Assembly:
                         self.C_tau[i - 6, nv + j] = -self.Jc[j, i]
                 if i < 6:
                     self.b[i] = -self.h[i]
-                else:
+                elif self.C_rows.shape[0] > 0:      # the torque limit rows
                     self.l_tau[i - 6] = -self.limits[i - 6] - self.h[i]
                     self.u_tau[i - 6] = self.limits[i - 6] - self.h[i]
+                    for j in range(n):
+                        self.C_rows[i - 6, j] = self.C_tau[i - 6, j]
             if w_tau > 0:          # τ = C_τ x + h_a
                 _torque_cost(self.H, self.g, self.C_tau, self.h_a, w_tau)
             for e in range(self.n_eq):    # DAQP's equality rows bl = bu = b; a free row is unbounded

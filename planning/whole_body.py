@@ -117,7 +117,9 @@ class WholeBodyController:
             raise ValueError("WholeBodyController: effort limits must be positive")
         self.effort_limits = np.minimum(lim, _INF)
         nc3 = 3 * self.nc
-        self.n, self.n_eq, self.n_in = nv + nc3, 6 + self.groups[-1].rows.stop, 5 * self.nc + self.na
+        self.limited = bool(np.any(self.effort_limits < _INF))   # without limits, no torque rows in the QP
+        self.n, self.n_eq = nv + nc3, 6 + self.groups[-1].rows.stop
+        self.n_in = 5 * self.nc + (self.na if self.limited else 0)
         # kinematics and dynamics (filled by the kernels)
         self.M = np.zeros((nv, nv))
         self.h = np.zeros(nv)
@@ -135,7 +137,8 @@ class WholeBodyController:
         self.C, self.l, self.u = self.AC[self.n_eq:], self.bl[self.n_eq:], self.bu[self.n_eq:]
         self._friction_rows()
         rt = 5 * self.nc
-        self._C_tau, self._l_tau, self._u_tau, self._h_a = self.C[rt:], self.l[rt:], self.u[rt:], self.h[6:]
+        self._C_tau, self._h_a = np.zeros((self.na, self.n)), self.h[6:]      # τ = C_τ x + h_a
+        self._C_rows, self._l_tau, self._u_tau = self.C[rt:], self.l[rt:], self.u[rt:]   # empty without limits
         pw = np.asarray(self.w.posture, float)
         if pw.ndim > 1 or (pw.ndim == 1 and pw.shape != (self.na,)) or np.any(~(pw >= 0)):
             raise ValueError(f"WholeBodyController: weights.posture must be one non-negative weight or "
