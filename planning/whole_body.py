@@ -51,7 +51,7 @@ class WholeBodyWeights:
     base_position: float = 0.0
     base_position_kp: float = 100.0
     base_position_kd: float = 20.0
-    posture: float | list = 1e-2          # one weight, or one per actuated joint (v[6:])
+    posture: float | list[float] = 1e-2   # one weight, or one per actuated joint (v[6:])
     posture_kp: float = 100.0
     posture_kd: float = 20.0
     swing: float = 1.0

@@ -93,6 +93,29 @@ def test_torque_limits_bind(robot):
         assert np.abs(c.tau).max() == pytest.approx(limit, rel=1e-9)
 
 
+def test_per_joint_posture_weights(robot_data):
+    """One weight per joint: equal weights give the scalar weight's solution; a joint weighted 1e4
+    times the others tracks its posture acceleration kp (q* − q) − kd v an order of magnitude closer
+    than the others do (the CoM and base tasks, weight 1, still compete with it)."""
+    plant, contacts, q0 = load_legged("go2", robot_data)
+    q, v = perturbed(q0, plant.num_velocities(), 5)
+    scalar = WholeBodyController(plant, contacts, weights=WholeBodyWeights(posture=1e-2))
+    per_joint = WholeBodyController(plant, contacts, weights=WholeBodyWeights(posture=[1e-2] * 12))
+    for c in (scalar, per_joint):
+        c.hold(q0)
+        assert c.solve(q, v)
+    np.testing.assert_array_equal(per_joint.tau, scalar.tau)
+    w = np.full(12, 1e-4)
+    w[4] = 1.0
+    c = WholeBodyController(plant, contacts, weights=WholeBodyWeights(posture=w))
+    c.hold(q0)
+    assert c.solve(q, v)
+    wb = c.w
+    a = wb.posture_kp * (q0[7:] - q[7:]) - wb.posture_kd * v[6:]
+    err = np.abs(c.vdot[6:] - a)
+    assert err[4] < 0.1 * np.median(np.delete(err, 4))
+
+
 def test_bad_arguments(robot_data):
     plant, contacts, q = load_legged("go2", robot_data)
     with pytest.raises(ValueError, match="at least one contact"):
@@ -101,6 +124,8 @@ def test_bad_arguments(robot_data):
         WholeBodyController(plant, contacts, mu=0.0)
     with pytest.raises(ValueError, match="effort limits"):
         WholeBodyController(plant, contacts, effort_limits=-1.0)
+    with pytest.raises(ValueError, match="weights.posture must be one non-negative weight or 12"):
+        WholeBodyController(plant, contacts, weights=WholeBodyWeights(posture=[1.0] * 11))
     from dynamics_cy import MultibodyPlant, Parser
     arm = MultibodyPlant(0.0)
     Parser(arm).AddModels(str(REPO / "configs" / "robots" / "iiwa14.urdf"))
