@@ -4,29 +4,14 @@ tracemalloc sees every Python and numpy allocation; what a tick may allocate is 
 objects (the contact-group loop's iterator and index tuples: 120–152 B measured). One numpy
 temporary of the velocity vector (240 B for Go2's 18 velocities with its header) breaks the bound.
 """
-import tracemalloc
-
 import numpy as np
 import pytest
 
 from planning.legged_models import load_legged
 from planning.whole_body import WholeBodyController, WholeBodyWeights
+from tests.hil.test_hil_alloc import transient_peaks as tick_peaks
 
 PEAK = 192        # bytes above what was live before the tick
-
-
-def tick_peaks(fn, n: int) -> list[int]:
-    peaks = []
-    tracemalloc.start(1)
-    try:
-        for _ in range(n):
-            live = tracemalloc.get_traced_memory()[0]
-            tracemalloc.reset_peak()
-            fn()
-            peaks.append(tracemalloc.get_traced_memory()[1] - live)
-    finally:
-        tracemalloc.stop()
-    return peaks
 
 
 @pytest.mark.parametrize("name", ["go2", "g1"])
