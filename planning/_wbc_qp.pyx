@@ -65,7 +65,7 @@ cdef class DaqpQP:
     cdef setup_fn setup
     cdef update_fn update
     cdef solve_fn c_solve
-    cdef work_fn free_work, free_ldp
+    cdef work_fn free_work, free_ldp, alloc_settings
     cdef bint ready
     cdef object arrays
     cdef double[::1] lam
@@ -87,7 +87,8 @@ cdef class DaqpQP:
         self.c_solve = <solve_fn> _address(lib, "daqp_solve")
         self.free_work = <work_fn> _address(lib, "free_daqp_workspace")
         self.free_ldp = <work_fn> _address(lib, "free_daqp_ldp")
-        (<work_fn> _address(lib, "allocate_daqp_settings"))(self.work)
+        self.alloc_settings = <work_fn> _address(lib, "allocate_daqp_settings")
+        self.alloc_settings(self.work)
         self.lam = np.zeros(m)
         self.arrays = (H, g, AC, bu, bl, sense, x, lib)          # keep the buffers alive
         self.qp.n, self.qp.m, self.qp.ms = n, m, 0
@@ -103,6 +104,8 @@ cdef class DaqpQP:
             if not self.ready:
                 flag = self.setup(&self.qp, self.work, &t, 0)
                 self.ready = flag >= 0
+                if not self.ready:      # a failed setup frees the settings: the next one needs them
+                    self.alloc_settings(self.work)
             else:
                 flag = self.update(UPDATE_ALL, self.work, &self.qp)
             if flag >= 0:

@@ -93,6 +93,18 @@ def test_torque_limits_bind(robot):
         assert np.abs(c.tau).max() == pytest.approx(limit, rel=1e-9)
 
 
+def test_a_failed_first_solve_then_a_good_one(robot_data):
+    """Inconsistent bounds (f_min > f_max) fail DAQP's setup: solve() says False with a negative exit
+    flag; once the bounds are consistent the next tick sets DAQP up again and solves."""
+    plant, contacts, q = load_legged("go2", robot_data)
+    c = WholeBodyController(plant, contacts, f_min=10.0, f_max=5.0)
+    v = np.zeros(plant.num_velocities())
+    assert not c.solve(q, v) and c.status < 0
+    c.f_min = 0.0
+    assert c.solve(q, v) and c.status == 1
+    check_solution(c, q, v)
+
+
 def test_per_joint_posture_weights(robot_data):
     """One weight per joint: equal weights give the scalar weight's solution; a joint weighted 1e4
     times the others tracks its posture acceleration kp (q* − q) − kd v an order of magnitude closer
