@@ -88,6 +88,17 @@ class Daqp:
         return np.asarray(x), flag == 1
 
 
+class DaqpC:
+    """The controller's own solve: DAQP's C functions on its arrays (planning._wbc_qp.DaqpQP)."""
+
+    def __init__(self, c):
+        self.c = c
+
+    def solve(self):
+        flag = self.c.qp.solve()
+        return self.c.x.copy(), flag == 1
+
+
 class Osqp:
     def __init__(self, c):
         import osqp
@@ -137,7 +148,8 @@ def measure(name, ticks):
     c = WholeBodyController(plant, contacts)
     ref = Daqp(c)
     solvers = {"proxsuite (warm)": Proxsuite(c, True), "proxsuite (cold)": Proxsuite(c, False),
-               "daqp": Daqp(c), "daqp (Model, hot)": Daqp(c, model=True), "osqp (warm)": Osqp(c),
+               "daqp": Daqp(c), "daqp (Model, hot)": Daqp(c, model=True), "daqp (C functions, hot)": DaqpC(c),
+               "osqp (warm)": Osqp(c),
                "clarabel": Clarabel(c)}
     stats = {k: dict(t=[], ok=0, eq=0.0, ineq=0.0, dx=0.0) for k in solvers}
     for q, v, lifted in states(q0, plant.num_velocities(), ticks):

@@ -21,19 +21,19 @@ frame's 6-D acceleration (the corners' own rows would be inconsistent as soon as
 with a force at each corner; fewer are point feet. A group is in contact or not (``active``).
 
 Every matrix of the QP is allocated once and filled each tick by the compiled kernels
-(points_jacobian_bias, center_of_mass, frame_jacobian_bias, mass_matrix, inverse_dynamics); the
-assembly is numpy (its products still make temporaries: moving it to Cython is the next step). The
-QP is solved by DAQP (a dual active-set solver for small dense QPs) in one workspace, hot-started
-from the previous tick's active set (docs/wbc.md has the measurements behind that choice).
+(points_jacobian_bias, center_of_mass, frame_jacobian_bias, mass_matrix, inverse_dynamics) and the
+compiled products of planning._wbc_qp, in place (a tick allocates no array). The QP is solved by
+DAQP (a dual active-set solver for small dense QPs) through its C functions in one workspace,
+hot-started from the previous tick's active set (docs/wbc.md has the measurements behind that choice).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import daqp
 import numpy as np
 
-_EQUALITY = 5              # DAQP's sense flags: active + immutable
+from planning._wbc_qp import Assembly, DaqpQP
+
 _INF = 1e30                 # DAQP's infinity: a bound this large is no bound
 
 
@@ -51,7 +51,7 @@ class WholeBodyWeights:
     base_position: float = 0.0
     base_position_kp: float = 100.0
     base_position_kd: float = 20.0
-    posture: float = 1e-2
+    posture: float | list[float] = 1e-2   # one weight, or one per actuated joint (v[6:])
     posture_kp: float = 100.0
     posture_kd: float = 20.0
     swing: float = 1.0
@@ -70,22 +70,6 @@ class ContactPoint:
     p_FC: np.ndarray = field(default_factory=lambda: np.zeros(3))
 
 
-def _rotation_log(R: np.ndarray, out: np.ndarray) -> None:
-    """out = the rotation vector θ k̂ of R (0 ≤ θ ≤ π): sin θ k̂ is R's skew part, cos θ = (tr R − 1)/2;
-    at θ = π (no skew part) k̂ comes from R + I = 2 k̂ k̂ᵀ."""
-    s = 0.5 * np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])
-    c = 0.5 * (np.trace(R) - 1.0)
-    sn = np.linalg.norm(s)
-    if sn > 1e-12:
-        out[:] = s * (np.arctan2(sn, c) / sn)
-    elif c > 0:
-        out[:] = s
-    else:
-        i = int(np.argmax(np.diag(R)))
-        k = (R[:, i] + np.eye(3)[i]) / np.sqrt(2.0 * (1.0 + R[i, i]))
-        out[:] = np.pi * k
-
-
 @dataclass
 class ContactGroup:
     """The contact points on one frame: a flat foot (3 or more points, 6 constraint rows on the
@@ -96,6 +80,9 @@ class ContactGroup:
     points: list
     rows: slice
     flat: bool
+    J: np.ndarray | None = None          # J_F (6, nv) of a flat foot, the point's rows (3 of 6) otherwise
+    Jdot_v: np.ndarray | None = None
+    X: np.ndarray | None = None          # the frame's pose X_WF (filled while the foot is in the air)
 
 
 class WholeBodyController:
@@ -130,39 +117,73 @@ class WholeBodyController:
             raise ValueError("WholeBodyController: effort limits must be positive")
         self.effort_limits = np.minimum(lim, _INF)
         nc3 = 3 * self.nc
-        self.n, self.n_eq, self.n_in = nv + nc3, 6 + self.groups[-1].rows.stop, 5 * self.nc + self.na
+        self.limited = bool(np.any(self.effort_limits < _INF))   # without limits, no torque rows in the QP
+        self.n, self.n_eq = nv + nc3, 6 + self.groups[-1].rows.stop
+        self.n_in = 5 * self.nc + (self.na if self.limited else 0)
         # kinematics and dynamics (filled by the kernels)
         self.M = np.zeros((nv, nv))
         self.h = np.zeros(nv)
         self.Jc = np.zeros((nc3, nv))
         self.Jc_dot_v = np.zeros(nc3)
-        self.J6, self.J6_dot_v = np.zeros((6, nv)), np.zeros(6)
         self.p_com, self.J_com, self.J_com_dot_v = np.zeros(3), np.zeros((3, nv)), np.zeros(3)
         self.X = np.zeros((4, 4))
         self._zero_v = np.zeros(nv)
         # the QP
         self.H, self.g = np.zeros((self.n, self.n)), np.zeros(self.n)
-        self._diag = self.H.reshape(-1)[::self.n + 1]            # a view of H's diagonal
         m = self.n_eq + self.n_in                     # DAQP's rows: bl ≤ [A; C] x ≤ bu, equalities first
         self.AC, self.bl, self.bu = np.zeros((m, self.n)), np.zeros(m), np.zeros(m)
         self.sense = np.zeros(m, dtype=np.int32)
         self.A, self.b = self.AC[:self.n_eq], np.zeros(self.n_eq)
         self.C, self.l, self.u = self.AC[self.n_eq:], self.bl[self.n_eq:], self.bu[self.n_eq:]
         self._friction_rows()
-        # targets (hold() sets them from a configuration; the first solve() holds its q)
-        self.active = np.ones(len(self.groups), dtype=bool)
-        self.com_target, self.com_velocity_target, self.com_acceleration_ff = None, np.zeros(3), np.zeros(3)
-        self.R_WB_target, self.p_WB_target = None, None
-        self.q_posture = None
-        self.swing_targets = np.zeros((len(self.groups), 3))          # p_WFo (flat) or p_WC (point)
-        self.swing_R_targets = np.zeros((len(self.groups), 3, 3))
+        rt = 5 * self.nc
+        self._C_tau, self._h_a = np.zeros((self.na, self.n)), self.h[6:]      # τ = C_τ x + h_a
+        self._C_rows, self._l_tau, self._u_tau = self.C[rt:], self.l[rt:], self.u[rt:]   # empty without limits
+        pw = np.asarray(self.w.posture, float)
+        if pw.ndim > 1 or (pw.ndim == 1 and pw.shape != (self.na,)) or np.any(~(pw >= 0)):
+            raise ValueError(f"WholeBodyController: weights.posture must be one non-negative weight or "
+                             f"{self.na} (one per actuated joint), got {self.w.posture!r}")
+        self.posture_weights = np.broadcast_to(pw, (self.na,)).copy()   # per joint, v[6:]
+        # the base tasks select v̇[0:3] and v̇[3:6]; zero vectors for unused task terms
+        self._I_rot, self._I_pos = np.zeros((3, nv)), np.zeros((3, nv))
+        self._I_rot[:, :3], self._I_pos[:, 3:6] = np.eye(3), np.eye(3)
+        # targets (hold() sets them from a configuration; the first solve() holds its q); the
+        # properties below copy into these arrays, which the compiled assembly holds
+        ng = len(self.groups)
+        self._held = False
+        self.active = np.ones(ng, dtype=bool)
+        self._com_target, self._com_velocity_target, self._com_acceleration_ff = np.zeros((3, 3))
+        self._R_WB_target, self._p_WB_target = np.eye(3), np.zeros(3)
+        self._q_posture = np.zeros(nv + 1)
+        self.swing_targets = np.zeros((ng, 3))          # p_WFo (flat) or p_WC (point)
+        self.swing_R_targets = np.zeros((ng, 3, 3))
+        # the groups' Jacobians and poses
+        self._J_grp, self._Jdot_v_grp, self._X_grp = np.zeros((ng, 6, nv)), np.zeros((ng, 6)), np.zeros((ng, 4, 4))
+        for gi, grp in enumerate(self.groups):
+            grp.J, grp.Jdot_v, grp.X = self._J_grp[gi], self._Jdot_v_grp[gi], self._X_grp[gi]
         # the solution
         self.vdot, self.forces, self.tau = np.zeros(nv), np.zeros((self.nc, 3)), np.zeros(self.na)
-        self._rot = np.zeros(3)
-        self.qp = daqp.Model()
         self.x = np.zeros(self.n)
+        self._x_v, self._x_f = self.x[:nv], self.x[nv:]
+        self._forces_flat = self.forces.reshape(-1)
+        self._q, self._v = np.zeros(nv + 1), np.zeros(nv)
+        self._asm = Assembly(self)
+        self.qp = DaqpQP(self.H, self.g, self.AC, self.bu, self.bl, self.sense, self.x)
         self.status = 0                                         # DAQP's exit flag of the last solve
-        self._initialized = False
+
+    # targets, copied into the arrays the assembly reads
+    com_target = property(lambda self: self._com_target if self._held else None,
+                          lambda self, p: np.copyto(self._com_target, p))
+    com_velocity_target = property(lambda self: self._com_velocity_target,
+                                   lambda self, v: np.copyto(self._com_velocity_target, v))
+    com_acceleration_ff = property(lambda self: self._com_acceleration_ff,
+                                   lambda self, a: np.copyto(self._com_acceleration_ff, a))
+    R_WB_target = property(lambda self: self._R_WB_target if self._held else None,
+                           lambda self, R: np.copyto(self._R_WB_target, R))
+    p_WB_target = property(lambda self: self._p_WB_target if self._held else None,
+                           lambda self, p: np.copyto(self._p_WB_target, p))
+    q_posture = property(lambda self: self._q_posture if self._held else None,
+                         lambda self, q: np.copyto(self._q_posture, q))
 
     def _group(self, contacts) -> list[ContactGroup]:
         by_frame: dict = {}
@@ -194,122 +215,50 @@ class WholeBodyController:
         """Targets that hold configuration q: CoM, base pose, posture and every foot where it is."""
         self.k.center_of_mass(q, self._zero_v, self.p_com, self.J_com, self.J_com_dot_v)
         self.k.frame_pose(q, self.base_frame, self.X)
-        self.com_target = self.p_com.copy()
-        self.R_WB_target, self.p_WB_target = self.X[:3, :3].copy(), self.X[:3, 3].copy()
-        self.q_posture = np.array(q, float)
+        np.copyto(self._com_target, self.p_com)
+        np.copyto(self._R_WB_target, self.X[:3, :3])
+        np.copyto(self._p_WB_target, self.X[:3, 3])
+        np.copyto(self._q_posture, q)
         for gi, grp in enumerate(self.groups):
             self.k.frame_pose(q, grp.frame, self.X)
             self.swing_R_targets[gi] = self.X[:3, :3]
             p = self.p_FC[grp.points[0]] if not grp.flat else np.zeros(3)
             self.swing_targets[gi] = self.X[:3, :3] @ p + self.X[:3, 3]
+        self._held = True
 
     # ------------------------------------------------------------------------------------------
     def setup(self, q: np.ndarray, v: np.ndarray) -> None:
-        """Fill H, g, A, b, C, l, u for the state (q, v) and the current targets and contact flags."""
-        if self.q_posture is None:
+        """Fill H, g, A, b, C, l, u for the state (q, v) and the current targets and contact flags,
+        in place: the kernels, then planning._wbc_qp.Assembly (no temporaries)."""
+        if not self._held:
             self.hold(q)
-        k, w, nv, d = self.k, self.w, self.nv, self._diag
+        k, w = self.k, self.w
         k.mass_matrix(q, self.M)
         k.inverse_dynamics(q, v, self._zero_v, self.h)                 # h = C v − τ_g
         k.points_jacobian_bias(q, v, self.frames, self.p_FC, self.Jc, self.Jc_dot_v)
-        H, g, A, b = self.H, self.g, self.A, self.b
-        H.fill(0.0)
-        g.fill(0.0)
-        Hvv = H[:nv, :nv]
         if w.com > 0:
             k.center_of_mass(q, v, self.p_com, self.J_com, self.J_com_dot_v)
-            a = (w.com_kp * (self.com_target - self.p_com) + w.com_kd * (self.com_velocity_target - self.J_com @ v)
-                 + self.com_acceleration_ff - self.J_com_dot_v)
-            Hvv += w.com * (self.J_com.T @ self.J_com)
-            g[:nv] -= w.com * (self.J_com.T @ a)
-        # base pose: v̇[0:3] = α_WB, v̇[3:6] = a_WBo for the free joint
         if w.base_orientation > 0 or w.base_position > 0:
             k.frame_pose(q, self.base_frame, self.X)
-        if w.base_orientation > 0:
-            _rotation_log(self.R_WB_target @ self.X[:3, :3].T, self._rot)
-            d[:3] += w.base_orientation
-            g[:3] -= w.base_orientation * (w.base_orientation_kp * self._rot - w.base_orientation_kd * v[:3])
-        if w.base_position > 0:
-            a = w.base_position_kp * (self.p_WB_target - self.X[:3, 3]) - w.base_position_kd * v[3:6]
-            d[3:6] += w.base_position
-            g[3:6] -= w.base_position * a
-        # posture of the one-degree-of-freedom joints: q[7:] pairs with v[6:]
-        if w.posture > 0:
-            d[6:nv] += w.posture
-            g[6:nv] -= w.posture * (w.posture_kp * (self.q_posture[7:] - q[7:]) - w.posture_kd * v[6:])
-        # contacts (equality rows) and swing feet (tasks)
-        A[6:].fill(0.0)
-        b[6:] = 0.0
-        self.sense[:6] = _EQUALITY
         for gi, grp in enumerate(self.groups):
-            r = slice(6 + grp.rows.start, 6 + grp.rows.stop)
             if grp.flat:
-                k.frame_jacobian_bias(q, v, grp.frame, self.J6, self.J6_dot_v)
-                J, Jdv = self.J6, self.J6_dot_v
-            else:
-                i = grp.points[0]
-                J, Jdv = self.Jc[3 * i:3 * i + 3], self.Jc_dot_v[3 * i:3 * i + 3]
-            self.sense[r] = _EQUALITY if self.active[gi] else 0    # an inactive group's rows: free
-            if self.active[gi]:
-                A[r, :nv] = J
-                b[r] = -Jdv
-            elif w.swing > 0:
-                k.frame_pose(q, grp.frame, self.X)
-                if grp.flat:
-                    p = self.X[:3, 3]
-                    _rotation_log(self.swing_R_targets[gi] @ self.X[:3, :3].T, self._rot)
-                    a_ang = w.swing_kp * self._rot - w.swing_kd * (J[:3] @ v) - Jdv[:3]
-                    Hvv += w.swing * (J[:3].T @ J[:3])
-                    g[:nv] -= w.swing * (J[:3].T @ a_ang)
-                    J, Jdv = J[3:], Jdv[3:]
-                else:
-                    p = self.X[:3, :3] @ self.p_FC[grp.points[0]] + self.X[:3, 3]
-                a = w.swing_kp * (self.swing_targets[gi] - p) - w.swing_kd * (J @ v) - Jdv
-                Hvv += w.swing * (J.T @ J)
-                g[:nv] -= w.swing * (J.T @ a)
-            for i in grp.points:                                   # normal force bounds; 0 in the air
-                self.l[5 * i + 4] = self.f_min if self.active[gi] else 0.0
-                self.u[5 * i + 4] = self.f_max if self.active[gi] else 0.0
-        d[:nv] += w.vdot_regularization
-        d[nv:] += w.force_regularization
-        # base equations of motion and torque limits
-        A[:6, :nv] = self.M[:6]
-        A[:6, nv:] = -self.Jc[:, :6].T
-        b[:6] = -self.h[:6]
-        rt = 5 * self.nc
-        self.C[rt:, :nv] = self.M[6:]
-        self.C[rt:, nv:] = -self.Jc[:, 6:].T
-        self.l[rt:] = -self.effort_limits - self.h[6:]
-        self.u[rt:] = self.effort_limits - self.h[6:]
-        if w.torque > 0:                                   # τ = C_τ x + h_a
-            Ct = self.C[rt:]
-            H += w.torque * (Ct.T @ Ct)
-            g += w.torque * (Ct.T @ self.h[6:])
-        ne = self.n_eq
-        self.bu[:ne] = b
-        self.bl[:ne] = b
-        inactive = self.sense[:ne] == 0
-        self.bu[:ne][inactive] = _INF
-        self.bl[:ne][inactive] = -_INF
+                k.frame_jacobian_bias(q, v, grp.frame, grp.J, grp.Jdot_v)
+            if not self.active[gi] and w.swing > 0:
+                k.frame_pose(q, grp.frame, grp.X)
+        np.copyto(self._q, q)
+        np.copyto(self._v, v)
+        self._asm.fill(self.f_min, self.f_max)
 
     def solve(self, q: np.ndarray, v: np.ndarray) -> bool:
         """setup(q, v), solve hot-started, and fill vdot, forces and tau. False when the QP is not
         solved (infeasible, or out of iterations): the caller goes to its safe state."""
         self.setup(q, v)
-        qp = self.qp
-        if not self._initialized:
-            qp.setup(self.H, self.g, self.AC, self.bu, self.bl, self.sense)
-            self._initialized = True
-        else:
-            qp.update(H=self.H, f=self.g, A=self.AC, bupper=self.bu, blower=self.bl, sense=self.sense)
-        x, _, self.status, _ = qp.solve()
+        self.status = self.qp.solve()
         if self.status != 1:
             return False
-        nv = self.nv
-        self.x[:] = x
-        self.vdot[:] = self.x[:nv]
-        self.forces[:] = self.x[nv:].reshape(self.nc, 3)
-        self.tau[:] = self.M[6:] @ self.vdot + self.h[6:] - self.Jc[:, 6:].T @ self.x[nv:]
+        np.copyto(self.vdot, self._x_v)
+        np.copyto(self._forces_flat, self._x_f)
+        self._asm.torques()
         return True
 
     def eom_residual(self) -> np.ndarray:

@@ -39,11 +39,12 @@ def check_solution(c, q, v):
     for gi, grp in enumerate(c.groups):
         lam = c.forces[grp.points]
         if not c.active[gi]:
-            np.testing.assert_allclose(lam, 0.0, atol=1e-20)
+            np.testing.assert_allclose(lam, 0.0, atol=TOL)      # zero to round-off (DAQP eliminates equalities)
             continue
         if grp.flat:          # the foot's spatial acceleration is zero
-            c.k.frame_jacobian_bias(q, v, grp.frame, c.J6, c.J6_dot_v)
-            np.testing.assert_allclose(c.J6 @ c.vdot + c.J6_dot_v, 0.0, atol=TOL * 1e3)
+            J, Jdot_v = np.zeros((6, c.nv)), np.zeros(6)
+            c.k.frame_jacobian_bias(q, v, grp.frame, J, Jdot_v)
+            np.testing.assert_allclose(J @ c.vdot + Jdot_v, 0.0, atol=TOL * 1e3)
         else:
             i = grp.points[0]
             np.testing.assert_allclose(c.Jc[3 * i:3 * i + 3] @ c.vdot + c.Jc_dot_v[3 * i:3 * i + 3], 0.0,
@@ -92,6 +93,41 @@ def test_torque_limits_bind(robot):
         assert np.abs(c.tau).max() == pytest.approx(limit, rel=1e-9)
 
 
+def test_a_failed_first_solve_then_a_good_one(robot_data):
+    """Inconsistent bounds (f_min > f_max) fail DAQP's setup: solve() says False with a negative exit
+    flag; once the bounds are consistent the next tick sets DAQP up again and solves."""
+    plant, contacts, q = load_legged("go2", robot_data)
+    c = WholeBodyController(plant, contacts, f_min=10.0, f_max=5.0)
+    v = np.zeros(plant.num_velocities())
+    assert not c.solve(q, v) and c.status < 0
+    c.f_min = 0.0
+    assert c.solve(q, v) and c.status == 1
+    check_solution(c, q, v)
+
+
+def test_per_joint_posture_weights(robot_data):
+    """One weight per joint: equal weights give the scalar weight's solution; a joint weighted 1e4
+    times the others tracks its posture acceleration kp (q* − q) − kd v an order of magnitude closer
+    than the others do (the CoM and base tasks, weight 1, still compete with it)."""
+    plant, contacts, q0 = load_legged("go2", robot_data)
+    q, v = perturbed(q0, plant.num_velocities(), 5)
+    scalar = WholeBodyController(plant, contacts, weights=WholeBodyWeights(posture=1e-2))
+    per_joint = WholeBodyController(plant, contacts, weights=WholeBodyWeights(posture=[1e-2] * 12))
+    for c in (scalar, per_joint):
+        c.hold(q0)
+        assert c.solve(q, v)
+    np.testing.assert_array_equal(per_joint.tau, scalar.tau)
+    w = np.full(12, 1e-4)
+    w[4] = 1.0
+    c = WholeBodyController(plant, contacts, weights=WholeBodyWeights(posture=w))
+    c.hold(q0)
+    assert c.solve(q, v)
+    wb = c.w
+    a = wb.posture_kp * (q0[7:] - q[7:]) - wb.posture_kd * v[6:]
+    err = np.abs(c.vdot[6:] - a)
+    assert err[4] < 0.1 * np.median(np.delete(err, 4))
+
+
 def test_bad_arguments(robot_data):
     plant, contacts, q = load_legged("go2", robot_data)
     with pytest.raises(ValueError, match="at least one contact"):
@@ -100,6 +136,8 @@ def test_bad_arguments(robot_data):
         WholeBodyController(plant, contacts, mu=0.0)
     with pytest.raises(ValueError, match="effort limits"):
         WholeBodyController(plant, contacts, effort_limits=-1.0)
+    with pytest.raises(ValueError, match="weights.posture must be one non-negative weight or 12"):
+        WholeBodyController(plant, contacts, weights=WholeBodyWeights(posture=[1.0] * 11))
     from dynamics_cy import MultibodyPlant, Parser
     arm = MultibodyPlant(0.0)
     Parser(arm).AddModels(str(REPO / "configs" / "robots" / "iiwa14.urdf"))
@@ -149,14 +187,16 @@ def test_agrees_with_placo_dynamics_solver(robot_data):
 
 
 def test_rotation_log_is_the_rotation_vector():
+    from planning._wbc_qp import rotation_log
     from scipy.spatial.transform import Rotation
-
-    from planning.whole_body import _rotation_log
     rng, out = np.random.default_rng(3), np.empty(3)
     for theta in (0.0, 1e-9, 0.3, 2.0, np.pi - 1e-7, np.pi):
         axis = rng.normal(size=3)
         axis /= np.linalg.norm(axis)
-        _rotation_log(Rotation.from_rotvec(theta * axis).as_matrix(), out)
+        R = Rotation.from_rotvec(rng.normal(size=3)).as_matrix()           # log(R* Rᵀ), R* = E R
+        X = np.eye(4)
+        X[:3, :3] = R
+        rotation_log(Rotation.from_rotvec(theta * axis).as_matrix() @ R, X, out)
         if theta > np.pi - 1e-6:            # ±π k̂ are the same rotation
             out *= np.sign(out @ axis)
         np.testing.assert_allclose(out, theta * axis, atol=1e-6)
