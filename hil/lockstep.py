@@ -23,19 +23,22 @@ from .robot import build_plant, load_robot
 from .schema import ConfigError
 
 
-def make_lockstep(cfg: RunConfig, lc=None, viz=None, trace_every: int = 1):
+def make_lockstep(cfg: RunConfig, lc=None, viz=None, trace_every: int = 1, plant=None, robot=None):
     """(loop, simulated robot) sharing `lc` (default: a new memq:// LCM), ready to run. `viz`: a
     ViewerBridge for the loop, or None: then the simulated robot publishes the viewer messages if
-    the config's viz section is enabled (its `viewer`)."""
+    the config's viz section is enabled (its `viewer`). `plant` (the simulated robot's, with its
+    payload) and `robot` (the loop's hil.robot.Robot): already loaded ones to reuse (default: loaded
+    from cfg.robot)."""
     lc = lc or lcm.LCM("memq://")
     sim_cfg = load_sim_config(cfg.sim or {}, "sim")
     period_ns = int(round(1e9 / cfg.loop.rate_hz))
     if sim_cfg.time_step_ns != period_ns:
         raise ConfigError("sim.time_step", f"{sim_cfg.time_step} s must equal the loop period 1/loop.rate_hz = "
                                            f"{period_ns * 1e-9:g} s in lockstep")
-    sim = SimulatedRobot(build_plant(cfg.robot), sim_cfg, cfg.robot.protocol, channels_for(cfg), lc,
+    plant = plant or build_plant(cfg.robot, sim_cfg.payload)
+    sim = SimulatedRobot(plant, sim_cfg, cfg.robot.protocol, channels_for(cfg), lc,
                          viz=viz_config(cfg) if viz is None else None)
-    loop = ControlLoop(cfg, load_robot(cfg.robot), lc, mode="lockstep", viz=viz, trace_every=trace_every)
+    loop = ControlLoop(cfg, robot or load_robot(cfg.robot), lc, mode="lockstep", viz=viz, trace_every=trace_every)
     loop.sim = sim
     return loop, sim
 

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dynamics_cy import MultibodyPlant, Parser
+from dynamics_cy import MultibodyPlant, Parser, RotationalInertia, SpatialInertia
 
 from .config import RobotConfig
 from .schema import ConfigError
@@ -23,16 +23,35 @@ class Robot:
         return len(self.joint_names)
 
 
-def build_plant(cfg: RobotConfig) -> MultibodyPlant:
-    """The plant of the config's model (welding cfg.weld to the world if given), finalized."""
+def build_plant(cfg: RobotConfig, payload=None) -> MultibodyPlant:
+    """The plant of the config's model (welding cfg.weld to the world if given), finalized. `payload`
+    (drivers.sim.config.PayloadConfig, the simulated robot's): a rigid body of that mass, CoM and
+    central inertia welded to its frame (default: cfg.end_effector, else the model's last frame)."""
     plant = MultibodyPlant(0.0)
     Parser(plant).AddModels(cfg.model)
     if cfg.weld:
         if not plant.HasFrameNamed(cfg.weld):
             raise ConfigError("robot.weld", f"the model has no frame named '{cfg.weld}'")
         plant.WeldFrames(plant.world_frame(), plant.GetFrameByName(cfg.weld))
+    if payload is not None and payload.mass > 0:
+        _add_payload(plant, payload, cfg.end_effector)
     plant.Finalize()
     return plant
+
+
+def _add_payload(plant: MultibodyPlant, payload, end_effector: str | None) -> None:
+    """M_BBo_B = (m, p_BoBcm, I_Bcm) of a body B whose frame is the flange frame F (welded, X_FB = I)."""
+    name = payload.frame or end_effector
+    if name is not None and not plant.HasFrameNamed(name):
+        raise ConfigError("sim.payload.frame", f"the model has no frame named '{name}'")
+    frame = plant.GetFrameByName(name) if name else plant.get_frame(plant.num_frames() - 1)
+    I = RotationalInertia(*payload.inertia)
+    if not I.CouldBePhysicallyValid():
+        raise ConfigError("sim.payload.inertia", f"{payload.inertia} is not a physically valid inertia (moments "
+                                                 "and products must satisfy the triangle inequalities)")
+    body = plant.AddRigidBody("hil_payload", frame.model_instance(),
+                              SpatialInertia.MakeFromCentralInertia(payload.mass, payload.com, I))
+    plant.WeldFrames(frame, body.body_frame())
 
 
 def load_robot(cfg: RobotConfig) -> Robot:
