@@ -123,9 +123,8 @@ class Campaign:
 
     def scenario(self, seed: int) -> Scenario:
         """The validated scenario of the run with this seed; errors name the campaign and the seed."""
-        data = self.scenario_data(seed)
         try:
-            return scenario_from_data(data, self.base.path, f"{self.base.name}@{seed}")
+            return scenario_from_data(self.scenario_data(seed), self.base.path, f"{self.base.name}@{seed}")
         except ConfigError as e:
             raise ConfigError(e.key, f"{message(e)} (in the variation with seed {seed}; "
                                      f"campaign.vary sets {', '.join(self.spec.vary)})", str(self.path)) from None
