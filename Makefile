@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml setup.py
 	$(PY) -m pip install -q "setuptools>=68" wheel "Cython>=3.0" "numpy>=1.26"
 	$(PY) -m pip install -q --no-build-isolation -e '.[test]'
 	@# Independent implementations used for cross-checks; the tests that need them skip without.
-	$(PY) -m pip install -q drake pin example-robot-data toppra \
+	$(PY) -m pip install -q drake pin example-robot-data toppra ray pyarrow \
 	  || echo "note: cross-check packages unavailable; the tests that need them will skip"
 	touch $(STAMP)
 
@@ -40,6 +40,7 @@ bench: build
 	$(PY) benchmarks/bench_viz.py
 	$(PY) benchmarks/bench_serial.py
 	$(PY) benchmarks/bench_planning.py
+	$(PY) benchmarks/bench_campaign.py
 
 clean:
 	rm -rf build $(VENV) */*.so */*.c drivers/sim/*.so drivers/sim/*.c regress-report.json
