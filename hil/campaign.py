@@ -3,6 +3,7 @@
     campaign:
       base: scenarios/joint_pd_quintic.yaml    # a regression scenario (relative to this file or configs/)
       seed: 1                                  # run k of the campaign has the seed  seed + k
+      set: {sim.payload.frame: iiwa_link_7}    # optional: keys set in every run, before vary
       runs: 1000                               # default for -n
       duration: 1.0                            # optional: overrides scenario.duration (s)
       vary:                                    # dotted keys of the base scenario file
@@ -71,6 +72,7 @@ class CampaignSpec:
     base: str = field(metadata={"help": "the base scenario file"})
     vary: dict[str, Distribution] = field(default_factory=dict)
     seed: int = 0
+    set: dict[str, Any] = field(default_factory=dict)    # dotted keys set in every run, before `vary`
     runs: int = field(default=100, metadata={"min": 1})
     duration: Optional[float] = field(default=None, metadata={"min": 0, "exclusive": True})
     description: str = ""
@@ -84,7 +86,7 @@ class Campaign:
     base: Scenario
     keys: dict[str, list]          # parsed dotted keys: "sim.faults[0].delay" -> ["sim", "faults", 0, "delay"]
     grid: list[tuple]              # the points of the grid keys' product, in key order
-    scenario_section: dict         # the base file's scenario: mapping, as written
+    base_data: dict                # the base file's mapping (its scenario: section as written), `set` applied
 
     @property
     def grid_keys(self) -> list[str]:
@@ -104,10 +106,6 @@ class Campaign:
             if dist.mode != "set":
                 out[key] = _combine(dist.mode, base, out[key])
         return out
-
-    @property
-    def base_data(self) -> dict:
-        return {**self.base.data, "scenario": self.scenario_section}
 
     def scenario_data(self, seed: int) -> dict:
         """The scenario file's mapping for the run with this seed (what `--write-scenario` saves)."""
@@ -281,7 +279,16 @@ def load_campaign(path: str | Path) -> Campaign:
             raise ConfigError(f"campaign.vary.{key}", "the scenario section is not varied (its criteria judge "
                                                       "every run; campaign.duration sets the duration)", str(path))
     grid = list(itertools.product(*(d.grid for d in spec.vary.values() if d.kind == "grid")))
-    campaign = Campaign(path.stem, path, spec, base, keys, grid, read_yaml(base_path)["scenario"])
+    data = {**base.data, "scenario": read_yaml(base_path)["scenario"]}
+    for key, value in spec.set.items():
+        try:
+            parts = parse_key(key)
+            if parts[0] == "scenario":
+                raise ConfigError(f"campaign.set.{key}", "the scenario section is not changed by a campaign")
+            _set(data, parts, copy.deepcopy(value), key)
+        except ConfigError as e:
+            raise ConfigError(e.key.replace("campaign.vary.", "campaign.set."), message(e), str(path)) from None
+    campaign = Campaign(path.stem, path, spec, base, keys, grid, data)
     for k in range(len(grid)):
         campaign.scenario(campaign.run_seed(k))
     return campaign

@@ -181,3 +181,20 @@ def test_ctrl_c_keeps_what_finished(tmp_path):
     s = json.loads((out / "summary.json").read_text())
     assert s["interrupted"] and 0 < s["finished"] < 400, s
     assert len((out / "results.csv").read_text().splitlines()) == s["finished"] + 1
+
+
+@pytest.mark.parametrize("path", sorted((REPO / "configs" / "campaigns").glob("*.yaml")), ids=lambda p: p.stem)
+def test_shipped_campaigns_run(path):
+    c = load_campaign(path)
+    row = run_one(c, c.run_seed(0))
+    assert row["error"] is None, row.get("traceback")
+    assert row["ticks"] >= c.base.spec.duration * 1000
+
+
+def test_set_applies_before_vary(tmp_path):
+    c = load_campaign(write(tmp_path, {"set": {"sim.faults": [{"type": "latency", "delay": 0.002}]},
+                                       "vary": {"sim.faults[0].delay": {"choice": [2, 3], "mode": "scale"}}}))
+    delays = {c.scenario(s).cfg.sim["faults"][0]["delay"] for s in range(20)}
+    assert delays == {0.004, 0.006}
+    with pytest.raises(ConfigError, match=r"campaign.set.sim.faults\[3\].delay: the base scenario has no list"):
+        load_campaign(write(tmp_path, {"set": {"sim.faults[3].delay": 1}}, "d.yaml"))
