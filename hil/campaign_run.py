@@ -36,14 +36,23 @@ def _robot(model: str, weld, end_effector, protocol: str, command: str):
 
 
 @functools.lru_cache(maxsize=4)
+def _parsed(model: str, weld):
+    from .config import RobotConfig
+    from .robot import parse_model
+    return parse_model(RobotConfig(model, weld=weld))
+
+
+@functools.lru_cache(maxsize=4)
 def _plant(model: str, weld, end_effector, payload: tuple):
+    """The simulated plant with this payload: the parsed model copied (a varied payload costs a copy
+    and a Finalize, ~3 ms for the iiwa, not a parse), the same payload reused."""
     from drivers.sim.config import PayloadConfig
 
     from .config import RobotConfig
     from .robot import build_plant
     mass, com, inertia, frame = payload
     return build_plant(RobotConfig(model, weld=weld, end_effector=end_effector),
-                       PayloadConfig(mass, list(com), list(inertia), frame))
+                       PayloadConfig(mass, list(com), list(inertia), frame), _parsed(model, weld))
 
 
 def run_one(campaign: Campaign, seed: int, log: str | None = None, on_tick: Callable | None = None) -> dict:

@@ -1,6 +1,7 @@
 """The robot the loop drives: its plant from the config and how its joints map to the protocol."""
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,16 +24,23 @@ class Robot:
         return len(self.joint_names)
 
 
-def build_plant(cfg: RobotConfig, payload=None) -> MultibodyPlant:
-    """The plant of the config's model (welding cfg.weld to the world if given), finalized. `payload`
-    (drivers.sim.config.PayloadConfig, the simulated robot's): a rigid body of that mass, CoM and
-    central inertia welded to its frame (default: cfg.end_effector, else the model's last frame)."""
+def parse_model(cfg: RobotConfig) -> MultibodyPlant:
+    """The config's model parsed (with cfg.weld welded to the world), not finalized."""
     plant = MultibodyPlant(0.0)
     Parser(plant).AddModels(cfg.model)
     if cfg.weld:
         if not plant.HasFrameNamed(cfg.weld):
             raise ConfigError("robot.weld", f"the model has no frame named '{cfg.weld}'")
         plant.WeldFrames(plant.world_frame(), plant.GetFrameByName(cfg.weld))
+    return plant
+
+
+def build_plant(cfg: RobotConfig, payload=None, parsed: MultibodyPlant | None = None) -> MultibodyPlant:
+    """The plant of the config's model (welding cfg.weld to the world if given), finalized. `payload`
+    (drivers.sim.config.PayloadConfig, the simulated robot's): a rigid body of that mass, CoM and
+    central inertia welded to its frame (default: cfg.end_effector, else the model's last frame).
+    `parsed`: parse_model(cfg) done before, copied instead of parsing the file again."""
+    plant = copy.deepcopy(parsed) if parsed is not None else parse_model(cfg)
     if payload is not None and payload.mass > 0:
         _add_payload(plant, payload, cfg.end_effector)
     plant.Finalize()
