@@ -77,7 +77,11 @@ def run_one(campaign: Campaign, seed: int, log: str | None = None, on_tick: Call
         hand = HandTracker(loop.robot)
         sim.publish_status()
         tick = hand if on_tick is None else (lambda lp: (hand(lp), on_tick(lp)))
-        summary = loop.run(sc.spec.duration, on_tick=tick)
+        try:
+            summary = loop.run(sc.spec.duration, on_tick=tick)
+        finally:
+            loop.close()            # else the LCM and its two file descriptors live on: ~500 runs hit FD_SETSIZE
+            sim.close()
         summary["hand_position_error_m"] = hand.summary()
         checks = check(sc.spec, summary, loop.period_ns * 1e-9)
         row.update(_figures(summary, checks, sc.spec.duration))

@@ -114,7 +114,11 @@ def _run_sim(sc: Scenario):
     loop, sim = make_lockstep(sc.cfg, trace_every=1)
     hand = HandTracker(loop.robot)
     sim.publish_status()
-    summary = loop.run(sc.spec.duration, on_tick=hand)
+    try:
+        summary = loop.run(sc.spec.duration, on_tick=hand)
+    finally:
+        loop.close()
+        sim.close()
     summary["hand_position_error_m"] = hand.summary()
     return summary, loop
 

@@ -198,3 +198,14 @@ def test_set_applies_before_vary(tmp_path):
     assert delays == {0.004, 0.006}
     with pytest.raises(ConfigError, match=r"campaign.set.sim.faults\[3\].delay: the base scenario has no list"):
         load_campaign(write(tmp_path, {"set": {"sim.faults[3].delay": 1}}, "d.yaml"))
+
+
+def test_runs_release_their_lcm(tmp_path):
+    """A worker runs thousands of scenarios: each run's memq:// LCM (two file descriptors) is freed, so
+    select() never sees a descriptor past FD_SETSIZE (which crashed a process after ~510 runs)."""
+    c = load_campaign(write(tmp_path, {"duration": 0.02, "vary": {"sim.payload.mass": {"uniform": [0, 1]}}}))
+    run_one(c, 0)
+    before = len(os.listdir("/proc/self/fd"))
+    for s in range(1, 21):
+        assert run_one(c, s)["error"] is None
+    assert len(os.listdir("/proc/self/fd")) <= before
