@@ -61,7 +61,7 @@ def run_one(campaign: Campaign, seed: int, log: str | None = None, on_tick: Call
 
     from .lockstep import make_lockstep
     from .regress import HandTracker
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     row = {"seed": seed, "passed": False, "error": None}
     try:
         sc = campaign.scenario(seed)
@@ -90,7 +90,7 @@ def run_one(campaign: Campaign, seed: int, log: str | None = None, on_tick: Call
     except Exception as e:                               # the row says what failed
         row["error"] = f"{type(e).__name__}: {e}"
         row["traceback"] = traceback.format_exc()
-    row["wall_s"] = time.perf_counter() - t0
+    row["wall_s"], row["cpu_s"] = time.perf_counter() - t0, time.process_time() - c0
     return row
 
 
