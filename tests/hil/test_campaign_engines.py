@@ -71,3 +71,23 @@ def test_ray_multi_node_cluster_gives_the_sequential_rows(campaign, sequential):
     finally:
         ray.shutdown()
         cluster.shutdown()
+
+
+def test_cli_address_joins_an_existing_cluster(campaign, sequential, tmp_path):
+    """`hil campaign --address ADDR` runs on the cluster at ADDR (here Ray's test cluster, 2 nodes)."""
+    pytest.importorskip("ray")
+    import csv
+
+    from ray.cluster_utils import Cluster
+
+    from hil.cli import main
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
+    cluster.add_node(num_cpus=1)
+    try:
+        code = main(["campaign", str(campaign.path), "-n", "6", "--address", cluster.address,
+                     "--out", str(tmp_path), "--quiet"])
+    finally:
+        cluster.shutdown()
+    rows = list(csv.DictReader(open(tmp_path / "results.csv")))
+    assert code in (0, 1) and [int(r["seed"]) for r in rows] == list(range(40, 46))
+    assert [float(r["tracking_rms_rad"]) for r in rows] == [sequential[s]["tracking_rms_rad"] for s in range(40, 46)]
