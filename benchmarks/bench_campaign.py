@@ -39,7 +39,7 @@ def campaign_file(folder: Path, duration: float) -> Path:
 
 def measure(campaign, n: int, engine: str, workers: int, address=None) -> dict:
     t0 = time.perf_counter()
-    rows, _ = collect(campaign, range(n), engine, workers, address=address)
+    rows, _, _ = collect(campaign, range(n), engine, workers, address=address)
     wall = time.perf_counter() - t0
     assert len(rows) == n and all(r["error"] is None for r in rows), [r["error"] for r in rows if r["error"]][:3]
     return {"wall": wall, "rate": n / wall, "sim": sum(r["sim_s"] for r in rows) / wall,

@@ -78,7 +78,7 @@ def run_campaign(campaign, n: int, engine: str, workers: int, out: Path, address
           + (f" at {address}" if address else f" ({workers} workers)") + f"; report in {out}", file=sys.stderr)
     t0 = time.perf_counter()
     try:
-        rows, interrupted = collect(campaign, seeds, engine, workers, progress, address, batch)
+        rows, interrupted, workers = collect(campaign, seeds, engine, workers, progress, address, batch)
     finally:
         progress.close()
     summary = summarize(campaign, rows, n, time.perf_counter() - t0, engine, workers, interrupted)

@@ -143,16 +143,20 @@ def _ignore_sigint() -> None:
 
 
 def run_engine(campaign: Campaign, seeds: list[int], engine: str, workers: int, on_rows: Callable,
-               address: str | None = None, batch: int | None = None) -> None:
-    """Runs the seeds on the engine, calling on_rows(rows) as each batch finishes. KeyboardInterrupt
-    stops it: pending batches are cancelled and the finished rows have been delivered."""
+               address: str | None = None, batch: int | None = None, on_start: Callable | None = None) -> None:
+    """Runs the seeds on the engine, calling on_rows(rows) as each batch finishes (and on_start(n)
+    with the number of workers once the engine is up: a Ray cluster's CPUs). KeyboardInterrupt stops
+    it: pending batches are cancelled and the finished rows have been delivered."""
+    on_start = on_start or (lambda n: None)
     if engine == "sequential":
+        on_start(1)
         for s in seeds:
             on_rows(run_batch(campaign, [s]))
     elif engine == "pool":
+        on_start(workers)
         _run_pool(campaign, batches(seeds, workers, batch), workers, on_rows)
     elif engine == "ray":
-        _run_ray(campaign, seeds, workers, on_rows, address, batch)
+        _run_ray(campaign, seeds, workers, on_rows, address, batch, on_start)
     else:
         raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
 
@@ -177,7 +181,7 @@ def ray_available() -> bool:
 
 
 def _run_ray(campaign: Campaign, seeds: list[int], workers: int, on_rows: Callable, address: str | None,
-             batch: int | None) -> None:
+             batch: int | None, on_start: Callable) -> None:
     import ray
     started = not ray.is_initialized()
     if started:
@@ -187,6 +191,7 @@ def _run_ray(campaign: Campaign, seeds: list[int], workers: int, on_rows: Callab
         ray.init(address=address, **kwargs)
     try:
         total = int(ray.cluster_resources().get("CPU", workers))
+        on_start(total)
         task = ray.remote(num_cpus=1, max_retries=0)(run_batch)
         ref = ray.put(campaign)
         pending = [task.remote(ref, part) for part in batches(seeds, total, batch)]
@@ -208,9 +213,11 @@ def default_workers() -> int:
 
 
 def collect(campaign: Campaign, seeds: Iterable[int], engine: str, workers: int, progress=None,
-            address: str | None = None, batch: int | None = None) -> tuple[list[dict], bool]:
-    """(rows sorted by seed, interrupted): every finished run, also when Ctrl-C stopped the campaign."""
+            address: str | None = None, batch: int | None = None) -> tuple[list[dict], bool, int]:
+    """(rows sorted by seed, interrupted, workers used): every finished run, also when Ctrl-C stopped
+    the campaign."""
     rows: list[dict] = []
+    used = [workers]
 
     def on_rows(new: list[dict]) -> None:
         rows.extend(new)
@@ -219,7 +226,7 @@ def collect(campaign: Campaign, seeds: Iterable[int], engine: str, workers: int,
 
     interrupted = False
     try:
-        run_engine(campaign, list(seeds), engine, workers, on_rows, address, batch)
+        run_engine(campaign, list(seeds), engine, workers, on_rows, address, batch, lambda n: used.__setitem__(0, n))
     except KeyboardInterrupt:
         interrupted = True
-    return sorted(rows, key=lambda r: r["seed"]), interrupted
+    return sorted(rows, key=lambda r: r["seed"]), interrupted, used[0]

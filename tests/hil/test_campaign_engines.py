@@ -32,7 +32,7 @@ def rows_by_seed(rows):
 
 @pytest.fixture(scope="module")
 def sequential(campaign):
-    rows, interrupted = collect(campaign, range(40, 46), "sequential", 1)
+    rows, interrupted, _ = collect(campaign, range(40, 46), "sequential", 1)
     assert not interrupted and all(r["error"] is None for r in rows), rows
     return rows_by_seed(rows)
 
@@ -46,14 +46,14 @@ def test_batches_cover_every_seed_once():
 
 def test_pool_gives_the_sequential_rows(campaign, sequential):
     for batch in (1, 4):
-        rows, _ = collect(campaign, range(40, 46), "pool", 2, batch=batch)
+        rows, _, _ = collect(campaign, range(40, 46), "pool", 2, batch=batch)
         assert rows_by_seed(rows) == sequential
     assert len({r["tracking_rms_rad"] for r in sequential.values()}) == 6     # the variations differ
 
 
 def test_ray_local_gives_the_sequential_rows(campaign, sequential):
     pytest.importorskip("ray")
-    rows, _ = collect(campaign, range(40, 46), "ray", 2, batch=2)
+    rows, _, _ = collect(campaign, range(40, 46), "ray", 2, batch=2)
     assert rows_by_seed(rows) == sequential
 
 
@@ -66,7 +66,7 @@ def test_ray_multi_node_cluster_gives_the_sequential_rows(campaign, sequential):
     try:
         ray.init(address=cluster.address, include_dashboard=False, log_to_driver=False)
         assert len([n for n in ray.nodes() if n["Alive"]]) == 2
-        rows, _ = collect(campaign, range(40, 46), "ray", 2, batch=1)
+        rows, _, _ = collect(campaign, range(40, 46), "ray", 2, batch=1)
         assert rows_by_seed(rows) == sequential
     finally:
         ray.shutdown()
