@@ -138,7 +138,7 @@ def plot(campaign: Campaign, flat: list[dict], out: Path) -> list[str]:
             ax.axis("off")
         axes.flat[0].legend(fontsize=8)
         fig.suptitle(f"{campaign.name}: varied values of {len(ok)} runs")
-        fig.tight_layout()
+        fig.tight_layout(rect=(0, 0, 1, 0.97))
         fig.savefig(out / "distributions.png", dpi=80)
         plt.close(fig)
         written.append(str(out / "distributions.png"))
