@@ -131,6 +131,10 @@ def run_batch(campaign: Campaign, seeds: list[int]) -> list[dict]:
     return [run_one(campaign, s) for s in seeds]
 
 
+def failed_rows(seeds: list[int], error: str) -> list[dict]:
+    return [{"seed": s, "passed": False, "error": error} for s in seeds]
+
+
 def batches(seeds: list[int], workers: int, size: int | None = None) -> list[list[int]]:
     """`seeds` in batches: `size` each, or by default ~8 batches per worker (at most 50 runs each),
     so the last batches finish close together and each costs one scheduling round trip."""
@@ -165,9 +169,13 @@ def _run_pool(campaign: Campaign, parts: list[list[int]], workers: int, on_rows:
     ctx = multiprocessing.get_context("spawn")
     pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_ignore_sigint)
     try:
-        futures = [pool.submit(run_batch, campaign, part) for part in parts]
+        futures = {pool.submit(run_batch, campaign, part): part for part in parts}
         for f in cf.as_completed(futures):
-            on_rows(f.result())
+            try:
+                rows = f.result()
+            except Exception as e:            # the worker died (e.g. killed): its runs are errors
+                rows = failed_rows(futures[f], f"the worker running this batch failed: {type(e).__name__}: {e}")
+            on_rows(rows)
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
 
@@ -194,11 +202,19 @@ def _run_ray(campaign: Campaign, seeds: list[int], workers: int, on_rows: Callab
         on_start(total)
         task = ray.remote(num_cpus=1, max_retries=0)(run_batch)
         ref = ray.put(campaign)
-        pending = [task.remote(ref, part) for part in batches(seeds, total, batch)]
+        parts = {task.remote(ref, part): part for part in batches(seeds, total, batch)}
+        pending = list(parts)
         try:
-            while pending:
-                done, pending = ray.wait(pending, num_returns=1)
-                on_rows(ray.get(done[0]))
+            while pending:            # with a timeout: a blocking ray.wait does not see Ctrl-C
+                done, pending = ray.wait(pending, num_returns=1, timeout=0.2)
+                for ref in done:
+                    try:
+                        rows = ray.get(ref)
+                    except ray.exceptions.RayError as e:
+                        if isinstance(e, ray.exceptions.TaskCancelledError) or "KeyboardInterrupt" in str(e):
+                            raise KeyboardInterrupt from None    # Ctrl-C reached the worker first
+                        rows = failed_rows(parts[ref], f"the Ray task running this batch failed: {e}")
+                    on_rows(rows)
         except KeyboardInterrupt:
             for p in pending:
                 ray.cancel(p, force=True)
