@@ -43,4 +43,4 @@ bench: build
 	$(PY) benchmarks/bench_campaign.py
 
 clean:
-	rm -rf build $(VENV) */*.so */*.c drivers/sim/*.so drivers/sim/*.c regress-report.json
+	rm -rf build $(VENV) */*.so */*.c drivers/sim/*.so drivers/sim/*.c regress-report.json campaign-out
