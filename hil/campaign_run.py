@@ -196,7 +196,12 @@ def _run_ray(campaign: Campaign, seeds: list[int], workers: int, on_rows: Callab
         kwargs = {"include_dashboard": False, "logging_level": logging.ERROR, "log_to_driver": False}
         if address is None:
             kwargs["num_cpus"] = workers
-        ray.init(address=address, **kwargs)
+        try:
+            ray.init(address=address, **kwargs)
+        except ConnectionError as e:
+            from .schema import ConfigError
+            raise ConfigError("", f"--address {address}: no Ray cluster to join ({e}); start one with "
+                                  "`ray start --head`, or leave out --address for a local one") from None
     try:
         total = int(ray.cluster_resources().get("CPU", workers))
         on_start(total)
