@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml setup.py
 	$(PY) -m pip install -q --no-build-isolation -e '.[test]'
 	@# Independent implementations used for cross-checks; the tests that need them skip without.
 	$(PY) -m pip install -q drake pin example-robot-data toppra proxsuite osqp clarabel \
-	  dynamixel-sdk feetech-servo-sdk \
+	  dynamixel-sdk feetech-servo-sdk ray pyarrow \
 	  || echo "note: cross-check packages unavailable; the tests that need them will skip"
 	touch $(STAMP)
 
@@ -54,6 +54,7 @@ bench: build placo-env
 	$(PY) benchmarks/bench_planning.py
 	$(PY) benchmarks/bench_wbc.py
 	$(PY) benchmarks/bench_wbc_solvers.py
+	$(PY) benchmarks/bench_campaign.py
 
 clean:
-	rm -rf build $(VENV) .venv-placo */*.so */*.c drivers/sim/*.so drivers/sim/*.c regress-report.json
+	rm -rf build $(VENV) .venv-placo */*.so */*.c drivers/sim/*.so drivers/sim/*.c regress-report.json campaign-out

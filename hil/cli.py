@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+from . import campaign_cli
 from .paths import CONFIGS
 from .schema import ConfigError, LogError
 
@@ -36,6 +37,10 @@ commands:
   hil replay LOG        a recorded run's statuses through the controller again, its commands compared
                         with the recorded ones
   hil report LOG        a run's summary and plots from its log alone
+  hil campaign FILE     thousands of variations of a scenario on Ray or a process pool; pass rates, worst
+                        seeds, a table and plots (docs/campaign.md)
+  hil export LOG --mcap OUT.mcap
+                        a run log as MCAP for Foxglove Studio and PlotJuggler
 
 `hil run`, `hil demo` and `hil regress` record their LCM traffic with --log (lcm-logplayer, lcm-spy
 and the two commands above read the logs).
@@ -141,6 +146,7 @@ def parser() -> argparse.ArgumentParser:
     report.add_argument("log", help="an LCM log (recorded with --log, or by lcm-logger)")
     report.add_argument("--plot", metavar="FILE.png", help="write tracking and timing plots to this PNG")
     report.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    campaign_cli.add_parsers(sub)
     return ap
 
 
@@ -383,7 +389,8 @@ def main(argv: list[str] | None = None) -> int:
         commands = {"run": cmd_run, "sim": cmd_sim, "demo": cmd_demo, "viz": cmd_viz, "serial": cmd_serial,
                     "serial-device": cmd_serial_device, "servo-bus": cmd_servo_bus,
                     "servo-bus-device": cmd_servo_bus_device, "replay": cmd_replay, "report": cmd_report,
-                    "regress": cmd_regress}
+                    "regress": cmd_regress, "campaign": campaign_cli.cmd_campaign,
+                    "export": lambda a: campaign_cli.cmd_export(a) if _log(a.log) else 2}
         return commands[args.command](args)
     except ConfigError as e:      # errors found after loading (they need the model) name the file here
         where = "" if e.source or not getattr(args, "config", None) else f"{args.config}: "

@@ -23,10 +23,12 @@ from .robot import build_plant, load_robot
 from .schema import ConfigError
 
 
-def make_lockstep(cfg: RunConfig, lc=None, viz=None, trace_every: int = 1):
+def make_lockstep(cfg: RunConfig, lc=None, viz=None, trace_every: int = 1, plant=None, robot=None):
     """(loop, simulated robot) sharing `lc` (default: a new memq:// LCM), ready to run. `viz`: a
     ViewerBridge for the loop, or None: then the simulated robot publishes the viewer messages if
-    the config's viz section is enabled (its `viewer`)."""
+    the config's viz section is enabled (its `viewer`). `plant` (the simulated robot's, with its
+    payload) and `robot` (the loop's hil.robot.Robot): already loaded ones to reuse (default: loaded
+    from cfg.robot)."""
     lc = lc or lcm.LCM("memq://")
     sim_cfg = load_sim_config(cfg.sim or {}, "sim")
     period_ns = int(round(1e9 / cfg.loop.rate_hz))
@@ -37,15 +39,16 @@ def make_lockstep(cfg: RunConfig, lc=None, viz=None, trace_every: int = 1):
     if round(step * 1e9) != period_ns:
         raise ConfigError(key, f"{step} s must equal the loop period 1/loop.rate_hz = {period_ns * 1e-9:g} s "
                                f"in lockstep")
-    sim = _simulated_robot(cfg, lc, viz, sim_cfg)
-    loop = ControlLoop(cfg, load_robot(cfg.robot), lc, mode="lockstep", viz=viz, trace_every=trace_every)
+    sim = _simulated_robot(cfg, lc, viz, sim_cfg, plant)
+    loop = ControlLoop(cfg, robot or load_robot(cfg.robot), lc, mode="lockstep", viz=viz, trace_every=trace_every)
     loop.sim = sim
     return loop, sim
 
 
-def _simulated_robot(cfg: RunConfig, lc, viz, sim_cfg=None) -> SimulatedRobot:
+def _simulated_robot(cfg: RunConfig, lc, viz, sim_cfg=None, plant=None) -> SimulatedRobot:
     sim_cfg = sim_cfg or load_sim_config(cfg.sim or {}, "sim")
-    return SimulatedRobot(build_plant(cfg.robot, simulated=True), sim_cfg, cfg.robot.protocol, channels_for(cfg), lc,
+    plant = plant or build_plant(cfg.robot, sim_cfg.payload, simulated=True)
+    return SimulatedRobot(plant, sim_cfg, cfg.robot.protocol, channels_for(cfg), lc,
                           viz=viz_config(cfg) if viz is None else None)
 
 

@@ -113,8 +113,21 @@ class ControlLoop:
         self.stopped = False
         self.transitions: list[str] = []
         self.process: list[str] = []        # the real-time process settings in effect
-        lc.subscribe(self.channels.status, self._on_status)
-        lc.subscribe(self.channels.command, self._on_command)
+        self._subscriptions = [lc.subscribe(self.channels.status, self._on_status),
+                               lc.subscribe(self.channels.command, self._on_command)]
+
+    def close(self) -> None:
+        """Stops listening on the LCM (status, command, e-stop, a streamed trajectory). The LCM object
+        holds its handlers, which hold the loop: without this neither is freed (nor the LCM's file
+        descriptors)."""
+        for subscription in self._subscriptions:
+            self.lc.unsubscribe(subscription)
+        self._subscriptions = []
+        for owner, attr in ((self.safety, "estop_subscription"), (self.trajectory, "subscription")):
+            subscription = getattr(owner, attr, None)
+            if subscription is not None:
+                self.lc.unsubscribe(subscription)
+                setattr(owner, attr, None)
 
     # --- LCM ------------------------------------------------------------------------------------
     def _on_status(self, channel: str, data: bytes) -> None:

@@ -120,7 +120,11 @@ def _run_sim(sc: Scenario):
     from .lockstep import start_lockstep
     loop, sim = start_lockstep(sc.cfg, sc.spec.start_order, sc.spec.lead, trace_every=1)
     hand = HandTracker(loop.robot)
-    summary = loop.run(sc.spec.duration, on_tick=hand)
+    try:
+        summary = loop.run(sc.spec.duration, on_tick=hand)
+    finally:
+        loop.close()
+        sim.close()
     summary["hand_position_error_m"] = hand.summary()
     return summary, loop
 

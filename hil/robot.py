@@ -1,12 +1,13 @@
 """The robot the loop drives: its plant from the config and how its joints map to the protocol."""
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from dynamics_cy import MultibodyPlant, Parser
+from dynamics_cy import MultibodyPlant, Parser, RotationalInertia, SpatialInertia
 from dynamics_cy.errors import ParseError
 
 from .config import RobotConfig
@@ -25,13 +26,12 @@ class Robot:
         return len(self.joint_names)
 
 
-def build_plant(cfg: RobotConfig, *, simulated: bool = False) -> MultibodyPlant:
-    """The plant of the config's model (welding cfg.weld to the world if given), finalized.
+def parse_model(cfg: RobotConfig, *, simulated: bool = False) -> MultibodyPlant:
+    """The config's model parsed (with cfg.weld welded to the world), not finalized.
 
     The controller's plant is parsed as Drake parses it (a nonphysical inertia is replaced, with a
     warning). The simulated robot's plant (`simulated`) is the physics the tests trust, so there a
-    nonphysical inertia is an error naming the file, line and link, and so is a joint whose outboard
-    bodies have no mass or inertia to move (Drake's simulator stops on it at its first step)."""
+    nonphysical inertia is an error naming the file, line and link."""
     plant = MultibodyPlant(0.0)
     try:
         Parser(plant, nonphysical_inertia="error" if simulated else "warn").AddModels(cfg.model)
@@ -42,6 +42,20 @@ def build_plant(cfg: RobotConfig, *, simulated: bool = False) -> MultibodyPlant:
         if not plant.HasFrameNamed(cfg.weld):
             raise ConfigError("robot.weld", f"the model has no frame named '{cfg.weld}'")
         plant.WeldFrames(plant.world_frame(), plant.GetFrameByName(cfg.weld))
+    return plant
+
+
+def build_plant(cfg: RobotConfig, payload=None, parsed: MultibodyPlant | None = None, *,
+                simulated: bool = False) -> MultibodyPlant:
+    """The plant of the config's model (welding cfg.weld to the world if given), finalized. `payload`
+    (drivers.sim.config.PayloadConfig, the simulated robot's): a rigid body of that mass, CoM and
+    central inertia welded to its frame (default: cfg.end_effector, else the model's last frame).
+    `parsed`: parse_model(cfg) done before, copied instead of parsing the file again. `simulated`:
+    parsed strictly (parse_model), and a joint whose outboard bodies have no mass or inertia to move is
+    an error (Drake's simulator stops on it at its first step)."""
+    plant = copy.deepcopy(parsed) if parsed is not None else parse_model(cfg, simulated=simulated)
+    if payload is not None and payload.mass > 0:
+        _add_payload(plant, payload, cfg.end_effector)
     plant.Finalize()
     if simulated:
         try:
@@ -49,6 +63,21 @@ def build_plant(cfg: RobotConfig, *, simulated: bool = False) -> MultibodyPlant:
         except RuntimeError as e:
             raise ConfigError("robot.model", f"{cfg.model}: the simulated robot cannot move it: {e}") from None
     return plant
+
+
+def _add_payload(plant: MultibodyPlant, payload, end_effector: str | None) -> None:
+    """M_BBo_B = (m, p_BoBcm, I_Bcm) of a body B whose frame is the flange frame F (welded, X_FB = I)."""
+    name = payload.frame or end_effector
+    if name is not None and not plant.HasFrameNamed(name):
+        raise ConfigError("sim.payload.frame", f"the model has no frame named '{name}'")
+    frame = plant.GetFrameByName(name) if name else plant.get_frame(plant.num_frames() - 1)
+    I = RotationalInertia(*payload.inertia)
+    if not I.CouldBePhysicallyValid():
+        raise ConfigError("sim.payload.inertia", f"{payload.inertia} is not a physically valid inertia (moments "
+                                                 "and products must satisfy the triangle inequalities)")
+    body = plant.AddRigidBody("hil_payload", frame.model_instance(),
+                              SpatialInertia.MakeFromCentralInertia(payload.mass, payload.com, I))
+    plant.WeldFrames(frame, body.body_frame())
 
 
 def load_robot(cfg: RobotConfig) -> Robot:

@@ -57,9 +57,10 @@ class SafetyMonitor:
         self.estop_latched = False
         self.estop_text = ""
         self.controller_latched = False     # a controller or trajectory failure: no automatic recovery
+        self.estop_subscription = None
         if lc is not None and estop_channel:
             self._estop = MessageDecoder(lcmt_hil_estop, channel=estop_channel)
-            lc.subscribe(estop_channel, self._on_estop)
+            self.estop_subscription = lc.subscribe(estop_channel, self._on_estop)
 
     def _on_estop(self, channel: str, data: bytes) -> None:
         msg = self._estop.decode(data)

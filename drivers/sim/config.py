@@ -93,6 +93,16 @@ class PositionControlConfig:
 
 
 @dataclass
+class PayloadConfig:
+    """A rigid load at the flange, in the simulated robot only (the controller's model does not have it)."""
+
+    mass: float = field(default=0.0, metadata=NONNEGATIVE)          # kg; 0: no payload
+    com: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0], metadata={"len": 3})   # m, p_FBcm in F
+    inertia: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0])   # kg·m² about Bcm, in F: Ixx Iyy Izz
+    frame: Optional[str] = None                   # F; default: robot.end_effector, else the model's last frame
+
+
+@dataclass
 class SimConfig:
     time_step: float = field(default=0.001, metadata=POSITIVE)          # s, a whole number of ns
     integrator: Literal["semi_implicit_euler", "rk4"] = "semi_implicit_euler"
@@ -110,6 +120,8 @@ class SimConfig:
     brakes: bool = False                          # hold the joints still until the first valid command
     safe_damping: Any = None                      # N·m·s/rad: number or one per joint; None: automatic
     contact: ContactConfig = field(default_factory=ContactConfig)
+    payload: PayloadConfig = field(default_factory=PayloadConfig)
+    joint_damping: Any = None                     # N·m·s/rad: number or one per velocity; None: the model's
     faults: list[FaultSpec] = field(default_factory=list)
     seed: int = 0                                 # of every random fault
     # Which driver stands in front of the arm: Drake's simulated drivers (drake_sim) or the real
@@ -146,6 +158,9 @@ class SimConfig:
         for i, pair in enumerate(self.contact.exclude):
             if len(pair) != 2:
                 raise ConfigError(f"{path}.contact.exclude[{i}]", f"must be a pair of body names, got {pair!r}")
+        if len(self.payload.inertia) not in (3, 6):
+            raise ConfigError(f"{path}.payload.inertia", f"must have 3 entries (Ixx Iyy Izz) or 6 (and Ixy Ixz Iyz), "
+                                                         f"got {len(self.payload.inertia)}")
         if self.control_mode is not None and not self.control_mode:
             raise ConfigError(f"{path}.control_mode", "must name at least one of position, velocity, torque")
         if self.driver != "drake_sim":

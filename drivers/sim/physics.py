@@ -9,8 +9,8 @@ Forces on the generalized coordinates during a step (all held over the step):
     τ = B clamp(u, ±u_max)∘e − d∘v + τ_limits(q, v) + Σ_B J_Bᵀ F_Bo_W (contact)
 
 with B the actuation matrix, u_max the actuators' effort limits, e the actuator enable mask (a
-joint_unresponsive fault clears it), d the joint damping of the model, and one-sided joint-limit
-springs on the 1-dof joints: below the lower limit τ = max(0, k (q_lower − q) − c v), above the
+joint_unresponsive fault clears it), d the joint damping (sim.joint_damping, default the model's), and
+one-sided joint-limit springs on the 1-dof joints: below the lower limit τ = max(0, k (q_lower − q) − c v), above the
 upper limit τ = min(0, k (q_upper − q) − c v). Gravity is the model's. v̇ solves M(q) v̇ + C(q, v) v −
 τ_g(q) = τ (ABA). Semi-implicit Euler: v⁺ = v + h v̇(q, v), q⁺ = q + h N(q) v⁺, with the contact
 damping and friction linearly implicit in v⁺; RK4: the classical four stages on ẋ = [N(q) v; v̇],
@@ -79,7 +79,8 @@ class Physics:
         if config.contact.enabled:
             self.contact = ContactModel(plant, config.contact, h, f"{path}.contact")
         self.stepper = Stepper(
-            plant.kernels(), h, config.integrator == "rk4", plant.GetDampingVector(),
+            plant.kernels(), h, config.integrator == "rk4",
+            per_joint(config.joint_damping, nv, f"{path}.joint_damping", plant.GetDampingVector()),
             plant.GetEffortUpperLimits(),
             [a.joint().velocity_start() for a in actuators],
             [j.position_start() for j in limited], [j.velocity_start() for j in limited],

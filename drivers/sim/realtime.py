@@ -55,7 +55,7 @@ def run_sim(cfg: RunConfig, duration: float | None = None, stop_event=None, out=
     viz_cfg = viz_config(cfg)
     if viz is not None:
         viz_cfg = dataclasses.replace(viz_cfg, enabled=viz)
-    robot = SimulatedRobot(build_plant(cfg.robot, simulated=True), sim, cfg.robot.protocol, channels,
+    robot = SimulatedRobot(build_plant(cfg.robot, sim.payload, simulated=True), sim, cfg.robot.protocol, channels,
                            open_lcm(cfg.lcm.url), viz=viz_cfg)
     print(f"hil sim: {cfg.robot.model.rsplit('/', 1)[-1]} ({robot.n} joints), protocol {cfg.robot.protocol}, "
           f"status {channels.status}, command {channels.command}"

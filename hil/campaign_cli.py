@@ -1,0 +1,147 @@
+"""`hil campaign FILE` and `hil export LOG --mcap OUT`: their options and commands (hil.cli adds them)."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+from .schema import ConfigError
+
+
+def add_parsers(sub) -> None:
+    camp = sub.add_parser(
+        "campaign", help="run a campaign: thousands of variations of a scenario, on Ray or a process pool",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Run N variations of a campaign's base scenario in lockstep (run k has the seed "
+                    "campaign.seed + k and draws its values from it), check each against the scenario's criteria "
+                    "and write a report to --out: summary.json, results.csv/.parquet, distributions.png, "
+                    "tracking_error.png. Ctrl-C stops and keeps what finished. Exit 0 when every run passes, 1 "
+                    "when one fails, 2 for a bad campaign file. docs/campaign.md describes the files.",
+        epilog="examples:\n  hil campaign configs/campaigns/joint_pd_payload.yaml -n 10000\n"
+               "  hil campaign FILE -n 10000 --address auto          # on the Ray cluster `ray start` made\n"
+               "  hil campaign FILE --seed 1234 --log run.lcmlog     # one run again, from its seed\n"
+               "  hil campaign FILE --seed 1234 --write-scenario configs/scenarios/payload_1234.yaml")
+    camp.add_argument("file", help="campaign file (YAML)")
+    camp.add_argument("-n", "--runs", type=int, metavar="N", help="how many variations (default: campaign.runs)")
+    camp.add_argument("--engine", choices=("ray", "pool", "sequential"),
+                      help="where the runs go (default: ray when it is installed, else pool)")
+    camp.add_argument("-j", "--jobs", type=int, metavar="N",
+                      help="workers of the pool, or CPUs of the local Ray cluster (default: this machine's cores)")
+    camp.add_argument("--address", metavar="ADDR",
+                      help="an existing Ray cluster ('auto', or HEAD_IP:6379); default: a local one for this run")
+    camp.add_argument("--batch", type=int, metavar="N", help="runs per task (default: ~8 tasks per worker)")
+    camp.add_argument("--out", metavar="DIR", help="report folder (default: campaign-out/NAME)")
+    camp.add_argument("--seed", type=int, metavar="S", help="run only the variation with this seed, and print it")
+    camp.add_argument("--log", metavar="FILE.lcmlog", help="with --seed: record the run's LCM traffic")
+    camp.add_argument("--write-scenario", metavar="FILE.yaml",
+                      help="with --seed: write the variation as a regression scenario file")
+    camp.add_argument("--quiet", action="store_true", help="no progress bar")
+    export = sub.add_parser("export", help="convert a run log to MCAP for Foxglove Studio and PlotJuggler",
+                            description="Write an LCM run log (hil run/demo/regress --log) as MCAP: one channel per "
+                                        "LCM channel, each message as JSON with a JSON schema of its type.")
+    export.add_argument("log", help="an LCM log")
+    export.add_argument("--mcap", required=True, metavar="OUT.mcap", help="the MCAP file to write")
+
+
+def cmd_campaign(args) -> int:
+    from .campaign import load_campaign
+    from .campaign_run import default_workers, ray_available
+    campaign = load_campaign(args.file)
+    if args.seed is not None:
+        return _one(campaign, args)
+    if args.log or args.write_scenario:
+        raise ConfigError("", "--log and --write-scenario go with --seed (one run)")
+    n = args.runs or campaign.spec.runs
+    workers = args.jobs or default_workers()
+    for name, value in (("-n", n), ("-j", workers), ("--batch", args.batch or 1)):
+        if value < 1:
+            raise ConfigError("", f"{name} must be at least 1, got {value}")
+    engine = args.engine or ("ray" if ray_available() else "pool")
+    if engine == "ray" and not ray_available():
+        raise ConfigError("", "--engine ray needs Ray (pip install ray); --engine pool runs without it")
+    if args.address and engine != "ray":
+        raise ConfigError("", "--address is a Ray cluster's: it goes with --engine ray")
+    out = Path(args.out or f"campaign-out/{campaign.name}")
+    return run_campaign(campaign, n, engine, workers, out, args.address, args.batch, not args.quiet)
+
+
+def run_campaign(campaign, n: int, engine: str, workers: int, out: Path, address=None, batch=None,
+                 bar: bool = True) -> int:
+    from .campaign_report import format_summary, summarize, write_report
+    from .campaign_run import collect
+    seeds = [campaign.run_seed(k) for k in range(n)]
+    progress = _progress(n, bar)
+    print(f"hil campaign: {n} runs of {campaign.base.name} on {engine}"
+          + (f" at {address}" if address else f" ({workers} workers)") + f"; report in {out}", file=sys.stderr)
+    t0 = time.perf_counter()
+    try:
+        rows, interrupted, workers = collect(campaign, seeds, engine, workers, progress, address, batch)
+    finally:
+        progress.close()
+    summary = summarize(campaign, rows, n, time.perf_counter() - t0, engine, workers, interrupted)
+    summary = write_report(campaign, rows, summary, out)
+    print(format_summary(summary))
+    print(f"report: {out / 'summary.json'}")
+    if interrupted:
+        return 130
+    return 0 if rows and all(r["passed"] for r in rows) else 1
+
+
+class _progress:
+    """tqdm's bar with ETA (on a terminal), counting failures."""
+
+    def __init__(self, total: int, enabled: bool):
+        from tqdm import tqdm
+        self.bar = tqdm(total=total, unit="run", file=sys.stderr, disable=None if enabled else True,
+                        mininterval=0.5, dynamic_ncols=True)
+        self.failed = 0
+
+    def __call__(self, rows: list[dict]) -> None:
+        self.failed += sum(not r["passed"] for r in rows)
+        self.bar.set_postfix_str(f"failed {self.failed}", refresh=False)
+        self.bar.update(len(rows))
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+def _one(campaign, args) -> int:
+    import yaml
+
+    from .campaign_report import first_failure
+    from .campaign_run import run_one
+    seed = args.seed
+    print(f"hil campaign: {campaign.path} seed {seed} (run {seed - campaign.spec.seed}); the variation:")
+    print(yaml.safe_dump(campaign.variation(seed), sort_keys=False, default_flow_style=None).rstrip())
+    if args.write_scenario:
+        data = campaign.scenario_data(seed)
+        data["scenario"]["description"] = (f"{campaign.name} seed {seed}: "
+                                           + (data["scenario"].get("description") or campaign.base.name))
+        target = Path(args.write_scenario)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if data.get("robot", {}).get("model"):       # relative to the new file's folder
+            data["robot"]["model"] = os.path.relpath(campaign.base.cfg.robot.model, target.resolve().parent)
+        target.write_text(f"# From campaign {campaign.path}, seed {seed}: {campaign.base.path} with the values "
+                          f"above.\n" + yaml.safe_dump(data, sort_keys=False, default_flow_style=None))
+        print(f"scenario: {target} (hil regress {target})")
+    row = run_one(campaign, seed, str(Path(args.log).resolve()) if args.log else None)
+    if row["error"]:
+        print(f"ERROR {row['error']}", file=sys.stderr)
+        return 1
+    for c in row["checks"]:
+        print(f"  {'PASS' if c['passed'] else 'FAIL'} {c['name']}: " + (c.get("detail") or
+                                                                       f"{c['measured']} vs {c['limit']}"))
+    print(("PASS" if row["passed"] else f"FAIL ({first_failure(row)})")
+          + f"; tracking rms {row['tracking_rms_rad'] * 1e3:.3f} mrad, max {row['tracking_max_rad'] * 1e3:.3f} mrad"
+          + (f"; log: {args.log}" if args.log else ""))
+    return 0 if row["passed"] else 1
+
+
+def cmd_export(args) -> int:
+    from .mcap_export import export_mcap
+    counts = export_mcap(args.log, args.mcap)
+    print(json.dumps({"mcap": args.mcap, "messages": counts}))
+    return 0
