@@ -50,6 +50,7 @@ class ServoDeviceConfig:
     return_delay_time: int = field(default=0, metadata={"min": 0, "max": 254})   # 2 µs units, every servo
     inertia: float = field(default=5e-3, metadata=POSITIVE)       # kg m² at each servo's output (no plant)
     damping: float = field(default=0.02, metadata={"min": 0})     # N m s/rad
+    backdrive_damping: float = field(default=0.5, metadata={"min": 0})   # N m s/rad, torque off (gear train)
 
 
 @dataclass
