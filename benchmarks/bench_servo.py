@@ -12,9 +12,11 @@ so the rate a client reaches is bounded by the wire time of the cycle's bytes:
     bound       = baud / (10 * bytes/cycle)   cycles/s
 
 Clients, in this process, alternating runs of `--seconds` each:
-- ours: drivers.serial.servo_driver.ServoDriver.cycle() (SYNC READ, decode to joint units, publish
-  the status on memq:// LCM, SYNC WRITE of the newest command) with the command published each cycle
-  and handled (lc.handle_timeout(0)) inside the timed work;
+- ours: drivers.serial.servo_driver.ServoDriver.cycle(prefetch=True) (SYNC READ, decode to joint
+  units, publish the status on memq:// LCM, SYNC WRITE of the newest command, and the next SYNC READ
+  right behind it, as `hil servo-bus` does when its rate exceeds the bus's) with the command
+  published each cycle and handled (lc.handle_timeout(0)) inside the timed work; and the same with
+  cycle(prefetch=False) (each SYNC READ sent when its cycle starts);
 - dynamixel_sdk 4.1.0: GroupSyncRead.txRxPacket() + getData() of the three registers per servo and
   GroupSyncWrite.changeParam() for every servo + txPacket(), the SDK's documented pattern.
 CPU per cycle is the client thread's CPU time (time.thread_time_ns) over the run / cycles: the
@@ -57,7 +59,7 @@ def serve(link: str, baud: int) -> None:
     SimulatedServoBus("dynamixel", servos, link, baud=baud, step=0.02).serve()
 
 
-def ours(link: str, baud: int, seconds: float) -> tuple[float, float]:
+def ours(link: str, baud: int, seconds: float, prefetch: bool = True) -> tuple[float, float]:
     cfg = load_servo_config({"port": link, "baudrate": baud, "control": "current", "read_timeout": 0.05,
                              "link_timeout": 1.0, "command_timeout": 1.0,
                              "joints": [{"joint": f"j{i}", "id": i, "model": "XM430-W350"} for i in IDS]})
@@ -76,7 +78,7 @@ def ours(link: str, baud: int, seconds: float) -> tuple[float, float]:
         commands.publish(lc)
         c0 = time.thread_time_ns()
         lc.handle_timeout(0)
-        driver.cycle()
+        driver.cycle(prefetch=prefetch)
         cpu += time.thread_time_ns() - c0
         cycles += 1
     wall = time.monotonic() - t0
@@ -133,9 +135,10 @@ def main() -> None:
         proc.start()
         while not os.path.exists(link):
             time.sleep(0.01)
-        results = {"ours": [], "sdk": []}
+        results = {"ours": [], "ours, no prefetch": [], "sdk": []}
         for _ in range(args.repeats):
             results["ours"].append(ours(link, baud, args.seconds))
+            results["ours, no prefetch"].append(ours(link, baud, args.seconds, prefetch=False))
             results["sdk"].append(sdk(link, baud, args.seconds))
         proc.terminate()
         proc.join()
@@ -150,8 +153,9 @@ def main() -> None:
     print("|---|---|---:|---:|---:|---:|---:|")
     sdk_cpu = {b: c for b, n, _, _, c in rows if n == "sdk"}
     for baud, name, rate, bound, cpu in rows:
-        label = "hilstack ServoDriver" if name == "ours" else "dynamixel_sdk 4.1.0 GroupSyncRead + GroupSyncWrite"
-        ratio = f" ({cpu / sdk_cpu[baud]:.2f}×)" if name == "ours" else ""
+        label = {"ours": "hilstack ServoDriver", "ours, no prefetch": "hilstack ServoDriver, no prefetch",
+                 "sdk": "dynamixel_sdk 4.1.0 GroupSyncRead + GroupSyncWrite"}[name]
+        ratio = f" ({cpu / sdk_cpu[baud]:.2f}×)" if name != "sdk" else ""
         print(f"| {baud / 1e6:g} Mbps | {label} | {READ_BYTES + WRITE_BYTES} | {bound:.0f} | {rate:.0f} | "
               f"{rate / bound:.0%} | {cpu:.0f}{ratio} |")
 

@@ -128,6 +128,7 @@ class ServoDriver:
         self.fd = -1
         self.port = None
         self._expect, self._answer = 0, None   # SYNC READ answers still missing; -1: a setup transaction
+        self._read_sent = 0.0                  # monotonic time of a SYNC READ already on the wire (prefetch), or 0
         self.torque_on = False
         self.fault = ""                    # latched hardware fault, torque stays off
         self.cycles = self.full_reads = self.statuses_published = self.commands_received = 0
@@ -195,7 +196,7 @@ class ServoDriver:
                 self.port.close()
             except (serial.SerialException, OSError):
                 pass
-        self.port, self.fd, self.torque_on = None, -1, False
+        self.port, self.fd, self.torque_on, self._read_sent = None, -1, False, 0.0
 
     def _write(self, packet) -> None:
         view, done = memoryview(packet), 0
@@ -244,8 +245,10 @@ class ServoDriver:
         self.torque_on = bool(on)
         return self.torque_packet.seal()
 
-    def cycle(self) -> bool:
-        """One SYNC READ (state published when complete) and one SYNC WRITE; False when not connected."""
+    def cycle(self, prefetch: bool = False) -> bool:
+        """One SYNC READ (state published when complete) and one SYNC WRITE; False when not connected.
+        prefetch: the next cycle follows at once (the bus is the bottleneck), so the next SYNC READ is
+        sent right behind the SYNC WRITE and its answers travel while this cycle publishes."""
         now = self.clock()
         if not self.connected:
             if now >= self._reconnect_at and self.connect():
@@ -266,6 +269,8 @@ class ServoDriver:
             return False
         try:
             self._command(now, full)
+            if prefetch:
+                self._send_read()
         except OSError as e:
             self._lost(f"bus I/O error: {e}")
             return False
@@ -274,11 +279,16 @@ class ServoDriver:
             self._publish(self.full_reads * self._period_ns if self.cfg.lockstep else now)
         return True
 
+    def _send_read(self) -> None:
+        self._write(self._sync_read)
+        self._read_sent = time.monotonic()
+
     def _read_state(self) -> bool:
         self.received.fill(False)
         self._expect = self.n
-        self._write(self._sync_read)
-        deadline = time.monotonic() + self._read_timeout
+        if not self._read_sent:
+            self._send_read()
+        deadline, self._read_sent = self._read_sent + self._read_timeout, 0.0
         fd = self.fd
         while self._expect > 0:
             left = deadline - time.monotonic()
@@ -395,19 +405,20 @@ class ServoDriver:
             return self._spin_lockstep(duration, stop)
         lc_fd = self.lc.fileno()
         end = None if duration is None else self.clock() + round(duration * 1e9)
-        due = self.clock()
+        due, behind = self.clock(), False
         while (end is None or self.clock() < end) and not (stop and stop()):
             while True:
                 left = (due - self.clock()) / 1e9
+                if select.select((lc_fd,), (), (), max(left, 0.0))[0]:
+                    self.lc.handle_timeout(0)
                 if left <= 0:
                     break
-                if select.select((lc_fd,), (), (), left)[0]:
-                    self.lc.handle_timeout(0)
             t0 = time.process_time_ns()
-            self.cycle()
+            self.cycle(prefetch=behind)
             if len(self.cycle_ns) < 100_000:
                 self.cycle_ns.append(time.process_time_ns() - t0)
             due += self._period_ns
+            behind = self.clock() >= due            # rate beyond the bus: the next SYNC READ goes out now
             if self.clock() - due > 10 * self._period_ns:     # fell behind (a stall): no burst to catch up
                 due = self.clock()
 

@@ -44,6 +44,7 @@ class SimulatedServo:
             for a in reg.span:
                 self.owner[a] = reg
         self._structs = {name: Struct(model.byte_order + _FORMATS[r.size]) for name, r in model.registers.items()}
+        self._spans = {}          # (address, end) -> the registers a write there touches
         self.dynamixel = model.protocol == "dynamixel"
         self.inertia, self.damping, self.no_load_speed = inertia, damping, no_load_speed
         self.backdrive_damping = backdrive_damping
@@ -88,11 +89,9 @@ class SimulatedServo:
         end = address + len(data)
         if end > len(self.table) - 1:
             return ErrorCode.ACCESS
-        regs = []
-        for a in range(address, end):
-            reg = self.owner[a]
-            if reg is not None and (not regs or regs[-1] is not reg):
-                regs.append(reg)
+        regs = self._spans.get((address, end))
+        if regs is None:
+            regs = self._spans[address, end] = self._registers(address, end)
         torque_on = self.get("torque_enable") != 0
         for reg in regs:
             if not reg.writable or (reg.eeprom and torque_on and self.dynamixel):
@@ -100,10 +99,8 @@ class SimulatedServo:
         for reg in regs:
             if reg.address < address or reg.address + reg.size > end:
                 return ErrorCode.DATA_LENGTH
-        shadow = bytearray(self.table)
-        shadow[address:end] = data
         for reg in regs:
-            value = self.model.decode(reg.name, self._structs[reg.name].unpack_from(shadow, reg.address)[0])
+            value = self.model.decode(reg.name, self._structs[reg.name].unpack_from(data, reg.address - address)[0])
             high = reg.high or (1 << (8 * reg.size)) - 1
             if not reg.low <= value <= high:
                 return ErrorCode.DATA_RANGE
@@ -118,6 +115,14 @@ class SimulatedServo:
         if any(r.name == "torque_enable" for r in regs) and self.get("torque_enable"):
             self.set("goal_position", self.get("present_position"))   # hold where it is, as on enable
         return ErrorCode.NONE
+
+    def _registers(self, address: int, end: int) -> list:
+        regs = []
+        for a in range(address, end):
+            reg = self.owner[a]
+            if reg is not None and (not regs or regs[-1] is not reg):
+                regs.append(reg)
+        return regs
 
     # --- status ------------------------------------------------------------------------------------
     @property

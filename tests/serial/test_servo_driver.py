@@ -169,3 +169,17 @@ def test_config_errors_name_the_key(tmp_path):
     assert not cfg.current_control                                              # auto: position for an XL430
     with pytest.raises(ConfigError, match=r"no servo for the robot's joints b"):
         ServoDriver(cfg, ["a", "b"], "panda", Channels(), lcm.LCM("memq://"))
+
+
+def test_rate_beyond_the_bus_prefetches_and_still_takes_commands(rig):
+    """At a rate the bus cannot reach, each next SYNC READ goes out behind the SYNC WRITE: every read
+    completes, its answers are matched to the right servos, and LCM commands are still handled."""
+    r = rig("dynamixel", ["XM430-W350", "XM430-W350", "XL330-M288"], rate=20000)
+    r.tau = [0.2, 0.2, 0.05]
+    r.spin(0.8)
+    d = r.driver
+    assert d.cycles > 100 and d.full_reads >= d.cycles - 2
+    assert d.commands_received > 50 and all(s.get("torque_enable") for s in r.servos)
+    assert r.servos[0].get("goal_current") == round(0.2 / (4.1 / 2.3) / 2.69e-3)
+    assert d.stats.timeouts == 0 and d.stats.unexpected_ids == 0 and d.stats.length_errors == 0
+    assert r.status.torque_measured == pytest.approx([0.2, 0.2, 0.05], rel=0.05)
