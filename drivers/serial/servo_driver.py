@@ -166,15 +166,13 @@ class ServoDriver:
                 if number != m.model_number:
                     return self._retry(f"servo ID {i} is model number {number}, config says {m.name} "
                                        f"({m.model_number})")
+                level = self._status_level(i, m)
                 mode = m.modes["current" if self.current else "position"]
                 for name, value in (("operating_mode", mode), ("position_p_gain", self.kp[k]),
                                     ("position_d_gain", self.kd[k])):
-                    reg = m.reg(name)
-                    data = value.to_bytes(reg.size, "little")
-                    answer = self._transact(self.writer.write(i, reg.address, data))
-                    if answer is None or (self.dynamixel and answer[0] & 0x7F):
-                        return self._retry(f"servo ID {i}: writing {name} = {value} failed"
-                                           + ("" if answer is None else f" ({dxl.describe_error(answer[0])})"))
+                    problem = self._setup_write(i, m, name, value, level)
+                    if problem:
+                        return self._retry(f"servo ID {i}: writing {name} = {value} failed{problem}")
         except OSError as e:
             return self._retry(f"bus lost during setup: {e}")
         self._last_full_ns = self.clock()
@@ -182,6 +180,36 @@ class ServoDriver:
         log.info("servo bus %s up: %d servos, %s control", self.cfg.port, self.n,
                  "current" if self.current else "position")
         return True
+
+    def _status_level(self, i: int, m) -> int:
+        """Servo i's status return level; a Dynamixel at 0 (it answers PING only) is raised to 1, as
+        the driver's SYNC READ needs answers (a RAM register: back to 0 at the next power-on)."""
+        reg = m.reg("status_return_level")
+        data = self._transact(self.writer.read(i, reg.address, 1))
+        if data is not None and len(data) == 2:
+            return data[1]
+        if not self.dynamixel:
+            return 1                               # Feetech answers READ at every level: an odd reply
+        self._write(self.writer.write(i, reg.address, b"\x01"))     # unanswered at level 0
+        data = self._transact(self.writer.read(i, reg.address, 1))
+        log.info("servo ID %d: status return level 0 raised to 1 for SYNC READ", i)
+        return 1 if data is not None else 0
+
+    def _setup_write(self, i: int, m, name: str, value: int, level: int) -> str:
+        """Writes a register of servo i during setup: "" when done, else why not. Where the status
+        return level leaves writes unanswered (Dynamixel < 2, Feetech 0) it reads the value back."""
+        reg = m.reg(name)
+        data = value.to_bytes(reg.size, "little")
+        if level >= (2 if self.dynamixel else 1):
+            answer = self._transact(self.writer.write(i, reg.address, data))
+            if answer is None:
+                return " (no answer)"
+            return f" ({dxl.describe_error(answer[0])})" if self.dynamixel and answer[0] & 0x7F else ""
+        self._write(self.writer.write(i, reg.address, data))
+        back = self._transact(self.writer.read(i, reg.address, reg.size))
+        if back is None:
+            return " (no answer to the read-back)"
+        return "" if back[1:] == data else f" (reads back {int.from_bytes(back[1:], 'little')})"
 
     def _retry(self, reason: str) -> bool:
         log.warning("servo bus: %s; retrying in %.2f s", reason, self._backoff)
