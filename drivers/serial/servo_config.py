@@ -65,6 +65,7 @@ class ServoBusConfig:
     link_timeout: float = field(default=0.2, metadata=POSITIVE)   # s without a full SYNC READ → reconnect
     reconnect: ReconnectConfig = field(default_factory=ReconnectConfig)
     lockstep: bool = False                 # one cycle per LCM command; the simulated bus one period per cycle
+    fast_read: bool = False                # Dynamixel FAST SYNC READ (X-series firmware v45 and later)
     joints: list[ServoJoint] = field(default_factory=list)
     device: ServoDeviceConfig = field(default_factory=ServoDeviceConfig)
 
@@ -108,6 +109,8 @@ class ServoBusConfig:
         if self.baudrate not in BAUD_RATES[self.protocol].values():
             raise ConfigError(f"{path}.baudrate", f"{self.baudrate} is no {self.protocol} baud rate; one of "
                                                   f"{sorted(BAUD_RATES[self.protocol].values())}")
+        if self.fast_read and self.protocol != "dynamixel":
+            raise ConfigError(f"{path}.fast_read", "FAST SYNC READ is a Dynamixel Protocol 2.0 instruction")
         if self.link_timeout <= self.read_timeout:
             raise ConfigError(f"{path}.link_timeout", f"must be longer than read_timeout ({self.read_timeout:g} s)")
         return self

@@ -75,7 +75,9 @@ class ServoDriver:
         self.stats = self.parser.stats
         self.writer = mod.PacketWriter()
         start, self.block_len, offsets = DXL_BLOCK if self.dynamixel else FT_BLOCK
-        self._sync_read = bytes(self.writer.sync_read(start, self.block_len, self.ids))
+        self.fast = config.fast_read
+        self._sync_read = bytes(self.writer.sync_read(start, self.block_len, self.ids, fast=True) if self.fast
+                                else self.writer.sync_read(start, self.block_len, self.ids))
         # Received rows and their typed views (little-endian registers; SCS big-endian models are not listed).
         self.rows = np.zeros((n, self.block_len), np.uint8)
         self._row_views = [memoryview(r) for r in self.rows]
@@ -252,6 +254,8 @@ class ServoDriver:
         if self._expect < 0:                               # a setup transaction
             self._answer = bytes((error,)) + bytes(buf[start:stop])
             return
+        if self.fast and servo_id == dxl.BROADCAST_ID:
+            return self._on_fast(buf, start - 1, stop)
         k = self.slot[servo_id]
         if k < 0:
             self.stats.unexpected_ids += 1
@@ -264,6 +268,25 @@ class ServoDriver:
         if not self.received[k]:
             self.received[k] = True
             self._expect -= 1
+
+    def _on_fast(self, buf, p: int, stop: int) -> None:
+        """A FAST SYNC READ answer, buf[p:stop]: per servo error, ID, data, CRC (the last CRC, the
+        packet's, already checked and cut off)."""
+        stride = self.block_len + 4
+        if stop - p != self.n * stride - 2:
+            self.stats.length_errors += 1
+            return
+        view = self.parser._view
+        for q in range(p, stop, stride):
+            k = self.slot[buf[q + 1]]
+            if k < 0:
+                self.stats.unexpected_ids += 1
+                continue
+            self._row_views[k][:] = view[q + 2:q + 2 + self.block_len]
+            self.errors[k] = buf[q]
+            if not self.received[k]:
+                self.received[k] = True
+                self._expect -= 1
 
     def _torque(self, on: int):
         """The SYNC WRITE of torque_enable for every servo; torque_offs counts on -> off changes."""

@@ -205,3 +205,18 @@ def test_status_return_level_below_all_sets_up_by_read_back(rig, protocol, model
     assert [s.get("position_p_gain") for s in r.servos] == d.kp
     assert all(s.get("torque_enable") for s in r.servos)
     assert all(s.get("status_return_level") == max(level, 1 if protocol == "dynamixel" else 0) for s in r.servos)
+
+
+def test_fast_sync_read_fills_every_joint(rig, tmp_path):
+    """fast_read: one FAST SYNC READ answer (one packet from ID 0xFE) per cycle, split per servo."""
+    r = rig("dynamixel", ["XM430-W350", "XM430-W350", "XL330-M288"], rate=200, fast_read=True)
+    r.spin(0.3)
+    d = r.driver
+    assert d.full_reads >= d.cycles - 2 and r.statuses > 10
+    assert r.status.position_measured == pytest.approx([0.0, 0.1, 0.2], abs=2e-3)
+    r.tau = [0.2, 0.2, 0.05]
+    r.spin(0.4)
+    assert r.status.torque_measured == pytest.approx([0.2, 0.2, 0.05], rel=0.05)
+    assert d.stats.length_errors == 0 and d.stats.unexpected_ids == 0 and d.stats.timeouts == 0
+    with pytest.raises(ConfigError, match="servo_bus.fast_read: FAST SYNC READ is a Dynamixel"):
+        _config(tmp_path, "feetech", ["STS3215"], fast_read=True)
