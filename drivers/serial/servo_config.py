@@ -65,7 +65,7 @@ class ServoBusConfig:
     link_timeout: float = field(default=0.2, metadata=POSITIVE)   # s without a full SYNC READ → reconnect
     reconnect: ReconnectConfig = field(default_factory=ReconnectConfig)
     lockstep: bool = False                 # one cycle per LCM command; the simulated bus one period per cycle
-    fast_read: bool = False                # Dynamixel FAST SYNC READ (X-series firmware v45 and later)
+    fast_read: bool = False                # Dynamixel FAST SYNC READ (servo firmware that has it)
     joints: list[ServoJoint] = field(default_factory=list)
     device: ServoDeviceConfig = field(default_factory=ServoDeviceConfig)
 
