@@ -12,9 +12,12 @@ so the rate a client reaches is bounded by the wire time of the cycle's bytes:
     bound       = baud / (10 * bytes/cycle)   cycles/s
 
 Clients, in this process, alternating runs of `--seconds` each:
-- ours: drivers.serial.servo_driver.ServoDriver.cycle() (SYNC READ, decode to joint units, publish
-  the status on memq:// LCM, SYNC WRITE of the newest command) with the command published each cycle
-  and handled (lc.handle_timeout(0)) inside the timed work;
+- ours: drivers.serial.servo_driver.ServoDriver.cycle(prefetch=True) (SYNC READ, decode to joint
+  units, publish the status on memq:// LCM, SYNC WRITE of the newest command, and the next SYNC READ
+  right behind it, as `hil servo-bus` does when its rate exceeds the bus's) with the command
+  published each cycle and handled (lc.handle_timeout(0)) inside the timed work; and the same with
+  cycle(prefetch=False) (each SYNC READ sent when its cycle starts), and with `fast_read` (one
+  FAST SYNC READ answer instead of six status packets: 144 bytes a cycle, its own bound);
 - dynamixel_sdk 4.1.0: GroupSyncRead.txRxPacket() + getData() of the three registers per servo and
   GroupSyncWrite.changeParam() for every servo + txPacket(), the SDK's documented pattern.
 CPU per cycle is the client thread's CPU time (time.thread_time_ns) over the run / cycles: the
@@ -46,6 +49,7 @@ from messages.codec import CommandEncoder  # noqa: E402
 IDS = [1, 2, 3, 4, 5, 6]
 READ_BYTES = 14 + len(IDS) + len(IDS) * (11 + 10)
 WRITE_BYTES = 14 + len(IDS) * 3
+FAST_READ_BYTES = 14 + len(IDS) + 8 + len(IDS) * (4 + 10)   # one answer: per servo error, ID, data, CRC
 
 
 def serve(link: str, baud: int) -> None:
@@ -57,9 +61,9 @@ def serve(link: str, baud: int) -> None:
     SimulatedServoBus("dynamixel", servos, link, baud=baud, step=0.02).serve()
 
 
-def ours(link: str, baud: int, seconds: float) -> tuple[float, float]:
+def ours(link: str, baud: int, seconds: float, prefetch: bool = True, fast: bool = False) -> tuple[float, float]:
     cfg = load_servo_config({"port": link, "baudrate": baud, "control": "current", "read_timeout": 0.05,
-                             "link_timeout": 1.0, "command_timeout": 1.0,
+                             "link_timeout": 1.0, "command_timeout": 1.0, "fast_read": fast,
                              "joints": [{"joint": f"j{i}", "id": i, "model": "XM430-W350"} for i in IDS]})
     lc = lcm.LCM("memq://")
     driver = ServoDriver(cfg, [f"j{i}" for i in IDS], "panda", Channels(), lc)
@@ -76,7 +80,7 @@ def ours(link: str, baud: int, seconds: float) -> tuple[float, float]:
         commands.publish(lc)
         c0 = time.thread_time_ns()
         lc.handle_timeout(0)
-        driver.cycle()
+        driver.cycle(prefetch=prefetch)
         cpu += time.thread_time_ns() - c0
         cycles += 1
     wall = time.monotonic() - t0
@@ -133,26 +137,30 @@ def main() -> None:
         proc.start()
         while not os.path.exists(link):
             time.sleep(0.01)
-        results = {"ours": [], "sdk": []}
+        results = {"ours": [], "ours, no prefetch": [], "ours, fast": [], "sdk": []}
         for _ in range(args.repeats):
             results["ours"].append(ours(link, baud, args.seconds))
+            results["ours, no prefetch"].append(ours(link, baud, args.seconds, prefetch=False))
+            results["ours, fast"].append(ours(link, baud, args.seconds, fast=True))
             results["sdk"].append(sdk(link, baud, args.seconds))
         proc.terminate()
         proc.join()
-        bound = baud / (10 * (READ_BYTES + WRITE_BYTES))
         for name, runs in results.items():
+            nbytes = (FAST_READ_BYTES if name == "ours, fast" else READ_BYTES) + WRITE_BYTES
             rate = statistics.median(r[0] for r in runs)
             cpu = statistics.median(r[1] for r in runs)
-            rows.append((baud, name, rate, bound, cpu))
+            rows.append((baud, name, nbytes, rate, baud / (10 * nbytes), cpu))
     print(f"6 servos (XM430-W350), SYNC READ 126..135 + SYNC WRITE goal current; {READ_BYTES + WRITE_BYTES} bytes "
           f"per cycle; medians of {args.repeats} x {args.seconds:g} s\n")
     print("| baud | client | bytes/cycle | wire-time bound [Hz] | rate [Hz] | of bound | CPU/cycle [µs] |")
     print("|---|---|---:|---:|---:|---:|---:|")
-    sdk_cpu = {b: c for b, n, _, _, c in rows if n == "sdk"}
-    for baud, name, rate, bound, cpu in rows:
-        label = "hilstack ServoDriver" if name == "ours" else "dynamixel_sdk 4.1.0 GroupSyncRead + GroupSyncWrite"
-        ratio = f" ({cpu / sdk_cpu[baud]:.2f}×)" if name == "ours" else ""
-        print(f"| {baud / 1e6:g} Mbps | {label} | {READ_BYTES + WRITE_BYTES} | {bound:.0f} | {rate:.0f} | "
+    sdk_cpu = {row[0]: row[-1] for row in rows if row[1] == "sdk"}
+    for baud, name, nbytes, rate, bound, cpu in rows:
+        label = {"ours": "hilstack ServoDriver", "ours, no prefetch": "hilstack ServoDriver, no prefetch",
+                 "ours, fast": "hilstack ServoDriver, FAST SYNC READ",
+                 "sdk": "dynamixel_sdk 4.1.0 GroupSyncRead + GroupSyncWrite"}[name]
+        ratio = f" ({cpu / sdk_cpu[baud]:.2f}×)" if name != "sdk" else ""
+        print(f"| {baud / 1e6:g} Mbps | {label} | {nbytes} | {bound:.0f} | {rate:.0f} | "
               f"{rate / bound:.0%} | {cpu:.0f}{ratio} |")
 
 

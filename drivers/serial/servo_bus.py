@@ -28,6 +28,7 @@ from .servo_sim import SimulatedServo
 _U16 = Struct("<H")
 _U16X2 = Struct("<HH")
 
+_SPIN = 3e-4                       # s: the busy-waited end of an answer's wire time
 
 class SimulatedServoBus:
     """`servos` (SimulatedServo, unique IDs) speaking `protocol` ("dynamixel" or "feetech") on a
@@ -70,16 +71,18 @@ class SimulatedServoBus:
         self._thread = None
         self._running = False
         self._time = 0.0
+        self._by_id = {}
 
     @property
     def path(self) -> str:
         return self.link.path
 
     def servo(self, servo_id: int) -> SimulatedServo | None:
-        for s in self.servos:
-            if s.servo_id == servo_id:
-                return s
-        return None
+        s = self._by_id.get(servo_id)
+        if s is None or s.servo_id != servo_id:      # an ID written since: look again
+            self._by_id = {s.servo_id: s for s in self.servos}
+            s = self._by_id.get(servo_id)
+        return s
 
     # --- serving -----------------------------------------------------------------------------------
     def poll(self, timeout_s: float = 0.0) -> None:
@@ -155,7 +158,10 @@ class SimulatedServoBus:
     def _flush(self) -> None:
         if not self._pending:
             return
-        while time.perf_counter() < self._due:          # a busy wait: sleep() is ms-coarse under load
+        left = self._due - time.perf_counter()
+        if left > 2 * _SPIN:                             # sleep most of the wire time, leaving the CPU
+            time.sleep(left - _SPIN)                     # to the host (they share the cores) ...
+        while time.perf_counter() < self._due:          # ... and busy-wait the rest: sleep() wakes late
             pass
         view, written = memoryview(self._pending), 0
         while written < len(view):

@@ -50,6 +50,7 @@ class ServoDeviceConfig:
     return_delay_time: int = field(default=0, metadata={"min": 0, "max": 254})   # 2 µs units, every servo
     inertia: float = field(default=5e-3, metadata=POSITIVE)       # kg m² at each servo's output (no plant)
     damping: float = field(default=0.02, metadata={"min": 0})     # N m s/rad
+    backdrive_damping: float = field(default=0.5, metadata={"min": 0})   # N m s/rad, torque off (gear train)
 
 
 @dataclass
@@ -64,6 +65,7 @@ class ServoBusConfig:
     link_timeout: float = field(default=0.2, metadata=POSITIVE)   # s without a full SYNC READ → reconnect
     reconnect: ReconnectConfig = field(default_factory=ReconnectConfig)
     lockstep: bool = False                 # one cycle per LCM command; the simulated bus one period per cycle
+    fast_read: bool = False                # Dynamixel FAST SYNC READ (servo firmware that has it)
     joints: list[ServoJoint] = field(default_factory=list)
     device: ServoDeviceConfig = field(default_factory=ServoDeviceConfig)
 
@@ -107,6 +109,8 @@ class ServoBusConfig:
         if self.baudrate not in BAUD_RATES[self.protocol].values():
             raise ConfigError(f"{path}.baudrate", f"{self.baudrate} is no {self.protocol} baud rate; one of "
                                                   f"{sorted(BAUD_RATES[self.protocol].values())}")
+        if self.fast_read and self.protocol != "dynamixel":
+            raise ConfigError(f"{path}.fast_read", "FAST SYNC READ is a Dynamixel Protocol 2.0 instruction")
         if self.link_timeout <= self.read_timeout:
             raise ConfigError(f"{path}.link_timeout", f"must be longer than read_timeout ({self.read_timeout:g} s)")
         return self

@@ -75,7 +75,9 @@ class ServoDriver:
         self.stats = self.parser.stats
         self.writer = mod.PacketWriter()
         start, self.block_len, offsets = DXL_BLOCK if self.dynamixel else FT_BLOCK
-        self._sync_read = bytes(self.writer.sync_read(start, self.block_len, self.ids))
+        self.fast = config.fast_read
+        self._sync_read = bytes(self.writer.sync_read(start, self.block_len, self.ids, fast=True) if self.fast
+                                else self.writer.sync_read(start, self.block_len, self.ids))
         # Received rows and their typed views (little-endian registers; SCS big-endian models are not listed).
         self.rows = np.zeros((n, self.block_len), np.uint8)
         self._row_views = [memoryview(r) for r in self.rows]
@@ -128,6 +130,7 @@ class ServoDriver:
         self.fd = -1
         self.port = None
         self._expect, self._answer = 0, None   # SYNC READ answers still missing; -1: a setup transaction
+        self._read_sent = 0.0                  # monotonic time of a SYNC READ already on the wire (prefetch), or 0
         self.torque_on = False
         self.fault = ""                    # latched hardware fault, torque stays off
         self.cycles = self.full_reads = self.statuses_published = self.commands_received = 0
@@ -165,15 +168,13 @@ class ServoDriver:
                 if number != m.model_number:
                     return self._retry(f"servo ID {i} is model number {number}, config says {m.name} "
                                        f"({m.model_number})")
+                level = self._status_level(i, m)
                 mode = m.modes["current" if self.current else "position"]
                 for name, value in (("operating_mode", mode), ("position_p_gain", self.kp[k]),
                                     ("position_d_gain", self.kd[k])):
-                    reg = m.reg(name)
-                    data = value.to_bytes(reg.size, "little")
-                    answer = self._transact(self.writer.write(i, reg.address, data))
-                    if answer is None or (self.dynamixel and answer[0] & 0x7F):
-                        return self._retry(f"servo ID {i}: writing {name} = {value} failed"
-                                           + ("" if answer is None else f" ({dxl.describe_error(answer[0])})"))
+                    problem = self._setup_write(i, m, name, value, level)
+                    if problem:
+                        return self._retry(f"servo ID {i}: writing {name} = {value} failed{problem}")
         except OSError as e:
             return self._retry(f"bus lost during setup: {e}")
         self._last_full_ns = self.clock()
@@ -181,6 +182,36 @@ class ServoDriver:
         log.info("servo bus %s up: %d servos, %s control", self.cfg.port, self.n,
                  "current" if self.current else "position")
         return True
+
+    def _status_level(self, i: int, m) -> int:
+        """Servo i's status return level; a Dynamixel at 0 (it answers PING only) is raised to 1, as
+        the driver's SYNC READ needs answers (a RAM register: back to 0 at the next power-on)."""
+        reg = m.reg("status_return_level")
+        data = self._transact(self.writer.read(i, reg.address, 1))
+        if data is not None and len(data) == 2:
+            return data[1]
+        if not self.dynamixel:
+            return 1                               # Feetech answers READ at every level: an odd reply
+        self._write(self.writer.write(i, reg.address, b"\x01"))     # unanswered at level 0
+        data = self._transact(self.writer.read(i, reg.address, 1))
+        log.info("servo ID %d: status return level 0 raised to 1 for SYNC READ", i)
+        return 1 if data is not None else 0
+
+    def _setup_write(self, i: int, m, name: str, value: int, level: int) -> str:
+        """Writes a register of servo i during setup: "" when done, else why not. Where the status
+        return level leaves writes unanswered (Dynamixel < 2, Feetech 0) it reads the value back."""
+        reg = m.reg(name)
+        data = value.to_bytes(reg.size, "little")
+        if level >= (2 if self.dynamixel else 1):
+            answer = self._transact(self.writer.write(i, reg.address, data))
+            if answer is None:
+                return " (no answer)"
+            return f" ({dxl.describe_error(answer[0])})" if self.dynamixel and answer[0] & 0x7F else ""
+        self._write(self.writer.write(i, reg.address, data))
+        back = self._transact(self.writer.read(i, reg.address, reg.size))
+        if back is None:
+            return " (no answer to the read-back)"
+        return "" if back[1:] == data else f" (reads back {int.from_bytes(back[1:], 'little')})"
 
     def _retry(self, reason: str) -> bool:
         log.warning("servo bus: %s; retrying in %.2f s", reason, self._backoff)
@@ -195,7 +226,7 @@ class ServoDriver:
                 self.port.close()
             except (serial.SerialException, OSError):
                 pass
-        self.port, self.fd, self.torque_on = None, -1, False
+        self.port, self.fd, self.torque_on, self._read_sent = None, -1, False, 0.0
 
     def _write(self, packet) -> None:
         view, done = memoryview(packet), 0
@@ -223,6 +254,8 @@ class ServoDriver:
         if self._expect < 0:                               # a setup transaction
             self._answer = bytes((error,)) + bytes(buf[start:stop])
             return
+        if self.fast and servo_id == dxl.BROADCAST_ID:
+            return self._on_fast(buf, start - 1, stop)
         k = self.slot[servo_id]
         if k < 0:
             self.stats.unexpected_ids += 1
@@ -236,6 +269,25 @@ class ServoDriver:
             self.received[k] = True
             self._expect -= 1
 
+    def _on_fast(self, buf, p: int, stop: int) -> None:
+        """A FAST SYNC READ answer, buf[p:stop]: per servo error, ID, data, CRC (the last CRC, the
+        packet's, already checked and cut off)."""
+        stride = self.block_len + 4
+        if stop - p != self.n * stride - 2:
+            self.stats.length_errors += 1
+            return
+        view = self.parser._view
+        for q in range(p, stop, stride):
+            k = self.slot[buf[q + 1]]
+            if k < 0:
+                self.stats.unexpected_ids += 1
+                continue
+            self._row_views[k][:] = view[q + 2:q + 2 + self.block_len]
+            self.errors[k] = buf[q]
+            if not self.received[k]:
+                self.received[k] = True
+                self._expect -= 1
+
     def _torque(self, on: int):
         """The SYNC WRITE of torque_enable for every servo; torque_offs counts on -> off changes."""
         if self.torque_on and not on:
@@ -244,8 +296,10 @@ class ServoDriver:
         self.torque_on = bool(on)
         return self.torque_packet.seal()
 
-    def cycle(self) -> bool:
-        """One SYNC READ (state published when complete) and one SYNC WRITE; False when not connected."""
+    def cycle(self, prefetch: bool = False) -> bool:
+        """One SYNC READ (state published when complete) and one SYNC WRITE; False when not connected.
+        prefetch: the next cycle follows at once (the bus is the bottleneck), so the next SYNC READ is
+        sent right behind the SYNC WRITE and its answers travel while this cycle publishes."""
         now = self.clock()
         if not self.connected:
             if now >= self._reconnect_at and self.connect():
@@ -266,6 +320,8 @@ class ServoDriver:
             return False
         try:
             self._command(now, full)
+            if prefetch:
+                self._send_read()
         except OSError as e:
             self._lost(f"bus I/O error: {e}")
             return False
@@ -274,11 +330,16 @@ class ServoDriver:
             self._publish(self.full_reads * self._period_ns if self.cfg.lockstep else now)
         return True
 
+    def _send_read(self) -> None:
+        self._write(self._sync_read)
+        self._read_sent = time.monotonic()
+
     def _read_state(self) -> bool:
         self.received.fill(False)
         self._expect = self.n
-        self._write(self._sync_read)
-        deadline = time.monotonic() + self._read_timeout
+        if not self._read_sent:
+            self._send_read()
+        deadline, self._read_sent = self._read_sent + self._read_timeout, 0.0
         fd = self.fd
         while self._expect > 0:
             left = deadline - time.monotonic()
@@ -395,19 +456,20 @@ class ServoDriver:
             return self._spin_lockstep(duration, stop)
         lc_fd = self.lc.fileno()
         end = None if duration is None else self.clock() + round(duration * 1e9)
-        due = self.clock()
+        due, behind = self.clock(), False
         while (end is None or self.clock() < end) and not (stop and stop()):
             while True:
                 left = (due - self.clock()) / 1e9
+                if select.select((lc_fd,), (), (), max(left, 0.0))[0]:
+                    self.lc.handle_timeout(0)
                 if left <= 0:
                     break
-                if select.select((lc_fd,), (), (), left)[0]:
-                    self.lc.handle_timeout(0)
             t0 = time.process_time_ns()
-            self.cycle()
+            self.cycle(prefetch=behind)
             if len(self.cycle_ns) < 100_000:
                 self.cycle_ns.append(time.process_time_ns() - t0)
             due += self._period_ns
+            behind = self.clock() >= due            # rate beyond the bus: the next SYNC READ goes out now
             if self.clock() - due > 10 * self._period_ns:     # fell behind (a stall): no burst to catch up
                 due = self.clock()
 

@@ -69,10 +69,11 @@ def build_bus(cfg, link: str | None = None) -> SimulatedServoBus:
     config = load_servo_config(getattr(cfg, "servo_bus", None))
     robot = load_robot(cfg.robot)
     sim = load_sim_config(cfg.sim or {})
-    servos = [SimulatedServo(j.servo_model, j.id, inertia=config.device.inertia, damping=config.device.damping)
-              for j in config.joints]
+    dev = config.device
+    servos = [SimulatedServo(j.servo_model, j.id, inertia=dev.inertia, damping=dev.damping,
+                             backdrive_damping=dev.backdrive_damping) for j in config.joints]
     for s in servos:
-        s.set("return_delay_time", config.device.return_delay_time)
+        s.set("return_delay_time", dev.return_delay_time)
     load = PlantLoad(build_plant(cfg.robot), sim, config, servos, robot.joint_names)
     return SimulatedServoBus(config.protocol, servos, link or config.device.link or config.port,
                              step=sim.time_step, plant=load,

@@ -13,7 +13,8 @@ Motor model (per servo, output shaft, semi-implicit Euler): J v̇ = τ_motor −
 limit); position mode a P loop on ticks into PWM, u = K_P e / u_max clipped to ±1, and
 τ = τ_stall u − c v with the velocity feedback c = τ_stall (K_D' + 1 / v_no_load) of the D gain and
 the back-EMF (e = goal − present position; K_P = P / 128, K_D = D / 16 per ms of tick rate for
-Dynamixel; K_P = P / 32 / 128 · u_max for Feetech's coefficients).
+Dynamixel; K_P = P / 32 / 128 · u_max for Feetech's coefficients); torque off τ = −c_b v, the
+friction of the back-driven gear train (an unpowered arm sags, it does not swing).
 """
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ class SimulatedServo:
     `damping` [N m s/rad] at the output; `external_torque` [N m] is the load's torque on it."""
 
     def __init__(self, model: ServoModel, servo_id: int, *, inertia: float = 5e-3, damping: float = 0.02,
-                 no_load_speed: float = 5.0):
+                 no_load_speed: float = 5.0, backdrive_damping: float = 0.5):
         self.model = model
         self.table = bytearray(model.table_size + 1)
         self.owner = [None] * len(self.table)
@@ -43,8 +44,10 @@ class SimulatedServo:
             for a in reg.span:
                 self.owner[a] = reg
         self._structs = {name: Struct(model.byte_order + _FORMATS[r.size]) for name, r in model.registers.items()}
+        self._spans = {}          # (address, end) -> the registers a write there touches
         self.dynamixel = model.protocol == "dynamixel"
         self.inertia, self.damping, self.no_load_speed = inertia, damping, no_load_speed
+        self.backdrive_damping = backdrive_damping
         self.external_torque = 0.0
         self.q = self.v = self.torque = 0.0
         self.power_on(servo_id)
@@ -86,11 +89,9 @@ class SimulatedServo:
         end = address + len(data)
         if end > len(self.table) - 1:
             return ErrorCode.ACCESS
-        regs = []
-        for a in range(address, end):
-            reg = self.owner[a]
-            if reg is not None and (not regs or regs[-1] is not reg):
-                regs.append(reg)
+        regs = self._spans.get((address, end))
+        if regs is None:
+            regs = self._spans[address, end] = self._registers(address, end)
         torque_on = self.get("torque_enable") != 0
         for reg in regs:
             if not reg.writable or (reg.eeprom and torque_on and self.dynamixel):
@@ -98,10 +99,8 @@ class SimulatedServo:
         for reg in regs:
             if reg.address < address or reg.address + reg.size > end:
                 return ErrorCode.DATA_LENGTH
-        shadow = bytearray(self.table)
-        shadow[address:end] = data
         for reg in regs:
-            value = self.model.decode(reg.name, self._structs[reg.name].unpack_from(shadow, reg.address)[0])
+            value = self.model.decode(reg.name, self._structs[reg.name].unpack_from(data, reg.address - address)[0])
             high = reg.high or (1 << (8 * reg.size)) - 1
             if not reg.low <= value <= high:
                 return ErrorCode.DATA_RANGE
@@ -116,6 +115,14 @@ class SimulatedServo:
         if any(r.name == "torque_enable" for r in regs) and self.get("torque_enable"):
             self.set("goal_position", self.get("present_position"))   # hold where it is, as on enable
         return ErrorCode.NONE
+
+    def _registers(self, address: int, end: int) -> list:
+        regs = []
+        for a in range(address, end):
+            reg = self.owner[a]
+            if reg is not None and (not regs or regs[-1] is not reg):
+                regs.append(reg)
+        return regs
 
     # --- status ------------------------------------------------------------------------------------
     @property
@@ -138,10 +145,11 @@ class SimulatedServo:
         Its velocity feedback −c v (back-EMF and the D gain) is applied, given a step h [s] and the
         inertia m [kg m²] it drives, as the damping a loop much faster than h achieves over the step,
         c_eff = (m/h)(1 − exp(−c h/m)): ≈ c for c h ≪ m and stable for any c under the explicit
-        treatment of a semi-implicit Euler step (h = 0: c itself)."""
+        treatment of a semi-implicit Euler step (h = 0: c itself). With torque off the motor is free
+        and only the back-driven gear train resists: −c_b v, c_b = backdrive_damping."""
         m_ = self.model
         if not self.get("torque_enable"):
-            return 0.0
+            return -self._effective(self.backdrive_damping, h, m) * self.v
         mode = self.get("operating_mode")
         if m_.has_current_control and mode == m_.modes["current"]:
             limit = self.get("current_limit")
@@ -156,10 +164,13 @@ class SimulatedServo:
         else:
             u = self.get("position_p_gain") / 32.0 * err / 128.0
             c_u = self.get("position_d_gain") / 32.0 * ticks_per_rad * 1e-3
-        c = m_.stall_torque * (c_u + 1.0 / self.no_load_speed)
-        if h > 0 and m > 0:
-            c = m / h * (1.0 - math.exp(-c * h / m))
+        c = self._effective(m_.stall_torque * (c_u + 1.0 / self.no_load_speed), h, m)
         return m_.stall_torque * max(-1.0, min(1.0, u)) - c * self.v
+
+    @staticmethod
+    def _effective(c: float, h: float, m: float) -> float:
+        """The damping c [N m s/rad] achieves over a step h on inertia m: (m/h)(1 − exp(−c h/m))."""
+        return m / h * (1.0 - math.exp(-c * h / m)) if h > 0 and m > 0 else c
 
     def step(self, dt: float) -> None:
         """Advances the servo's own motor and load model by dt [s] (no plant)."""

@@ -169,3 +169,54 @@ def test_config_errors_name_the_key(tmp_path):
     assert not cfg.current_control                                              # auto: position for an XL430
     with pytest.raises(ConfigError, match=r"no servo for the robot's joints b"):
         ServoDriver(cfg, ["a", "b"], "panda", Channels(), lcm.LCM("memq://"))
+
+
+def test_rate_beyond_the_bus_prefetches_and_still_takes_commands(rig):
+    """At a rate the bus cannot reach, each next SYNC READ goes out behind the SYNC WRITE: every read
+    completes, its answers are matched to the right servos, and LCM commands are still handled."""
+    r = rig("dynamixel", ["XM430-W350", "XM430-W350", "XL330-M288"], rate=20000)
+    r.tau = [0.2, 0.2, 0.05]
+    r.spin(0.8)
+    d = r.driver
+    assert d.cycles > 100 and d.full_reads >= d.cycles - 2
+    assert d.commands_received > 50 and all(s.get("torque_enable") for s in r.servos)
+    assert r.servos[0].get("goal_current") == round(0.2 / (4.1 / 2.3) / 2.69e-3)
+    assert d.stats.timeouts == 0 and d.stats.unexpected_ids == 0 and d.stats.length_errors == 0
+    assert r.status.torque_measured == pytest.approx([0.2, 0.2, 0.05], rel=0.05)
+
+
+@pytest.mark.parametrize("protocol, models, level", [
+    ("dynamixel", ["XM430-W350", "XL430-W250"], 1), ("dynamixel", ["XM430-W350", "XL430-W250"], 0),
+    ("feetech", ["STS3215", "STS3215"], 0)])
+def test_status_return_level_below_all_sets_up_by_read_back(rig, protocol, models, level):
+    """Servos that do not answer writes (Dynamixel level 1, Feetech 0) or only PING (Dynamixel 0,
+    raised to 1) are set up all the same: each setup write is checked by reading it back."""
+    r = rig(protocol, models, control="position", rate=200)
+    r.bus.stop()                                          # the levels in place before the driver connects
+    for s in r.servos:
+        s.set("status_return_level", level)
+    r.bus = SimulatedServoBus(protocol, r.servos, r.cfg.port).start()
+    r.tau = [0.0, 0.0]
+    r.spin(0.5)
+    d = r.driver
+    assert d.connected and d.full_reads > 10, d.summary()
+    mode = r.servos[0].model.modes["position"]
+    assert all(s.get("operating_mode") == mode for s in r.servos)
+    assert [s.get("position_p_gain") for s in r.servos] == d.kp
+    assert all(s.get("torque_enable") for s in r.servos)
+    assert all(s.get("status_return_level") == max(level, 1 if protocol == "dynamixel" else 0) for s in r.servos)
+
+
+def test_fast_sync_read_fills_every_joint(rig, tmp_path):
+    """fast_read: one FAST SYNC READ answer (one packet from ID 0xFE) per cycle, split per servo."""
+    r = rig("dynamixel", ["XM430-W350", "XM430-W350", "XL330-M288"], rate=200, fast_read=True)
+    r.spin(0.3)
+    d = r.driver
+    assert d.full_reads >= d.cycles - 2 and r.statuses > 10
+    assert r.status.position_measured == pytest.approx([0.0, 0.1, 0.2], abs=2e-3)
+    r.tau = [0.2, 0.2, 0.05]
+    r.spin(0.4)
+    assert r.status.torque_measured == pytest.approx([0.2, 0.2, 0.05], rel=0.05)
+    assert d.stats.length_errors == 0 and d.stats.unexpected_ids == 0 and d.stats.timeouts == 0
+    with pytest.raises(ConfigError, match="servo_bus.fast_read: FAST SYNC READ is a Dynamixel"):
+        _config(tmp_path, "feetech", ["STS3215"], fast_read=True)
