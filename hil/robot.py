@@ -1,8 +1,8 @@
 """The robot the loop drives: its plant from the config and how its joints map to the protocol."""
 from __future__ import annotations
 
+import xml.etree.ElementTree as ET
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
@@ -10,6 +10,7 @@ from dynamics_cy import MultibodyPlant, Parser
 from dynamics_cy.errors import ParseError
 
 from .config import RobotConfig
+from .paths import package_map
 from .schema import ConfigError
 
 
@@ -34,7 +35,15 @@ def build_plant(cfg: RobotConfig, *, simulated: bool = False) -> MultibodyPlant:
     bodies have no mass or inertia to move (Drake's simulator stops on it at its first step)."""
     plant = MultibodyPlant(0.0)
     try:
-        Parser(plant, nonphysical_inertia="error" if simulated else "warn").AddModels(cfg.model)
+        parser = Parser(plant, package_map(cfg.package_map), nonphysical_inertia="error" if simulated else "warn")
+        text = _actuated_urdf(cfg) if cfg.model.lower().endswith(".urdf") else None
+        if text is None and cfg.actuated_joints is not None and not cfg.model.lower().endswith(".urdf"):
+            raise ConfigError("robot.actuated_joints", "applies to URDF models (an SDF names its actuators "
+                                                       "by effort limits: 0 means none)")
+        if text is None:
+            parser.AddModels(cfg.model)
+        else:
+            parser._parse(text, "urdf", cfg.model)      # AddModels of the rewritten file, errors naming it
     except ParseError as e:
         hint = " (the simulated robot needs physical inertias)" if simulated and "inertia" in str(e) else ""
         raise ConfigError("robot.model", f"{e}{hint}") from None
@@ -49,6 +58,44 @@ def build_plant(cfg: RobotConfig, *, simulated: bool = False) -> MultibodyPlant:
         except RuntimeError as e:
             raise ConfigError("robot.model", f"{cfg.model}: the simulated robot cannot move it: {e}") from None
     return plant
+
+
+MOVABLE = ("revolute", "continuous", "prismatic")
+
+
+def _actuated_urdf(cfg: RobotConfig) -> str | None:
+    """The URDF's text with robot.actuated_joints applied, or None if it needs no change: every movable
+    joint not named is welded at position 0 (its transmissions dropped), and a model without
+    <transmission> gets a SimpleTransmission per driven joint (the parser gives it the joint's effort
+    limit; a named list replaces the model's transmissions by one per named joint). ConfigError
+    naming a joint the model does not have."""
+    try:
+        root = ET.parse(cfg.model).getroot()
+    except (ET.ParseError, OSError):
+        return None                                     # the parser reports it, with the line
+    joints = {j.get("name"): j for j in root.findall("joint") if j.get("type") in MOVABLE}
+    named = cfg.actuated_joints
+    for i, name in enumerate(named or ()):
+        if name not in joints:
+            raise ConfigError(f"robot.actuated_joints[{i}]", f"the model has no movable joint '{name}' "
+                                                             f"(movable: {sorted(joints)})")
+    transmissions = root.findall("transmission")
+    if named is None and transmissions:
+        return None
+    driven = list(joints) if named is None else named
+    for name, joint in joints.items():
+        if name not in driven:
+            joint.set("type", "fixed")
+            for mimic in joint.findall("mimic"):
+                joint.remove(mimic)
+    for t in transmissions:
+        root.remove(t)
+    for name in driven:
+        t = ET.SubElement(root, "transmission", name=f"{name}_trans")
+        ET.SubElement(t, "type").text = "transmission_interface/SimpleTransmission"
+        ET.SubElement(t, "joint", name=name)
+        ET.SubElement(t, "actuator", name=f"{name}_motor")
+    return ET.tostring(root, encoding="unicode")
 
 
 def load_robot(cfg: RobotConfig) -> Robot:
