@@ -104,3 +104,44 @@ def test_package_map_entries_resolve_a_model_and_its_meshes(tmp_path):
     with pytest.raises(ConfigError, match="names another package"):
         parse_config({"robot": {"model": "package://my_arm/urdf/arm.urdf",
                                 "package_map": {"other": "src/my_arm/package.xml"}}}, tmp_path, "t")
+
+
+@pytest.mark.parametrize("name", ["panda_torque", "ur5", "kinova"])
+def test_meshes_reach_the_viewer_and_the_camera_frames_the_arm(name):
+    """Every visual of the load message is a mesh file that exists (resolved by the package map), and
+    the camera's view cone (hil.viz.camera, looking at the origin) holds every body origin."""
+    from hil.robot import build_plant
+    from hil.viz import load_robot_message
+    from hil.viz.camera import FOV_DEG, camera_position
+    cfg = load_config(f"configs/arms/{name}.yaml")
+    plant = build_plant(cfg.robot)
+    geoms = [g for link in load_robot_message(plant).link for g in link.geom]
+    assert geoms and all(g.string_data.endswith((".dae", ".stl", ".obj")) for g in geoms)
+    assert all(__import__("os").path.isfile(g.string_data) for g in geoms)
+    q = cfg.sim["initial_positions"]
+    p_WC = camera_position(plant, q)
+    context = plant.CreateDefaultContext()
+    plant.SetPositions(context, np.array(q))
+    axis = -p_WC / np.linalg.norm(p_WC)
+    for i in range(plant.num_bodies()):
+        p = plant.EvalBodyPoseInWorld(context, plant.get_body(i)).translation() - p_WC
+        angle = np.degrees(np.arccos(np.clip(np.dot(p, axis) / np.linalg.norm(p), -1.0, 1.0)))
+        assert angle < FOV_DEG / 2 * 0.9, (plant.get_body(i).name(), angle)
+
+
+def test_meldis_meshcat_takes_the_camera_parameters():
+    """The YAML parses as pydrake's MeshcatParams and Meshcat (Meldis's viewer) sets the camera from it."""
+    geometry = pytest.importorskip("pydrake.geometry")
+    from pydrake.common.yaml import yaml_load_typed
+
+    from hil.robot import build_plant
+    from hil.viz.camera import CAMERA, camera_position, meshcat_params_yaml
+    cfg = load_config("configs/arms/ur5.yaml")
+    plant = build_plant(cfg.robot)
+    params = yaml_load_typed(schema=geometry.MeshcatParams, data=meshcat_params_yaml(plant))
+    x, y, z = camera_position(plant)
+    (prop,) = params.initial_properties
+    assert prop.path == CAMERA and prop.property == "position"
+    np.testing.assert_allclose(prop.value, [x, z, -y], atol=1e-3)              # Meshcat's y-up frame
+    params.host = "localhost"
+    assert geometry.Meshcat(params).HasPath(CAMERA)
