@@ -246,16 +246,30 @@ def _viewer(cfg, plant, lc):
     return ViewerBridge(plant, lc, channels_for(cfg), viz) if viz.enabled else None
 
 
+def _meldis_command(cfg, plant=None) -> str:
+    """The Meldis command line whose camera frames the config's robot at its initial positions
+    (hil.viz.camera), the parameters written to a temporary file."""
+    from .robot import build_plant
+    from .viz.camera import write_meshcat_params
+    plant = plant or build_plant(cfg.robot)
+    q = (cfg.sim or {}).get("initial_positions") if isinstance(cfg.sim, dict) else None
+    q = q if q is not None and len(q) == plant.num_positions() else None
+    params = write_meshcat_params(plant, Path(cfg.robot.model).stem, q)
+    return f"python -m pydrake.visualization.meldis --meshcat-params {params}"
+
+
 def cmd_viz(args) -> int:
     from .config import channels_for, open_lcm, viz_config
     from .robot import build_plant
     from .viz.standalone import run
     cfg = _load(args.config, args.lcm_url)
     channels = channels_for(cfg)
+    plant = build_plant(cfg.robot)
     print(f"hil viz: {cfg.robot.model} ({cfg.robot.protocol}) from {channels.status} to "
-          f"{channels.viewer_load_robot} / {channels.viewer_draw} on {cfg.lcm.url}", flush=True)
+          f"{channels.viewer_load_robot} / {channels.viewer_draw} on {cfg.lcm.url}. Watch it in Meldis: "
+          f"{_meldis_command(cfg, plant)}", flush=True)
     stop = _stop_on_signals()
-    viewer = run(build_plant(cfg.robot), open_lcm(cfg.lcm.url), cfg.robot.protocol, channels,
+    viewer = run(plant, open_lcm(cfg.lcm.url), cfg.robot.protocol, channels,
                  viz_config(cfg), duration_s=args.duration, stop=lambda: stop[0])
     bridge = viewer.bridge
     print(f"statuses {viewer.status.ok_count} (rejected: {dict(viewer.status.counters)}), draws {bridge.draws}, "
@@ -283,7 +297,7 @@ def cmd_demo(args) -> int:
         if not args.json:
             print(f"hil demo: simulated {cfg.robot.protocol} (pids {', '.join(str(p.pid) for p in robot)}) and the "
                   f"control loop on {cfg.lcm.url}; {args.duration:g} s. Watch it in Meldis: "
-                  f"python -m pydrake.visualization.meldis")
+                  f"{_meldis_command(cfg)}", flush=True)
         args.config = str(args.config)
         return cmd_run(args)
     finally:

@@ -15,7 +15,7 @@ import yaml
 
 from messages.channels import DEFAULT_LCM_URL
 
-from .paths import CONFIGS, ROBOT_DATA_URL, example_robot_data
+from .paths import CONFIGS, package_map
 from .schema import ConfigError, load, read_yaml
 
 POSITIVE = {"min": 0, "exclusive": True}
@@ -35,6 +35,13 @@ class RobotConfig:
     # kuka_driver or franka_driver (the real ones): sets the start guard and the command's clock.
     driver: Literal["drake_sim", "kuka_driver", "franka_driver"] = "drake_sim"
     velocity_gain: float = field(default=10.0, metadata={"min": 0})   # 1/s: v_cmd = v_d + gain (q_d − q)
+    # package name -> folder or package.xml, added to the default map (installed packages, e.g.
+    # example-robot-data) that resolves package:// URIs of robot.model and of its meshes
+    package_map: dict[str, str] = field(default_factory=dict)
+    # the joints the protocol drives, in its order; every other movable joint is welded at position 0
+    # (a Panda's fingers). None: the model's actuated joints, or every movable joint if it has no
+    # <transmission> (an actuator with the joint's URDF effort limit)
+    actuated_joints: Optional[list[str]] = None
 
 
 @dataclass
@@ -135,12 +142,14 @@ class RunConfig:
     source: Optional[str] = None     # the file it came from
 
 
-def resolve(path: str, base: Path) -> Path:
+def resolve(path: str, base: Path, packages: dict[str, str] | None = None) -> Path:
     """A path from a config: absolute, relative to the config's folder, or to the project's configs/;
-    package://example-robot-data/... is a model of the installed example-robot-data package."""
-    if path.startswith(ROBOT_DATA_URL):
-        root = example_robot_data()
-        return (root or Path("example-robot-data is not installed")) / path[len(ROBOT_DATA_URL):]
+    a package:// URI is resolved by hil.paths.package_map(packages) as Drake's PackageMap does."""
+    if "://" in path:
+        try:
+            return Path(package_map(packages, base).ResolveUrl(path))
+        except RuntimeError as e:
+            raise ConfigError("robot.model", str(e)) from None
     p = Path(path).expanduser()
     if p.is_absolute():
         return p
@@ -191,7 +200,12 @@ def parse_config(data: dict, base: Path, source: str, overrides: dict | None = N
         cfg = load(RunConfig, {k: v for k, v in data.items() if k not in ("source", "scenario")})
         if cfg.viz is True or cfg.viz is False:
             cfg.viz = {"enabled": cfg.viz}
-        model = resolve(cfg.robot.model, base)
+        try:
+            packages = package_map(cfg.robot.package_map, base)
+        except RuntimeError as e:
+            raise ConfigError("robot.package_map", str(e)) from None
+        cfg.robot.package_map = {n: packages.GetPath(n) for n in cfg.robot.package_map}
+        model = resolve(cfg.robot.model, base, cfg.robot.package_map)
         if not model.is_file():
             raise ConfigError("robot.model", f"no such model file '{cfg.robot.model}' (looked in {base} and "
                                              f"{CONFIGS})")

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import copy
+import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 
 import numpy as np
@@ -10,6 +11,7 @@ from dynamics_cy import MultibodyPlant, Parser, RotationalInertia, SpatialInerti
 from dynamics_cy.errors import ParseError
 
 from .config import RobotConfig
+from .paths import package_map
 from .schema import ConfigError
 
 
@@ -33,7 +35,15 @@ def parse_model(cfg: RobotConfig, *, simulated: bool = False) -> MultibodyPlant:
     nonphysical inertia is an error naming the file, line and link."""
     plant = MultibodyPlant(0.0)
     try:
-        Parser(plant, nonphysical_inertia="error" if simulated else "warn").AddModels(cfg.model)
+        parser = Parser(plant, package_map(cfg.package_map), nonphysical_inertia="error" if simulated else "warn")
+        text = _actuated_urdf(cfg) if cfg.model.lower().endswith(".urdf") else None
+        if text is None and cfg.actuated_joints is not None and not cfg.model.lower().endswith(".urdf"):
+            raise ConfigError("robot.actuated_joints", "applies to URDF models (an SDF names its actuators "
+                                                       "by effort limits: 0 means none)")
+        if text is None:
+            parser.AddModels(cfg.model)
+        else:
+            parser._parse(text, "urdf", cfg.model)      # AddModels of the rewritten file, errors naming it
     except ParseError as e:
         hint = " (the simulated robot needs physical inertias)" if simulated and "inertia" in str(e) else ""
         raise ConfigError("robot.model", f"{e}{hint}") from None
@@ -77,6 +87,44 @@ def _add_payload(plant: MultibodyPlant, payload, end_effector: str | None) -> No
     body = plant.AddRigidBody("hil_payload", frame.model_instance(),
                               SpatialInertia.MakeFromCentralInertia(payload.mass, payload.com, I))
     plant.WeldFrames(frame, body.body_frame())
+
+
+MOVABLE = ("revolute", "continuous", "prismatic")
+
+
+def _actuated_urdf(cfg: RobotConfig) -> str | None:
+    """The URDF's text with robot.actuated_joints applied, or None if it needs no change: every movable
+    joint not named is welded at position 0 (its transmissions dropped), and a model without
+    <transmission> gets a SimpleTransmission per driven joint (the parser gives it the joint's effort
+    limit; a named list replaces the model's transmissions by one per named joint). ConfigError
+    naming a joint the model does not have."""
+    try:
+        root = ET.parse(cfg.model).getroot()
+    except (ET.ParseError, OSError):
+        return None                                     # the parser reports it, with the line
+    joints = {j.get("name"): j for j in root.findall("joint") if j.get("type") in MOVABLE}
+    named = cfg.actuated_joints
+    for i, name in enumerate(named or ()):
+        if name not in joints:
+            raise ConfigError(f"robot.actuated_joints[{i}]", f"the model has no movable joint '{name}' "
+                                                             f"(movable: {sorted(joints)})")
+    transmissions = root.findall("transmission")
+    if named is None and transmissions:
+        return None
+    driven = list(joints) if named is None else named
+    for name, joint in joints.items():
+        if name not in driven:
+            joint.set("type", "fixed")
+            for mimic in joint.findall("mimic"):
+                joint.remove(mimic)
+    for t in transmissions:
+        root.remove(t)
+    for name in driven:
+        t = ET.SubElement(root, "transmission", name=f"{name}_trans")
+        ET.SubElement(t, "type").text = "transmission_interface/SimpleTransmission"
+        ET.SubElement(t, "joint", name=name)
+        ET.SubElement(t, "actuator", name=f"{name}_motor")
+    return ET.tostring(root, encoding="unicode")
 
 
 def load_robot(cfg: RobotConfig) -> Robot:

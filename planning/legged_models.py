@@ -3,11 +3,12 @@ contact points and a standing posture (the presets the tests, benchmarks and con
 from __future__ import annotations
 
 import re
-import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from dynamics_cy.parsing import PackageMap
 
 from .whole_body import ContactPoint
 
@@ -40,9 +41,9 @@ LEGGED = {
 
 
 def example_robot_data_root() -> Path | None:
-    """The example-robot-data package folder (under its cmeel prefix), if installed."""
-    root = Path(sysconfig.get_paths()["purelib"]) / "cmeel.prefix" / "share" / "example-robot-data"
-    return root if (root / "robots").is_dir() else None
+    """The example-robot-data package folder as Drake's default PackageMap finds it, if installed."""
+    pm = PackageMap()
+    return Path(pm.GetPath("example-robot-data")) if pm.Contains("example-robot-data") else None
 
 
 FOOT_RADIUS = {"go2": 0.022, "g1": 0.005}

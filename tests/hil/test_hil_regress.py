@@ -53,8 +53,13 @@ def test_the_scenarios_cover_the_controllers_contact_each_fault_and_the_serial_c
             for s in scenarios if (s.cfg.sim or {}).get("driver", "drake_sim") != "drake_sim"
             and s.spec.criteria.summary.get("status.exit_command_sent") is True}
     assert real == {(d, m, o) for d, m in (("kuka_driver", "False"), ("kuka_driver", "True"),
-                                           ("franka_driver", "torque"), ("franka_driver", "velocity"))
+                                           ("franka_driver", "torque"), ("franka_driver", "velocity"),
+                                           ("franka_driver", "position"))
                     for o in ("loop_first", "driver_first")}
+    # and the Panda itself (example-robot-data's, configs/arms) in each franka_driver mode, both orders
+    panda = {(s.cfg.robot.command, s.spec.start_order) for s in scenarios if "panda_description" in s.cfg.robot.model
+             and s.spec.criteria.summary.get("status.exit_command_sent") is True}
+    assert panda == {(m, o) for m in ("torque", "velocity", "position") for o in ("loop_first", "driver_first")}
 
 
 def copy_scenario(tmp_path, name: str, edit=None) -> Path:
