@@ -13,16 +13,16 @@ import json
 from pathlib import Path
 
 import numpy as np
-import yaml
 
 from messages import lcmt_hil_telemetry
 from messages.channels import Channels
 from messages.codec import CommandDecoder, StatusDecoder
 from messages.logs import read_events
+from messages.validation import decode_message
 
 from .replay import _event_text
 from .runlog import read_run_info
-from .schema import LogError
+from .schema import LogError, parse_yaml
 
 
 def _channels(path, start) -> tuple[Channels, str, int, float]:
@@ -30,16 +30,20 @@ def _channels(path, start) -> tuple[Channels, str, int, float]:
     else from the robot status channel the log holds."""
     from messages import lcmt_iiwa_status, lcmt_panda_status
     if start is not None:
-        data = yaml.safe_load(start.config_yaml)
-        protocol = data["robot"]["protocol"]
-        candidates = [(Channels.for_robot(protocol, **(data.get("channels") or {})), protocol)]
-        budget = float(data.get("loop", {}).get("deadline_budget_us", 200.0))
+        data = parse_yaml(start.config_yaml, f"{path} (its run-info)")
+        try:
+            protocol = data["robot"]["protocol"]
+            candidates = [(Channels.for_robot(protocol, **(data.get("channels") or {})), protocol)]
+            budget = float(data.get("loop", {}).get("deadline_budget_us", 200.0))
+        except (KeyError, TypeError, AttributeError, ValueError) as e:   # a run-info written by another tool
+            raise LogError(f"{path}: its run-info's config has no usable robot, channels or loop ({e!r})") from None
     else:
         candidates, budget = [(Channels.for_robot(p), p) for p in ("iiwa", "panda")], 200.0
     for ch, protocol in candidates:
         first = next(read_events(path, {ch.status}), None)
         if first is not None:
-            msg = (lcmt_iiwa_status if protocol == "iiwa" else lcmt_panda_status).decode(first.data)
+            msg = decode_message(lcmt_iiwa_status if protocol == "iiwa" else lcmt_panda_status, first.data,
+                                 first.channel, check_values=False)
             return ch, protocol, msg.num_joints, budget
     raise LogError(f"{path}: no robot status in the log (looked for "
                      f"{', '.join(ch.status for ch, _ in candidates)})")
@@ -86,7 +90,7 @@ def read_log(path: str | Path) -> tuple[dict, dict]:
                 rejected["command"] += 1
         elif e.channel == ch.telemetry:
             try:
-                tel.append((e.timestamp, lcmt_hil_telemetry.decode(e.data)))
+                tel.append((e.timestamp, decode_message(lcmt_hil_telemetry, e.data, e.channel)))
             except ValueError:
                 rejected["telemetry"] += 1
         elif e.channel == ch.safety:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dynamics_cy import MultibodyPlant, Parser
+from dynamics_cy.errors import ModelError
 
 from .config import RobotConfig
 from .schema import ConfigError
@@ -26,12 +27,15 @@ class Robot:
 def build_plant(cfg: RobotConfig) -> MultibodyPlant:
     """The plant of the config's model (welding cfg.weld to the world if given), finalized."""
     plant = MultibodyPlant(0.0)
-    Parser(plant).AddModels(cfg.model)
-    if cfg.weld:
-        if not plant.HasFrameNamed(cfg.weld):
-            raise ConfigError("robot.weld", f"the model has no frame named '{cfg.weld}'")
-        plant.WeldFrames(plant.world_frame(), plant.GetFrameByName(cfg.weld))
-    plant.Finalize()
+    try:
+        Parser(plant).AddModels(cfg.model)
+        if cfg.weld:
+            if not plant.HasFrameNamed(cfg.weld):
+                raise ConfigError("robot.weld", f"the model has no frame named '{cfg.weld}'")
+            plant.WeldFrames(plant.world_frame(), plant.GetFrameByName(cfg.weld))
+        plant.Finalize()
+    except ModelError as e:          # ParseError names the file, line and element
+        raise ConfigError("robot.model", f"the model cannot be used: {e}") from None
     return plant
 
 

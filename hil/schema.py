@@ -18,11 +18,15 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import math
+import re
 import types
 import typing
 from pathlib import Path
 
 import yaml
+
+MAX_RATE_HZ = 10_000.0
+RATE_HZ = {"min": 0, "exclusive": True, "max": MAX_RATE_HZ}   # a rate a loop can keep: period >= 100 µs
 
 
 class ConfigError(ValueError):
@@ -38,22 +42,74 @@ class LogError(ValueError):
     """An LCM log that cannot be used for what was asked; the message names the file."""
 
 
-def read_yaml(path: str | Path) -> dict:
-    """The mapping in a YAML file (yaml.safe_load); errors name the file and line."""
-    p = Path(path)
+class _Loader(yaml.SafeLoader):
+    """yaml.SafeLoader that refuses duplicate keys (safe_load keeps the last one silently) and reads
+    YAML 1.2 floats such as `1e12` as numbers (YAML 1.1 needs a dot: `1.0e+12`)."""
+
+    def construct_mapping(self, node, deep=False):
+        seen: dict = {}
+        for key_node, _ in node.value:         # the mapping's own keys; a merge (<<) may be overridden
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node, deep=True)
+            try:
+                first = seen.get(key)
+            except TypeError:                    # unhashable: SafeLoader reports it
+                break
+            if first is not None:
+                raise _DuplicateKey(key, first, key_node.start_mark)
+            seen[key] = key_node.start_mark.line + 1
+        return super().construct_mapping(node, deep)
+
+
+class _DuplicateKey(yaml.YAMLError):
+    def __init__(self, key, first_line: int, mark):
+        super().__init__(f"duplicate key '{key}' at line {mark.line + 1}, column {mark.column + 1} "
+                         f"(first at line {first_line})")
+
+
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"), list("-+0123456789"))
+
+
+def parse_yaml(text: str | bytes, source: str) -> dict:
+    """The mapping in YAML text (UTF-8 if bytes); a ConfigError naming `source` and the line for text
+    that is not UTF-8, not YAML, has a duplicate key or an unsafe tag, or is not a mapping."""
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8-sig")
+        except UnicodeDecodeError as e:
+            line = text[:e.start].count(b"\n") + 1
+            raise ConfigError("", f"not UTF-8 text: byte 0x{text[e.start]:02x} at line {line} "
+                                  f"(offset {e.start}); save the file as UTF-8", source) from None
     try:
-        data = yaml.safe_load(p.read_text())
-    except FileNotFoundError:
-        raise ConfigError("", "no such config file", str(p)) from None
+        data = yaml.load(text, Loader=_Loader)
+    except _DuplicateKey as e:
+        raise ConfigError("", str(e), source) from None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         line = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise ConfigError("", f"not valid YAML{line}: {getattr(e, 'problem', e)}", str(p)) from None
+        raise ConfigError("", f"not valid YAML{line}: {getattr(e, 'problem', None) or e}", source) from None
+    except RecursionError:
+        raise ConfigError("", "not a usable config: nested too deeply", source) from None
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise ConfigError("", f"the top level must be a mapping of keys, got {type(data).__name__}", str(p))
+        raise ConfigError("", f"the top level must be a mapping of keys, got {type(data).__name__}", source)
     return data
+
+
+def read_yaml(path: str | Path) -> dict:
+    """The mapping in a YAML file (parse_yaml); errors name the file and line."""
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except FileNotFoundError:
+        raise ConfigError("", "no such config file", str(p)) from None
+    except OSError as e:
+        raise ConfigError("", f"cannot read the config: {e.strerror}", str(p)) from None
+    return parse_yaml(raw, str(p))
 
 
 def _join(path: str, key) -> str:
@@ -76,8 +132,8 @@ def _scalar(tp, value, path: str):
     if tp is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ConfigError(path, f"must be a number, got {value!r}")
-        if math.isnan(value):
-            raise ConfigError(path, "must be a number, got NaN")
+        if not math.isfinite(value):
+            raise ConfigError(path, f"must be a finite number, got {value}")
         return float(value)
     if tp is str:
         if not isinstance(value, str):

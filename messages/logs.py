@@ -88,11 +88,20 @@ def check_log(path) -> None:
 
 def read_events(path, channels=None):
     """The log's lcm.Event objects (channel, timestamp in µs, data), optionally only `channels`;
-    ValueError for a file that is not an LCM log (check_log)."""
+    ValueError for a file that is not an LCM log (check_log) or an event whose channel name is not
+    UTF-8 (lcm.EventLog cannot give it as a str), naming the file and the event's byte offset."""
     check_log(path)
     log = lcm.EventLog(str(path), "r")
     try:
-        for event in log:
+        while True:
+            offset = log.tell()
+            try:
+                event = log.read_next_event()
+            except UnicodeDecodeError as e:
+                raise ValueError(f"{path}: the event at byte {offset} has a channel name that is not UTF-8 "
+                                 f"({bytes(e.object[:40])!r}): the log is corrupt") from None
+            if event is None:
+                return
             if channels is None or event.channel in channels:
                 yield event
     finally:

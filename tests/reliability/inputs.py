@@ -1,0 +1,75 @@
+"""Inputs for the bad-input tests: a good run config (with sim, serial and scenario sections) as text,
+its bad variants by class, and a real run log recorded in lockstep with its corruptions."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.conftest import IIWA_URDF
+
+NEGATIVE_MASS_URDF = """<robot name="bad"><link name="a"><inertial><mass value="-1"/>
+<inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial></link></robot>"""
+
+
+def good_config(model: str | Path = IIWA_URDF, rate: str = "1000", port: str = "/tmp/hil-reliability-none") -> str:
+    return f"""\
+robot: {{model: {model}, protocol: iiwa, end_effector: iiwa_link_ee}}
+loop:
+  rate_hz: {rate}
+  start_timeout: 0.5
+controller: {{type: gravity_compensation}}
+sim:
+  initial_positions: [0.0, 0.6, 0.0, -1.2, 0.0, 0.8, 0.0]
+serial:
+  port: {port}
+  device: {{lockstep: true}}
+scenario:
+  duration: 0.1
+  criteria: {{final_state: RUNNING}}
+"""
+
+
+def bad_configs(folder: Path) -> dict[str, tuple[Path, str]]:
+    """{class: (config file, text the one-line error must contain)}: every class of bad config."""
+    (folder / "negative_mass.urdf").write_text(NEGATIVE_MASS_URDF)
+    (folder / "model.txt").write_text(IIWA_URDF.read_text())
+    good = good_config()
+    texts: dict[str, tuple[str | bytes, str]] = {
+        "not_utf8": (good.encode() + b"# caf\xe9\n", "not UTF-8"),
+        "not_yaml": ("robot: [unclosed\n", "not valid YAML at line"),
+        "duplicate_key": (good + "loop:\n  rate_hz: 500\n", "duplicate key 'loop'"),
+        "python_tag": (good + "lcm: !!python/object/apply:os.system ['true']\n", "not valid YAML"),
+        "not_a_mapping": ("- robot\n- loop\n", "the top level must be a mapping"),
+        "unknown_key": (good.replace("  start_timeout", "  rat_hz: 3\n  start_timeout"), "loop.rat_hz: unknown key"),
+        "wrong_type": (good_config(rate="fast"), "loop.rate_hz: must be a number"),
+        "infinite_rate": (good_config(rate=".inf"), "loop.rate_hz: must be a finite number"),
+        "unachievable_rate": (good_config(rate="1e12"), "loop.rate_hz: must be <= 10000"),
+        "missing_section": ("loop: {rate_hz: 1000}\nscenario: {duration: 0.1}\n", "robot: is required"),
+        "no_model_file": (good_config(model=folder / "nope.urdf"), "robot.model: no such model file"),
+        "negative_mass": (good_config(model=folder / "negative_mass.urdf"), "robot.model"),
+        "unknown_model_format": (good_config(model=folder / "model.txt"), "unknown model format '.txt'"),
+    }
+    out = {"missing_file": (folder / "absent.yaml", "no such config file")}
+    for name, (text, message) in texts.items():
+        path = folder / f"{name}.yaml"
+        path.write_bytes(text if isinstance(text, bytes) else text.encode())
+        out[name] = (path, message)
+    return out
+
+
+def bad_logs(run_log: Path, folder: Path) -> dict[str, tuple[Path, str]]:
+    """{class: (log file, text the one-line error must contain)}: every class of unusable log."""
+    data = run_log.read_bytes()
+    status = data.index(b"IIWA_STATUS")
+    body = data.index(b"HIL_RUN_INFO") + len(b"HIL_RUN_INFO") + 8     # the run-info after its fingerprint
+    variants = {
+        "not_a_log": (b"robot: {}\n", "not an LCM log"),
+        "empty": (b"", "the file is empty"),
+        "channel_not_utf8": (data[:status] + b"\xff" + data[status + 1:], "not UTF-8"),
+        "corrupt_run_info": (data[:body] + b"\xff" * 24 + data[body + 24:], "HIL_RUN_INFO"),
+    }
+    out = {"missing_file": (folder / "absent.lcmlog", "no such log file")}
+    for name, (content, message) in variants.items():
+        path = folder / f"{name}.lcmlog"
+        path.write_bytes(content)
+        out[name] = (path, message)
+    return out
