@@ -73,3 +73,51 @@ def bad_logs(run_log: Path, folder: Path) -> dict[str, tuple[Path, str]]:
         path.write_bytes(content)
         out[name] = (path, message)
     return out
+
+
+# --- fuzzing ---------------------------------------------------------------------------------------
+def fuzz_settings(examples: int):
+    """Hypothesis settings for the suite: a fixed budget of examples, reproducible (derandomized), no
+    example database written into the worktree."""
+    from hypothesis import HealthCheck, settings
+    return settings(max_examples=examples, deadline=None, derandomize=True, database=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+INTERESTING = [b"\x00", b"\xff", b"\x7f", b"\x80", b"\xff\xff\xff\xff", b"\x7f\xff\xff\xff", b"\x80\x00\x00\x00",
+               b"\x00\x00\x00\x00", b"\x7f\xf8\x00\x00\x00\x00\x00\x00"]
+
+
+def mutations():
+    """A strategy of functions bytes -> bytes: one to four random edits (bit flip, overwrite with an
+    interesting value, delete, insert, duplicate a slice, truncate)."""
+    from hypothesis import strategies as st
+    position = st.floats(0, 1)
+    edit = st.one_of(
+        st.tuples(st.just("flip"), position, st.integers(0, 7)),
+        st.tuples(st.just("set"), position, st.sampled_from(INTERESTING)),
+        st.tuples(st.just("delete"), position, st.integers(1, 16)),
+        st.tuples(st.just("insert"), position, st.binary(min_size=1, max_size=16)),
+        st.tuples(st.just("repeat"), position, st.integers(1, 64)),
+        st.tuples(st.just("truncate"), position, st.just(0)),
+    )
+    return st.lists(edit, min_size=1, max_size=4).map(lambda edits: lambda data: _apply(data, edits))
+
+
+def _apply(data: bytes, edits) -> bytes:
+    out = bytearray(data)
+    for kind, where, arg in edits:
+        i = min(int(where * len(out)), max(0, len(out) - 1))
+        if kind == "flip" and out:
+            out[i] ^= 1 << arg
+        elif kind == "set":
+            out[i:i + len(arg)] = arg
+        elif kind == "delete":
+            del out[i:i + arg]
+        elif kind == "insert":
+            out[i:i] = arg
+        elif kind == "repeat":
+            out[i:i] = out[i:i + arg]
+        elif kind == "truncate":
+            del out[i:]
+    return bytes(out)

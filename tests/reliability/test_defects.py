@@ -246,3 +246,20 @@ def test_drake_raises_runtime_error_for_the_same_faults():
     plant = _plant(drakes, massless=True, ball=False)
     with pytest.raises(RuntimeError, match="is not positive-definite"):
         plant.EvalTimeDerivatives(plant.CreateDefaultContext())
+
+
+def test_the_1khz_robot_state_decoder_rejects_the_same_names():
+    """Found by the fuzzer: the codec's lcmt_robot_state decoder took names with a NUL inside."""
+    from messages import lcmt_robot_state
+    from messages.codec import RobotStateDecoder
+    m = lcmt_robot_state()
+    m.utime, m.num_joints, m.joint_name, m.joint_position = 5, 2, ["a1", "é2"], [0.5, -0.5]
+    good = m.encode()
+    decoder = RobotStateDecoder(num_joints=2)
+    assert decoder.decode(good) and list(decoder.position) == [0.5, -0.5]
+    at = good.index("é".encode())
+    for offset, byte in ((at + 2, 0), (at, 0xFF), (at + 1, 0x41), (at, 0xED)):   # NUL, lead, continuation, surrogate
+        bad = bytearray(good)
+        bad[offset] = byte
+        assert not decoder.decode(bytes(bad)), (offset, byte)
+    assert decoder.counters["malformed"] == 4
