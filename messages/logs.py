@@ -9,6 +9,7 @@ lcm-logplayer plays, so either side can be the LCM tools.
     for event in read_events("run.lcmlog"): ...  # lcm.Event: channel, timestamp, data
     arrays = log_to_arrays("run.lcmlog")          # {channel: {field: ndarray}}
 """
+import struct
 import time
 
 import lcm
@@ -86,26 +87,62 @@ def check_log(path) -> None:
                          f"it starts with {head.hex()}, not the LCM event sync word {LOG_SYNC_WORD.hex()}") + ")")
 
 
+_EVENT_HEADER = struct.Struct(">4sqqii")    # sync word, event number, timestamp µs, channel length, data length
+MAX_CHANNEL_LENGTH = 255                  # bytes of a channel name in a log event (lcm allows 63)
+
+
 def read_events(path, channels=None):
-    """The log's lcm.Event objects (channel, timestamp in µs, data), optionally only `channels`;
-    ValueError for a file that is not an LCM log (check_log) or an event whose channel name is not
-    UTF-8 (lcm.EventLog cannot give it as a str), naming the file and the event's byte offset."""
+    """The log's lcm.Event objects (channel, timestamp in µs, data), optionally only `channels`.
+
+    The reader is ours, not lcm.EventLog's, which prints to the process's stderr and then either
+    skips a corrupt event silently or stops at it, losing the rest of the log, and raises
+    UnicodeDecodeError for a channel name that is not UTF-8. Here a file that is not an LCM log
+    (check_log) and a corrupt event (no sync word where an event starts, a channel length outside
+    1..255, a channel name that is not UTF-8, a length that runs past the end while more events
+    follow) raise ValueError naming the file and the event's byte offset. A log cut short inside
+    its last event (the recorder was killed) ends at its last whole event.
+    """
     check_log(path)
-    log = lcm.EventLog(str(path), "r")
-    try:
-        while True:
-            offset = log.tell()
-            try:
-                event = log.read_next_event()
-            except UnicodeDecodeError as e:
-                raise ValueError(f"{path}: the event at byte {offset} has a channel name that is not UTF-8 "
-                                 f"({bytes(e.object[:40])!r}): the log is corrupt") from None
-            if event is None:
+    with open(path, "rb") as f:
+        size = f.seek(0, 2)
+        f.seek(0)
+        offset = 0
+        while offset < size:
+            header = f.read(_EVENT_HEADER.size)
+            if len(header) < _EVENT_HEADER.size:
+                _check_tail(f, path, offset, header)
                 return
-            if channels is None or event.channel in channels:
-                yield event
-    finally:
-        log.close()
+            sync, number, utime, channel_length, data_length = _EVENT_HEADER.unpack(header)
+            if sync != LOG_SYNC_WORD:
+                raise _corrupt(path, offset, f"no event sync word ({sync.hex()})")
+            if not 0 < channel_length <= MAX_CHANNEL_LENGTH or data_length < 0:
+                raise _corrupt(path, offset, f"channel length {channel_length}, data length {data_length}")
+            end = offset + _EVENT_HEADER.size + channel_length + data_length
+            if end > size:
+                _check_tail(f, path, offset, header)
+                return
+            body = f.read(channel_length + data_length)
+            try:
+                channel = body[:channel_length].decode("utf-8")
+            except UnicodeDecodeError:
+                raise _corrupt(path, offset, f"a channel name that is not UTF-8 ({body[:channel_length][:40]!r})") \
+                    from None
+            if channels is None or channel in channels:
+                yield lcm.Event(number, utime, channel, body[channel_length:])
+            offset = end
+
+
+def _corrupt(path, offset: int, what: str) -> ValueError:
+    return ValueError(f"{path}: the event at byte {offset} is corrupt: {what}")
+
+
+def _check_tail(f, path, offset: int, header: bytes) -> None:
+    """An event that runs past the end of the file is a cut-short tail, unless another event starts
+    after it (then its length field is corrupt and the rest of the log would be lost)."""
+    f.seek(offset + 1)
+    rest = f.read()
+    if LOG_SYNC_WORD in rest:
+        raise _corrupt(path, offset, "its length runs past the end of the file, yet more events follow")
 
 
 def log_to_arrays(path, channels=None, on_error="raise"):

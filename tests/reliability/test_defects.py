@@ -85,8 +85,29 @@ def test_a_log_event_whose_channel_is_not_utf8_is_a_value_error_naming_its_offse
     at = data.index(b"IIWA_STATUS")
     bad = tmp_path / "bad.lcmlog"
     bad.write_bytes(data[:at] + b"\xff" + data[at + 1:])
-    with pytest.raises(ValueError, match=r"bad.lcmlog: the event at byte \d+ has a channel name that is not UTF-8"):
+    with pytest.raises(ValueError, match=r"bad.lcmlog: the event at byte \d+ is corrupt: a channel name that is not"):
         list(read_events(bad))
+
+
+def test_our_log_reader_reads_what_lcm_eventlog_reads(run_log, tmp_path):
+    """read_events is ours (lcm.EventLog prints to stderr and stops or skips silently at corruption):
+    on a whole log it gives lcm.EventLog's events exactly, and it ends a cut-short log quietly."""
+    import lcm
+
+    from messages.logs import read_events
+    ours = [(e.eventnum, e.timestamp, e.channel, e.data) for e in read_events(run_log)]
+    log = lcm.EventLog(str(run_log), "r")
+    theirs = [(e.eventnum, e.timestamp, e.channel, e.data) for e in log]
+    log.close()
+    assert ours == theirs and len(ours) > 500
+    data = run_log.read_bytes()
+    cut = tmp_path / "cut.lcmlog"
+    cut.write_bytes(data[:len(data) // 2])
+    assert [e[3] for e in ours[:len(list(read_events(cut)))]] == [e.data for e in read_events(cut)]
+    long = tmp_path / "long.lcmlog"                  # the first event's data length made huge
+    long.write_bytes(data[:24] + b"\x7f\xff\xff\xff" + data[28:])
+    with pytest.raises(ValueError, match=r"long.lcmlog: the event at byte 0 is corrupt: its length runs past"):
+        list(read_events(long))
 
 
 # 6. short serial headers ------------------------------------------------------------------------------
