@@ -124,6 +124,8 @@ def parser() -> argparse.ArgumentParser:
     report.add_argument("log", help="an LCM log (recorded with --log, or by lcm-logger)")
     report.add_argument("--plot", metavar="FILE.png", help="write tracking and timing plots to this PNG")
     report.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    report.add_argument("--skip-corrupt", action="store_true",
+                        help="read past corrupt events (counted in the report) instead of exiting 2")
     return ap
 
 
@@ -312,7 +314,7 @@ def cmd_replay(args) -> int:
 def cmd_report(args) -> int:
     from .report import format_report, plot_log, read_log
     with _reading(args.log):
-        report, traces = read_log(_log(args.log))
+        report, traces = read_log(_log(args.log), args.skip_corrupt)
     if args.plot:
         plot_log(traces, args.plot, report["deadline_budget_us"])
         report["plot"] = args.plot

@@ -85,3 +85,19 @@ def test_the_real_process_exits_2_with_one_line_and_verbose_adds_no_traceback(ar
         assert message in result.stderr and "Traceback" not in result.stderr
         if not verbose:
             assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def test_report_reads_past_corrupt_events_when_asked_and_counts_them(logs, run_log, capsys):
+    """--skip-corrupt: each corrupt stretch is skipped to the next sync word, counted, and only the
+    corrupt event is lost."""
+    import json
+    assert main(["report", str(run_log), "--json"]) == 0
+    whole = json.loads(capsys.readouterr().out)
+    path = logs["channel_not_utf8"][0]
+    assert main(["report", str(path), "--json", "--skip-corrupt"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert [c["problem"][:33] for c in report["corrupt"]] == ["a channel name that is not UTF-8 "]
+    assert report["status"]["count"] == whole["status"]["count"] - 1
+    assert report["command"]["count"] == whole["command"]["count"] and whole["corrupt"] == []
+    assert main(["report", str(path), "--skip-corrupt"]) == 0
+    assert "corrupt: 1 stretch(es) skipped" in capsys.readouterr().out
