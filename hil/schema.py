@@ -28,6 +28,7 @@ import yaml
 
 MAX_RATE_HZ = 10_000.0
 RATE_HZ = {"min": 0, "exclusive": True, "max": MAX_RATE_HZ}   # a rate a loop can keep: period >= 100 µs
+PERIOD_S = {"min": 1 / MAX_RATE_HZ}                           # a period a loop can keep, in seconds
 
 
 class ConfigError(ValueError):

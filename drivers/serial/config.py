@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Optional
 
-from hil.schema import RATE_HZ, ConfigError, load
+from hil.schema import PERIOD_S, RATE_HZ, ConfigError, load
 
 from .protocol import MAX_FAULT_TEXT, MAX_JOINTS, FaultCode
 
@@ -85,7 +85,7 @@ class SerialConfig:
     safe_command: Literal["disable", "damping"] = "disable"
     safe_damping: Any = 5.0                # Nm s/rad, number or one per joint (safe_command: damping)
     board_watchdog: float = field(default=0.1, metadata=NONNEGATIVE)  # s, sent in every COMMAND; 0: board's
-    heartbeat_period: float = field(default=0.1, metadata=POSITIVE)  # s
+    heartbeat_period: float = field(default=0.1, metadata=PERIOD_S)  # s, at least 100 µs
     stale_timeout: float = field(default=0.01, metadata=POSITIVE)    # s without JOINT_STATE → stale
     link_timeout: float = field(default=0.5, metadata=POSITIVE)      # s without JOINT_STATE → reconnect
     config_timeout: float = field(default=0.5, metadata=POSITIVE)    # s to wait for CONFIG after opening

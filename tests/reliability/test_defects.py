@@ -35,6 +35,8 @@ def test_telemetry_and_serial_rates_are_bounded_too(tmp_path):
         _config(tmp_path, good_config(rate="500") + "telemetry: {rate_hz: 1000}\n")
     with pytest.raises(ConfigError, match="serial.device.state_rate: must be <= 10000"):
         _config(tmp_path, good_config().replace("lockstep: true", "lockstep: true, state_rate: 1e12"))
+    with pytest.raises(ConfigError, match="serial.heartbeat_period: must be >= 0.0001, got 1e-09"):
+        _config(tmp_path, good_config().replace("  device:", "  heartbeat_period: 1.0e-9\n  device:"))
     with pytest.raises(ConfigError, match="loop.start_timeout: must be a finite number"):
         _config(tmp_path, good_config().replace("start_timeout: 0.5", "start_timeout: .inf"))
     assert _config(tmp_path, good_config(rate="2.5e3")).loop.rate_hz == 2500.0   # YAML 1.2 float
