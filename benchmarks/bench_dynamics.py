@@ -71,7 +71,7 @@ class Model:
 
     def _load(self, module):
         plant = module.MultibodyPlant(0.0)
-        parser = module.Parser(plant, nonphysical_inertia="warn") if module is dc else module.Parser(plant)
+        parser = module.Parser(plant)
         if ROBOT_DATA.is_dir():
             parser.package_map().Add("example-robot-data", str(ROBOT_DATA))
         parser.AddModels(self.path)

@@ -108,8 +108,8 @@ def child(kind: str, path: str) -> int:
     from hil.loop import channels_for
     from hil.robot import build_plant
     lc = lcm.LCM(cfg.lcm.url)
-    robot = SimulatedRobot(build_plant(cfg.robot), load_sim_config(cfg.sim or {}, "sim"), cfg.robot.protocol,
-                           channels_for(cfg), lc)
+    robot = SimulatedRobot(build_plant(cfg.robot, simulated=True), load_sim_config(cfg.sim or {}, "sim"),
+                           cfg.robot.protocol, channels_for(cfg), lc)
     stop = []
     signal.signal(signal.SIGTERM, lambda signum, frame: stop.append(signum))
     print("sim lockstep ready", flush=True)

@@ -85,7 +85,7 @@ def measure(function, calls, repeats, overhead_ns, drain=lambda: None):
 
 def bench_model(label, path, calls, repeats, url, overhead_ns):
     plant = MultibodyPlant(0.0)
-    add_model(Parser(plant, nonphysical_inertia="warn"), path)
+    add_model(Parser(plant), path)
     plant.Finalize()
     rng = np.random.default_rng(0)
     q = plant.GetDefaultPositions() + rng.normal(size=plant.num_positions()) * 0.3

@@ -26,18 +26,30 @@ def _as_sym3(args, what: str) -> np.ndarray:
     raise TypeError(f"{what}(Ixx, Iyy, Izz[, Ixy, Ixz, Iyz]) or {what}(I_3x3)")
 
 
+def principal_moments(I: np.ndarray) -> np.ndarray:
+    """The principal moments of I in ascending order, as Drake computes them: the sorted diagonal when
+    every product is within 4ε·½|tr I| of zero, else the eigenvalues."""
+    tol = 4 * np.finfo(float).eps * 0.5 * abs(np.trace(I))
+    if abs(I[1, 0]) <= tol and abs(I[2, 0]) <= tol and abs(I[2, 1]) <= tol:
+        return np.sort(np.diag(I)).astype(float)
+    return np.linalg.eigvalsh(I)
+
+
 def inertia_problem(I: np.ndarray) -> str | None:
-    """Why the 3x3 matrix I cannot be a rotational inertia about a centre of mass, or None."""
+    """Why the 3x3 matrix I cannot be a rotational inertia about a centre of mass, or None.
+
+    Drake's RotationalInertia::CouldBePhysicallyValid, tolerance included: with principal moments
+    I₁ ≤ I₂ ≤ I₃ and ε = 16ε_mach·max(1, ½|tr I|), valid iff every Iᵢ ≥ −ε and I₁ + I₂ + ε ≥ I₃.
+    The text ends as Drake's does ("are invalid since at least one is negative" / "do not satisfy
+    the triangle inequality")."""
     if not np.all(np.isfinite(I)):
-        return "has NaN or infinite entries"
-    eig = np.linalg.eigvalsh(I)
-    tol = 16 * np.finfo(float).eps * max(1.0, float(np.abs(eig).max()))  # the tolerance Drake uses
-    if eig[0] < -tol:
-        return f"is not positive semidefinite (principal moments {eig.tolist()})"
-    a, b, c = eig
-    if a + b < c - tol:
-        return f"violates the triangle inequality (principal moments {eig.tolist()}: {a:g} + {b:g} < {c:g})"
-    return None
+        return "has a non-finite moment or product of inertia"
+    eps = 16 * np.finfo(float).eps * max(1.0, 0.5 * abs(np.trace(I)))
+    p = principal_moments(I)
+    if np.all(p >= -eps) and p[0] + p[1] + eps >= p[2]:
+        return None
+    why = "are invalid since at least one is negative" if np.any(p < 0) else "do not satisfy the triangle inequality"
+    return f"has principal moments {p[0]:.10g}  {p[1]:.10g}  {p[2]:.10g}, which {why}"
 
 
 class RotationalInertia:
@@ -59,7 +71,7 @@ class RotationalInertia:
         return float(np.trace(self._I))
 
     def CalcPrincipalMomentsOfInertia(self) -> np.ndarray:
-        return np.linalg.eigvalsh(self._I)
+        return principal_moments(self._I)
 
     def CouldBePhysicallyValid(self) -> bool:
         return inertia_problem(self._I) is None
@@ -167,6 +179,11 @@ class SpatialInertia:
     @staticmethod
     def SolidBoxWithMass(mass: float, lx: float, ly: float, lz: float) -> "SpatialInertia":
         return SpatialInertia(mass, np.zeros(3), UnitInertia.SolidBox(lx, ly, lz))
+
+    @staticmethod
+    def SolidSphereWithDensity(density: float, radius: float) -> "SpatialInertia":
+        """A solid sphere about its centre: m = ρ·(4/3)πr³."""
+        return SpatialInertia.SolidSphereWithMass(density * 4.0 / 3.0 * np.pi * radius**3, radius)
 
     @staticmethod
     def SolidSphereWithMass(mass: float, radius: float) -> "SpatialInertia":

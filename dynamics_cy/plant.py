@@ -14,7 +14,7 @@ from .geometry import CoulombFriction, GeometryInstance, Shape
 from .inertia import SpatialInertia
 from .joints import BALL_RPY, QUATERNION_FLOATING, Joint, WeldJoint
 from .spatial_math import RigidTransform, SpatialAcceleration, SpatialMomentum, SpatialVelocity
-from .topology import compile_arrays, floating_joint_for, inboard_joints, plan_forest
+from .topology import compile_arrays, floating_joint_for, inboard_joints, mobilizer_frames, plan_forest
 from .tree import (
     BodyIndex,
     FixedOffsetFrame,
@@ -253,9 +253,8 @@ class MultibodyPlant:
         nq = nv = 0
         for b in order[1:]:
             j = inboard[b]
-            if isinstance(j, WeldJoint) and not j.X_FM().IsExactlyIdentity():
-                F = j.frame_on_parent()
-                self._add_frame(FixedOffsetFrame(f"{j.name()}_{F.name()}_F", F, j.X_FM(), j.model_instance()))
+            for frame in mobilizer_frames(self, j):
+                self._add_frame(frame)
             j._q_start, j._v_start = nq, nv
             nq, nv = nq + j.num_positions(), nv + j.num_velocities()
         self._nq, self._nv = nq, nv

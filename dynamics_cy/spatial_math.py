@@ -186,6 +186,36 @@ class RotationMatrix:
     def MakeZRotation(theta: float) -> "RotationMatrix":
         return RotationMatrix(RollPitchYaw(0.0, 0.0, theta))
 
+    @staticmethod
+    def MakeFromOneVector(b_A, axis_index: int) -> "RotationMatrix":
+        """MakeFromOneUnitVector(b_A / |b_A|, axis_index), as in Drake."""
+        b = np.asarray(b_A, dtype=float).reshape(3)
+        n = np.linalg.norm(b)
+        if not n > 0 or not np.isfinite(n):
+            raise ValueError(f"MakeFromOneVector(): b_A = {b.tolist()} cannot be made a unit vector")
+        return RotationMatrix.MakeFromOneUnitVector(b / n, axis_index)
+
+    @staticmethod
+    def MakeFromOneUnitVector(u_A, axis_index: int) -> "RotationMatrix":
+        """R_AB whose column `axis_index` is the unit vector u_A, the other two built as Drake does:
+        with i the index of u's smallest |element| (first on ties), j = i+1, k = j+1 (mod 3),
+        r = 1/√(1 − uᵢ²), v = [vᵢ, vⱼ, vₖ] = [0, −r uₖ, r uⱼ], w = [√(1 − uᵢ²), −r uᵢ uⱼ, −r uᵢ uₖ]
+        in columns axis_index+1 and axis_index+2."""
+        u = np.asarray(u_A, dtype=float).reshape(3)
+        if abs(np.linalg.norm(u) - 1.0) > 4 * np.finfo(float).eps:
+            raise ValueError(f"MakeFromOneUnitVector(): u_A = {u.tolist()} is not a unit vector")
+        i = int(np.argmin(np.abs(u)))
+        j, k = (i + 1) % 3, (i + 2) % 3
+        mag = np.sqrt(1.0 - u[i] * u[i])
+        r = 1.0 / mag
+        R = np.zeros((3, 3))
+        R[:, axis_index] = u
+        v, w = np.zeros(3), np.zeros(3)
+        v[j], v[k] = -r * u[k], r * u[j]
+        w[i], w[j], w[k] = mag, -r * u[i] * u[j], -r * u[i] * u[k]
+        R[:, (axis_index + 1) % 3], R[:, (axis_index + 2) % 3] = v, w
+        return RotationMatrix._trusted(R)
+
     @classmethod
     def _trusted(cls, R: np.ndarray) -> "RotationMatrix":
         out = cls.__new__(cls)

@@ -10,8 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import ModelError
-from .joints import QuaternionFloatingJoint
-from .spatial_math import RigidTransform
+from .joints import PrismaticJoint, QuaternionFloatingJoint, RevoluteJoint, WeldJoint
+from .spatial_math import RigidTransform, RotationMatrix
+from .tree import FixedOffsetFrame
 
 
 def inboard_joints(bodies, joints) -> dict:
@@ -27,6 +28,28 @@ def inboard_joints(bodies, joints) -> dict:
                 f"'{j.name()}': kinematic loops and bodies with two parents are not supported")
         inboard[b] = j
     return inboard
+
+
+def mobilizer_frames(plant, j) -> list:
+    """The frames Drake's joint j adds as it builds its mobilizer at Finalize: a weld whose X_FM is not
+    exactly the identity, '<joint>_<F>_F' at X_FM in F; a revolute or prismatic joint whose axis is not
+    exactly +x, +y or +z, '<joint>_<F>_F' on F and '<joint>_<M>_M' on M, both rotated by
+    RotationMatrix.MakeFromOneUnitVector(axis, 2) so that their z is the axis. A name already taken
+    in the joint's model instance gets '_' prefixed, as Drake's MakeUniqueOffsetFrameName does."""
+    taken = set()
+
+    def frame(name, parent, X):
+        while name in taken or plant.HasFrameNamed(name, j.model_instance()):
+            name = "_" + name
+        taken.add(name)
+        return FixedOffsetFrame(name, parent, X, j.model_instance())
+    F, M = j.frame_on_parent(), j.frame_on_child()
+    if isinstance(j, WeldJoint) and not j.X_FM().IsExactlyIdentity():
+        return [frame(f"{j.name()}_{F.name()}_F", F, j.X_FM())]
+    if isinstance(j, (RevoluteJoint, PrismaticJoint)) and 1.0 not in j._axis():
+        X = RigidTransform(RotationMatrix.MakeFromOneUnitVector(j._axis(), 2), np.zeros(3))
+        return [frame(f"{j.name()}_{F.name()}_F", F, X), frame(f"{j.name()}_{M.name()}_M", M, X)]
+    return []
 
 
 def plan_forest(plant):

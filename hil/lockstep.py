@@ -33,7 +33,7 @@ def make_lockstep(cfg: RunConfig, lc=None, viz=None, trace_every: int = 1):
     if sim_cfg.time_step_ns != period_ns:
         raise ConfigError("sim.time_step", f"{sim_cfg.time_step} s must equal the loop period 1/loop.rate_hz = "
                                            f"{period_ns * 1e-9:g} s in lockstep")
-    sim = SimulatedRobot(build_plant(cfg.robot), sim_cfg, cfg.robot.protocol, channels_for(cfg), lc,
+    sim = SimulatedRobot(build_plant(cfg.robot, simulated=True), sim_cfg, cfg.robot.protocol, channels_for(cfg), lc,
                          viz=viz_config(cfg) if viz is None else None)
     loop = ControlLoop(cfg, load_robot(cfg.robot), lc, mode="lockstep", viz=viz, trace_every=trace_every)
     loop.sim = sim

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dynamics_cy import MultibodyPlant, Parser
-from dynamics_cy.errors import ModelError
+from dynamics_cy.errors import DynamicsError, ModelError
 
 from .config import RobotConfig
 from .schema import ConfigError
@@ -24,18 +24,29 @@ class Robot:
         return len(self.joint_names)
 
 
-def build_plant(cfg: RobotConfig) -> MultibodyPlant:
-    """The plant of the config's model (welding cfg.weld to the world if given), finalized."""
+def build_plant(cfg: RobotConfig, *, simulated: bool = False) -> MultibodyPlant:
+    """The plant of the config's model (welding cfg.weld to the world if given), finalized.
+
+    The controller's plant is parsed as Drake parses it (a nonphysical inertia is replaced, with a
+    warning). The simulated robot's plant (`simulated`) is the physics the tests trust, so there a
+    nonphysical inertia is an error naming the file, line and link, and so is a joint whose outboard
+    bodies have no mass or inertia to move (Drake's simulator stops on it at its first step)."""
     plant = MultibodyPlant(0.0)
     try:
-        Parser(plant).AddModels(cfg.model)
+        Parser(plant, nonphysical_inertia="error" if simulated else "warn").AddModels(cfg.model)
         if cfg.weld:
             if not plant.HasFrameNamed(cfg.weld):
                 raise ConfigError("robot.weld", f"the model has no frame named '{cfg.weld}'")
             plant.WeldFrames(plant.world_frame(), plant.GetFrameByName(cfg.weld))
         plant.Finalize()
     except ModelError as e:          # ParseError names the file, line and element
-        raise ConfigError("robot.model", f"the model cannot be used: {e}") from None
+        hint = " (the simulated robot needs physical inertias)" if simulated and "inertia" in str(e) else ""
+        raise ConfigError("robot.model", f"the model cannot be used: {e}{hint}") from None
+    if simulated:
+        try:
+            plant.CalcForwardDynamics(plant.CreateDefaultContext(), np.zeros(plant.num_velocities()))
+        except DynamicsError as e:
+            raise ConfigError("robot.model", f"{cfg.model}: the simulated robot cannot move it: {e}") from None
     return plant
 
 

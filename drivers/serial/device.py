@@ -457,7 +457,7 @@ def run_from_config(cfg, duration: float | None = None, port: str | None = None,
     if "://" in link:
         raise ConfigError("serial.device.link", f"is required when serial.port is a URL ({serial_cfg.port}): the "
                                                 f"simulated board needs a path for its pty's link")
-    board = SimulatedBoard(build_plant(cfg.robot), sim, serial_cfg.device, link, out=out)
+    board = SimulatedBoard(build_plant(cfg.robot, simulated=True), sim, serial_cfg.device, link, out=out)
     stop = threading.Event()
     handlers = {}
     if threading.current_thread() is threading.main_thread():

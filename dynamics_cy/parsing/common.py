@@ -30,27 +30,68 @@ class ModelParser:
     def __init__(self, plant, xml: XmlSource, base_dir: str | None, options):
         self.plant, self.xml, self.base_dir = plant, xml, base_dir
         self.package_map, self.diagnostics = options.package_map(), options.diagnostics
-        self.lenient_inertia = options.nonphysical_inertia == "warn"
+        self.unresolved: list[tuple[str, str]] = []       # (mesh URI, why it does not resolve)
+        self.strict_inertia = options.nonphysical_inertia == "error"
+        self.strict = options.strict
 
-    def warn(self, element, message: str) -> None:
+    def warn(self, element, message: str, drake_warns: bool = True) -> None:
+        """A diagnostic (logged and kept in parser.diagnostics); an error under SetStrictParsing() where
+        Drake warns too (not for what only this parser tells: what it records but does not model)."""
+        if self.strict and drake_warns:
+            raise self.xml.error(element, message)
         text = str(self.xml.error(element, message))
         self.diagnostics.append(text)
         log.warning(text)
 
+    def mesh_path(self, url: str) -> str:
+        """The file a mesh URI names; an unresolved one is kept as written and reported once, at the end."""
+        path, error = self.package_map._resolve(url, self.base_dir)
+        if error:
+            self.unresolved.append((url, error))
+            return url
+        return path
+
+    def report_unresolved(self) -> None:
+        """One warning for all the mesh URIs that did not resolve: how many, the first few, and why."""
+        if not self.unresolved:
+            return
+        n, first = len(self.unresolved), self.unresolved[0][1]
+        shown = ", ".join(url for url, _ in self.unresolved[:3]) + (", ..." if n > 3 else "")
+        self.warn(self.xml.root, f"{n} mesh URI{'s' if n > 1 else ''} did not resolve and stay as written "
+                                 f"({shown}); the first: {first} (add the package with "
+                                 "parser.package_map().Add(name, path) or PopulateFromFolder)")
+
     def body_inertia(self, mass: float, X_BBi: RigidTransform, I: np.ndarray, element,
                      link_name: str) -> SpatialInertia:
-        """M_BBo_B from a parsed <inertial>. A rotational inertia no physical body has (or a massless
-        link with rotational inertia) is an error; when lenient it is replaced, as Drake does, by a
-        solid sphere of water density with the link's mass (1 kg if massless) at the centre of mass."""
+        """M_BBo_B from a parsed <inertial>: mass m, inertia frame Bi at X_BBi, I = I_BBcm_Bi.
+
+        Drake's ParseSpatialInertia (detail_common.cc), step for step: an I that is not a rotational
+        inertia (Drake's CouldBePhysicallyValid), a negative mass, or a massless link with non-zero
+        I is replaced by a solid sphere of water density centred at Bcm, of mass m (1 kg when m is
+        not positive), with a warning naming the link; a massless link with zero I is massless.
+        With Parser(..., nonphysical_inertia="error") each of these is a ParseError instead."""
         problem = inertia_problem(I)
-        if problem is None and mass == 0 and np.any(I):
-            problem = "is non-zero on a massless link"
-        if problem is None:
-            return central_inertia(mass, X_BBi, I)
-        message = f"link '{link_name}': the rotational inertia {problem}"
-        if not self.lenient_inertia:
-            raise self.xml.error(element, message + " (Parser(..., nonphysical_inertia='warn') accepts it)")
-        self.warn(element, message + "; replaced by a solid sphere of water density")
+        if problem is None and mass == 0 and not np.any(I):
+            return SpatialInertia(0.0, np.zeros(3), UnitInertia(), skip_validity_check=True)
+        if problem is not None:
+            problem = f"the rotational inertia {problem}"
+        elif not mass > 0:
+            problem = f"mass {mass:g} is not positive, but the rotational inertia is non-zero" if mass == 0 \
+                else f"mass {mass:g} is negative"
+        else:
+            R = X_BBi.rotation().matrix()
+            re_expressed = inertia_problem(R @ I @ R.T)   # Drake re-checks I_BBcm_B (round-off)
+            if re_expressed is None:
+                return central_inertia(mass, X_BBi, I)
+            problem = f"the rotational inertia re-expressed in the link frame {re_expressed}"
+        message = f"link '{link_name}': {problem}"
+        if self.strict_inertia:
+            raise self.xml.error(element, message + " (Parser(..., nonphysical_inertia='warn') accepts it, "
+                                                    "as Drake does, replacing it by a sphere)")
         m = mass if mass > 0 else 1.0
-        radius = np.cbrt(3.0 * m / (4.0 * np.pi * WATER_DENSITY))
-        return central_inertia(m, X_BBi, 0.4 * m * radius**2 * np.eye(3))
+        radius = np.cbrt(3.0 / (4.0 * np.pi) * m / WATER_DENSITY)
+        sphere = SpatialInertia.SolidSphereWithDensity(WATER_DENSITY, radius)
+        self.warn(element, message + f"; replaced, as Drake does, by a solid sphere of water density of "
+                                     f"{sphere.get_mass():g} kg at the centre of mass")
+        I_sphere = sphere.CalcRotationalInertia().CopyToFullMatrix3()
+        return central_inertia(sphere.get_mass(), RigidTransform(X_BBi.translation()), I_sphere)

@@ -14,12 +14,14 @@ _FORMATS = {"urdf": parse_urdf, "sdf": parse_sdf}
 class Parser:
     """Parser(plant) parses model files into `plant`; `diagnostics` keeps the warnings it issued.
 
-    nonphysical_inertia: "error" (default) rejects an inertia that violates the triangle inequality
-    or is not positive semidefinite, naming the file and element; "warn" accepts it as given with a
-    warning, as Drake's parser does (real URDFs such as the PR2's carry such inertias).
+    nonphysical_inertia: "warn" (default) is Drake's policy: a link whose inertia no physical body
+    has (rotational inertia that fails the triangle inequality or has a negative principal moment,
+    negative mass, rotational inertia on a massless link) gets a solid sphere of water density
+    instead, with a warning naming the link. "error" (strict) rejects it with a ParseError naming the
+    file, line and link; use it where the physics must be the model's own (the simulated plant).
     """
 
-    def __init__(self, plant, package_map: PackageMap | None = None, *, nonphysical_inertia: str = "error"):
+    def __init__(self, plant, package_map: PackageMap | None = None, *, nonphysical_inertia: str = "warn"):
         plant._throw_if_finalized("Parser")
         if nonphysical_inertia not in ("error", "warn"):
             raise ValueError(f"nonphysical_inertia must be 'error' or 'warn', got {nonphysical_inertia!r}")
@@ -27,6 +29,11 @@ class Parser:
         self._package_map = package_map or PackageMap()
         self.nonphysical_inertia = nonphysical_inertia
         self.diagnostics: list[str] = []
+        self.strict = False
+
+    def SetStrictParsing(self) -> None:
+        """From now on every warning is an error (a ParseError), as in Drake."""
+        self.strict = True
 
     def plant(self):
         return self._plant

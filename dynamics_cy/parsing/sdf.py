@@ -36,7 +36,9 @@ class SdfParser(ModelParser):
         models = root.findall("model") + [m for w in root.findall("world") for m in w.findall("model")]
         if not models:
             raise self.xml.error(root, "no <model> found")
-        return [self._model(m) for m in models]
+        instances = [self._model(m) for m in models]
+        self.report_unresolved()
+        return instances
 
     # --- poses and the frame graph ------------------------------------------------------------
     def _pose(self, element) -> tuple[RigidTransform, str | None]:
@@ -150,9 +152,7 @@ class SdfParser(ModelParser):
         for joint in model.findall("joint"):
             has_parent.add(self._joint(joint, bodies, model))
         if model.findtext("static", "false").strip() == "true":
-            for lname, body in bodies.items():
-                if lname != "world" and lname not in has_parent:
-                    self.plant.WeldFrames(self.plant.world_frame(), body.body_frame(), X_WM @ self._X_link(lname))
+            self._weld_static(model, bodies, X_WM)
         else:
             for lname, body in bodies.items():
                 if lname != "world" and lname not in has_parent:
@@ -160,6 +160,30 @@ class SdfParser(ModelParser):
         for link in model.findall("link"):
             self._geometry(link, bodies[link.get("name")])
         return self.instance
+
+    def _weld_static(self, model, bodies: dict, X_WM: RigidTransform) -> None:
+        """Drake's static model: fixed joints only; in link order, each link not yet welded to the world
+        (through the model's fixed joints) gets a weld 'sdformat_model_static_world_welds_to_<link>'.
+        Where that link is not the root of its fixed-joint tree Drake reverses the fixed joint; this tree
+        has no reversed joints, so the root is welded instead (same poses, the root's name)."""
+        parent = {}
+        for joint in model.findall("joint"):
+            if joint.get("type") != "fixed":
+                raise self.xml.error(model, "Only fixed joints are permitted in static models.")
+            parent[joint.findtext("child", "").strip()] = joint.findtext("parent", "").strip()
+
+        def root(name):
+            while name in parent:
+                name = parent[name]
+            return name
+        welded = {"world"}
+        world = self.plant.world_frame()
+        for link in model.findall("link"):
+            top = root(link.get("name"))
+            if top not in welded:
+                welded.add(top)
+                self.plant.AddJoint(WeldJoint(f"sdformat_model_static_{world.name()}_welds_to_{top}", world,
+                                              bodies[top].body_frame(), X_WM @ self._X_link(top)))
 
     def _X_link(self, lname: str) -> RigidTransform:
         return self.X_M[lname]
@@ -172,14 +196,12 @@ class SdfParser(ModelParser):
         if rel:
             raise self.xml.error(inertial, "relative_to on an inertial pose is not supported")
         m = self.xml.text_float(inertial, "mass", 1.0)
-        if m < 0:
-            raise self.xml.error(inertial, f"link '{link.get('name')}': mass {m} is negative")
         el = inertial.find("inertia")
-        I = np.zeros((3, 3))
-        if el is not None:
-            f = {k: self.xml.text_float(el, k, 0.0) for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")}
-            I = np.array([[f["ixx"], f["ixy"], f["ixz"]], [f["ixy"], f["iyy"], f["iyz"]],
-                          [f["ixz"], f["iyz"], f["izz"]]])
+        # SDFormat's defaults: ixx = iyy = izz = 1, products 0 (also for a missing <inertia>)
+        f = {k: self.xml.text_float(el, k, 1.0 if k in ("ixx", "iyy", "izz") else 0.0) if el is not None
+             else (1.0 if k in ("ixx", "iyy", "izz") else 0.0) for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")}
+        I = np.array([[f["ixx"], f["ixy"], f["ixz"]], [f["ixy"], f["iyy"], f["iyz"]],
+                      [f["ixz"], f["iyz"], f["izz"]]])
         return self.body_inertia(m, X, I, el if el is not None else inertial, link.get("name"))
 
     # --- joints ------------------------------------------------------------------------------
@@ -283,10 +305,8 @@ class SdfParser(ModelParser):
                 if not uri:
                     raise self.xml.error(s, "<mesh> needs a <uri>")
                 scale = self.xml.floats(s, s.findtext("scale") or "1 1 1", 3, "mesh scale")
-                return Mesh(self.package_map.ResolveUrl(uri, self.base_dir), scale)
-        except ValueError as e:
-            raise self.xml.error(s, str(e)) from None
-        except RuntimeError as e:
+                return Mesh(self.mesh_path(uri), scale)
+        except (ValueError, RuntimeError) as e:
             raise self.xml.error(s, str(e)) from None
         raise self.xml.error(s, f"unsupported geometry <{s.tag}> (box, sphere, cylinder, capsule, plane, mesh)")
 

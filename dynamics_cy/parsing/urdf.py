@@ -21,6 +21,16 @@ from .common import ModelParser
 from .xml_source import XmlSource
 
 DEFAULT_RGBA = np.array([0.9, 0.9, 0.9, 1.0])
+# Drake's URDF extensions read here; the children of <drake:proximity_properties> other than the
+# friction coefficients are contact parameters of Drake's solvers and are ignored quietly.
+DRAKE_READ = {"drake:capsule", "drake:proximity_properties", "drake:mu_static", "drake:mu_dynamic"}
+DRAKE_IGNORED_WHY = {
+    "drake:rotor_inertia": "Drake adds the reflected inertia (rotor inertia × gear ratio²) to M and to inverse "
+                           "dynamics; here M is the links' alone",
+    "drake:gear_ratio": "it only scales drake:rotor_inertia",
+    "drake:controller_gains": "Drake's discrete plant PD-controls such actuators; here actuation is torque",
+    "drake:collision_filter_group": "collision filtering is not modelled",
+}
 
 
 def _rotation_z_to(axis: np.ndarray) -> RotationMatrix:
@@ -59,6 +69,7 @@ class UrdfParser(ModelParser):
             self.instance = self.plant.AddModelInstance(name)
         except RuntimeError as e:
             raise self.xml.error(root, str(e)) from None
+        self._drake_extensions(root)
         geometry = []
         for link in root.findall("link"):
             geometry.append((link, self._link(link)))
@@ -71,11 +82,32 @@ class UrdfParser(ModelParser):
             joint_info[joint.get("name")] = self._joint(joint)
             joints.append(joint)
         self._check_no_loops(joints)
+        for joint in root.findall("joint"):       # after every joint, as Drake's ParseMimicTag
+            if joint.find("mimic") is not None:
+                self._mimic(joint, joint.find("mimic"))
         for t in root.findall("transmission"):
             self._transmission(t, joint_info)
         for link, body in geometry:
             self._geometry(link, body)
+        self.report_unresolved()
         return self.instance
+
+    def _drake_extensions(self, root) -> None:
+        """One warning per <drake:...> element kind not modelled here (the model still loads, as its
+        dynamics without them); <drake:joint> would change the tree, so it is an error."""
+        contact = {c for p in root.iter("drake:proximity_properties") for c in p.iter()}
+        seen: dict[str, list] = {}
+        for el in root.iter():
+            if isinstance(el.tag, str) and el.tag.startswith("drake:") and el.tag not in DRAKE_READ \
+                    and el not in contact:
+                seen.setdefault(el.tag, []).append(el)
+        for tag, elements in seen.items():
+            if tag == "drake:joint":
+                raise self.xml.error(elements[0], f"<drake:joint name='{elements[0].get('name')}' "
+                                                  f"type='{elements[0].get('type')}'> is not supported")
+            why = DRAKE_IGNORED_WHY.get(tag, "it is not modelled here")
+            self.warn(elements[0], f"{len(elements)} <{tag}> element{'s' if len(elements) > 1 else ''} ignored: "
+                                   f"{why}", drake_warns=False)
 
     # --- links -------------------------------------------------------------------------------
     def _origin(self, element) -> RigidTransform:
@@ -107,12 +139,8 @@ class UrdfParser(ModelParser):
         if inertial is None:
             return SpatialInertia()
         X = self._origin(inertial)
-        mass_el = inertial.find("mass")
-        if mass_el is None:
-            raise self.xml.error(inertial, f"link '{link_name}': <inertial> needs a <mass>")
-        m = self.xml.attr_float(mass_el, "value")
-        if m < 0:
-            raise self.xml.error(mass_el, f"link '{link_name}': mass {m} is negative")
+        mass_el = inertial.find("mass")                 # as Drake: a missing mass or moment is 0
+        m = self.xml.attr_float(mass_el, "value", 0.0) if mass_el is not None else 0.0
         I = np.zeros((3, 3))
         inertia_el = inertial.find("inertia")
         if inertia_el is not None:
@@ -152,20 +180,10 @@ class UrdfParser(ModelParser):
                 if not url:
                     raise self.xml.error(s, "<mesh> needs a filename")
                 scale = self.xml.floats(s, s.get("scale", "1 1 1"), 3, "mesh scale")
-                return Mesh(self._resolve(url, s), scale)
+                return Mesh(self.mesh_path(url), scale)
         except ValueError as e:
             raise self.xml.error(s, str(e)) from None
         raise self.xml.error(s, f"unsupported geometry <{s.tag}> (box, sphere, cylinder, capsule, mesh)")
-
-    def _resolve(self, url: str, element) -> str:
-        try:
-            path = self.package_map.ResolveUrl(url, self.base_dir)
-        except RuntimeError as e:
-            self.warn(element, f"mesh '{url}' is kept unresolved: {e}")
-            return url
-        if not Path(path).exists():
-            self.warn(element, f"mesh file '{path}' does not exist")
-        return path
 
     def _geometry(self, link, body) -> None:
         for role in ("visual", "collision"):
@@ -242,9 +260,6 @@ class UrdfParser(ModelParser):
             raise self.xml.error(dyn, f"joint '{name}': damping {damping} is negative")
         if dyn is not None and self.xml.attr_float(dyn, "friction", 0.0) != 0.0:
             self.warn(dyn, f"joint '{name}': non-zero joint friction is ignored (as Drake does)")
-        mimic = joint.find("mimic")
-        if mimic is not None:
-            self._mimic(joint, mimic)
         try:
             F = self.plant.AddFrame(FixedOffsetFrame(f"{name}_parent", parent.body_frame(), X_PJ, self.instance))
             M = child.body_frame()
@@ -297,14 +312,37 @@ class UrdfParser(ModelParser):
                 link = parent[link].find("parent").get("link")
 
     def _mimic(self, joint, mimic) -> None:
-        other = mimic.get("joint")
+        """Drake's checks of a <mimic> (errors and warnings in its order); the coupling is recorded."""
+        name, other = joint.get("name"), mimic.get("joint")
+        if not other:
+            raise self.xml.error(mimic, f"Joint '{name}' mimic element is missing the required 'joint' attribute.")
+        if not self.plant.HasJointNamed(other, self.instance):
+            raise self.xml.error(mimic, f"Joint '{name}' mimic element specifies joint '{other}' which does not "
+                                        "exist.")
+        if other == name:
+            raise self.xml.error(mimic, f"Joint '{name}' mimic element specifies joint '{other}'. Joints cannot "
+                                        "mimic themselves.")
         multiplier = self.xml.attr_float(mimic, "multiplier", 1.0)
         offset = self.xml.attr_float(mimic, "offset", 0.0)
-        self.plant._mimic.append({"joint": joint.get("name"), "mimics": other, "multiplier": multiplier,
+        if not self.plant.HasJointNamed(name, self.instance):      # a floating joint, which Drake drops
+            self.warn(mimic, f"Drake only supports the mimic element for single-dof joints. The mimic element "
+                             f"in joint '{name}' will be ignored.")
+            return
+        n0 = self.plant.GetJointByName(name, self.instance).num_velocities()
+        n1 = self.plant.GetJointByName(other, self.instance).num_velocities()
+        if n0 != n1:
+            raise self.xml.error(mimic, f"Joint '{name}' which has {n0} DOF cannot mimic joint '{other}' which "
+                                        f"has {n1} DOF.")
+        if n0 != 1:
+            self.warn(mimic, f"Drake only supports the mimic element for single-dof joints. The joint '{name}' "
+                             f"(with {n0} dofs) is attempting to mimic joint '{other}' (with {n1} dofs). The "
+                             "mimic element will be ignored.")
+            return
+        self.plant._mimic.append({"joint": name, "mimics": other, "multiplier": multiplier,
                                   "offset": offset, "model_instance": self.instance})
-        self.warn(mimic, f"joint '{joint.get('name')}' mimics '{other}' (q = {multiplier} q_{other} + {offset}): "
+        self.warn(mimic, f"joint '{name}' mimics '{other}' (q = {multiplier} q_{other} + {offset}): "
                          "recorded in plant.GetMimicJoints() but not enforced by the dynamics; the joint moves "
-                         "freely")
+                         "freely", drake_warns=False)
 
     def _transmission(self, t, joint_info: dict) -> None:
         ttype = t.get("type") or (t.findtext("type") or "").strip()

@@ -201,3 +201,29 @@ def test_non_conservative_power_is_zero_as_in_drake(iiwa_urdf):
     if "pydrake" in results:
         assert results["pydrake"][0] == 0.0
         np.testing.assert_allclose(tau_damping, results["pydrake"][1], rtol=1e-15)
+
+
+def test_a_joint_that_moves_no_mass_finalizes_as_in_drake():
+    """Drake's Finalize checks no inertia: a massless terminal body on a revolute joint finalizes and
+    its M is singular; Drake's simulator stops at its first step, CalcForwardDynamics here raises
+    naming the joint."""
+    text = """<robot name="r"><link name="a"><inertial><mass value="1"/>
+      <inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial></link><link name="b"/>
+      <joint name="j" type="revolute"><parent link="a"/><child link="b"/><axis xyz="0 0 1"/></joint></robot>"""
+
+    def build(m):
+        plant = m.MultibodyPlant(0.0)
+        m.Parser(plant).AddModelsFromString(text, "urdf")
+        plant.Finalize()
+        return plant, plant.CalcMassMatrix(plant.CreateDefaultContext())
+    results = each_api(build)
+    plant, M = results["dynamics_cy"]
+    assert M[6, 6] == 0.0
+    with pytest.raises(RuntimeError, match="joint 'j' is singular"):
+        plant.CalcForwardDynamics(plant.CreateDefaultContext(), np.zeros(7))
+    if "pydrake" in results:
+        from pydrake.systems.analysis import Simulator
+        drake, dM = results["pydrake"]
+        np.testing.assert_array_equal(M, dM)
+        with pytest.raises(RuntimeError, match="connects body a to body b is not positive-definite"):
+            Simulator(drake).AdvanceTo(0.001)

@@ -89,3 +89,49 @@ def test_spatial_inertia_shift_and_validity():
     np.testing.assert_allclose(shifted.CopyToFullMatrix6(), M.CopyToFullMatrix6(), atol=1e-15)
     assert M.IsPhysicallyValid() and np.all(np.linalg.eigvalsh(M.CopyToFullMatrix6()) > 0)
     assert not SpatialInertia(1.0, [0, 0, 0], UnitInertia(1, 1, 3), skip_validity_check=True).IsPhysicallyValid()
+
+
+def inertia_cases(rng):
+    """Rotational inertias on both sides of Drake's validity test: random, near the triangle
+    inequality's edge and the zero moment within its tolerance, products within its diagonal test."""
+    eps = np.finfo(float).eps
+    for scale in (1e-9, 1e-3, 1.0, 1e3):
+        for _ in range(40):
+            A = rng.normal(size=(3, 3))
+            yield scale * (A + A.T)                       # often indefinite
+            yield scale * A @ A.T                         # positive semidefinite, often fails the triangle
+        for k in (-200, -20, -1, 0, 1, 20, 200):
+            c = 2.0 * scale * (1 + k * eps)
+            yield np.diag([scale, scale, c])              # a + b against c, around Drake's 16ε·max(1, ½ tr)
+            yield np.diag([k * eps * max(1.0, scale), scale, scale])
+            yield np.array([[scale, k * eps * scale, 0], [k * eps * scale, scale, 0], [0, 0, scale]])
+
+
+def test_inertia_validity_is_drakes():
+    tree = pytest.importorskip("pydrake.multibody.tree", reason="pydrake is not installed (pip install drake)")
+    RotationalInertia = tree.RotationalInertia
+    from dynamics_cy.inertia import inertia_problem, principal_moments
+    rng = np.random.default_rng(7)
+    n = {True: 0, False: 0}
+    for I in inertia_cases(rng):
+        theirs = RotationalInertia(I[0, 0], I[1, 1], I[2, 2], I[0, 1], I[0, 2], I[1, 2])
+        valid = theirs.CouldBePhysicallyValid()
+        assert (inertia_problem(I) is None) == valid, I
+        np.testing.assert_allclose(principal_moments(I), theirs.CalcPrincipalMomentsOfInertia(), rtol=0,
+                                   atol=1e-12 * max(1.0, np.abs(I).max()))
+        n[valid] += 1
+    assert min(n.values()) > 50                           # both sides of the edge were exercised
+
+
+def test_rotation_from_one_unit_vector_is_drakes():
+    math = pytest.importorskip("pydrake.math", reason="pydrake is not installed (pip install drake)")
+    rng = np.random.default_rng(3)
+    vectors = [rng.normal(size=3) for _ in range(30)] + [np.array(v, float) for v in
+                                                         ((0, -1, 0), (0, 0, -1), (1, 1, 0), (1, 1, 1), (0, 3, 4))]
+    for u in vectors:
+        u = u / np.linalg.norm(u)
+        for axis in range(3):
+            R = RotationMatrix.MakeFromOneVector(u, axis).matrix()
+            np.testing.assert_allclose(R, math.RotationMatrix.MakeFromOneVector(u, axis).matrix(), atol=1e-15)
+            np.testing.assert_allclose(R[:, axis], u, atol=1e-15)
+            np.testing.assert_allclose(R @ R.T, np.eye(3), atol=1e-15)

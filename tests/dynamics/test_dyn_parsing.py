@@ -1,4 +1,6 @@
 """URDF and SDFormat parsing: features, Drake's conventions, and errors that name file and element."""
+import logging
+
 import numpy as np
 import pytest
 
@@ -107,6 +109,9 @@ def test_mimic_is_recorded_and_reported():
     plant, parser, _ = parse(text)
     assert plant.GetMimicJoints()[0]["joint"] == "j2" and plant.GetMimicJoints()[0]["multiplier"] == -2.0
     assert any("mimics 'j1'" in d and "not enforced" in d for d in parser.diagnostics)
+    strict = Parser(MultibodyPlant(0.0))
+    strict.SetStrictParsing()                       # Drake loads it strictly too: the note is ours alone
+    strict.AddModelsFromString(text, "urdf")
 
 
 def test_geometry_materials_and_package_urls(tmp_path):
@@ -142,17 +147,33 @@ def test_geometry_materials_and_package_urls(tmp_path):
 
 
 def test_package_map_resolution_and_errors(tmp_path):
-    pm = PackageMap()
+    pm = PackageMap.MakeEmpty()
     pm.Add("p", str(tmp_path))
+    (tmp_path / "x").mkdir()
+    (tmp_path / "x" / "y.stl").write_text("solid\n")
     assert pm.ResolveUrl("package://p/x/y.stl") == str(tmp_path / "x" / "y.stl")
-    assert pm.ResolveUrl("meshes/a.obj", "/models") == "/models/meshes/a.obj"
+    assert pm.ResolveUrl("x/y.stl", str(tmp_path)) == str(tmp_path / "x" / "y.stl")
+    for url, message in (("package://p/x/z.stl", "which does not exist"), ("package://q/a.obj", "unknown package 'q'"),
+                         ("http://p/a.obj", "unsupported scheme"), ("a.obj", "invalid when parsing a string")):
+        with pytest.raises(RuntimeError, match=message):
+            pm.ResolveUrl(url)
     with pytest.raises(RuntimeError, match="package 'q' is not known"):
         pm.GetPath("q")
-    with pytest.raises(RuntimeError, match="not an existing directory"):
+    with pytest.raises(RuntimeError, match="does not exist"):
         pm.Add("r", str(tmp_path / "missing"))
-    text = robot('<link name="a"><visual><geometry><mesh filename="package://nowhere/m.obj"/></geometry></visual></link>')
-    _, parser, _ = parse(text, finalize=False)
-    assert any("kept unresolved" in d for d in parser.diagnostics)
+    with pytest.raises(RuntimeError, match="already contains package 'p'"):
+        pm.Add("p", str(tmp_path / "x"))
+
+
+def test_unresolved_meshes_are_reported_once():
+    meshes = "".join(f'<visual><geometry><mesh filename="package://nowhere/m{i}.obj"/></geometry></visual>'
+                     for i in range(40))
+    plant, parser, _ = parse(robot(f'<link name="a">{meshes}</link>'), finalize=False)
+    assert len(parser.diagnostics) == 1
+    assert "40 mesh URIs did not resolve" in parser.diagnostics[0] and "package://nowhere/m2.obj, ..." in \
+        parser.diagnostics[0] and "unknown package 'nowhere'" in parser.diagnostics[0]
+    shapes = plant.GetVisualGeometriesForBody(plant.GetBodyByName("a"))
+    assert [g.shape.filename() for g in shapes][:2] == ["package://nowhere/m0.obj", "package://nowhere/m1.obj"]
 
 
 SDF = """<?xml version="1.0"?>
@@ -212,8 +233,6 @@ def test_sdformat_subset():
     (robot(link("a"), joint("j", "hinge", "a", "b")), "urdf", "joint 'j'.*child link 'b' is not defined", "<child>"),
     (robot(link("a"), link("b"), joint("j", "hinge", "a", "b")), "urdf", "unknown type 'hinge'", "<joint name='j'>"),
     (robot(link("a"), joint("j", "revolute", "ghost", "a")), "urdf", "parent link 'ghost' is not defined", "<parent"),
-    (robot(link("a", mass=-1)), "urdf", "mass -1.0 is negative", "<mass>"),
-    (robot(link("a", inertia="1 1 3")), "urdf", "triangle inequality", "<inertia>"),
     (robot(link("a", mass="nan")), "urdf", "must be finite", "<mass>"),
     (robot(link("a", xyz="0 0")), "urdf", "origin xyz must have 3 numbers", "<origin>"),
     (robot(link("a"), link("a")), "urdf", "duplicate link name 'a'", "<link name='a'>"),
@@ -252,18 +271,163 @@ def test_kinematic_loop_in_a_file_is_rejected(tmp_path):
 def test_errors_name_the_file_and_line(tmp_path):
     path = tmp_path / "bad.urdf"
     path.write_text(robot("\n", link("a"), "\n", link("b", mass=-2.0)))
-    with pytest.raises(ParseError, match=r"bad\.urdf:3 \(<mass>\): link 'b': mass -2.0 is negative"):
-        Parser(MultibodyPlant(0.0)).AddModels(str(path))
+    with pytest.raises(ParseError, match=r"bad\.urdf:3 \(<inertia>\): link 'b': mass -2 is negative"):
+        Parser(MultibodyPlant(0.0), nonphysical_inertia="error").AddModels(str(path))
     with pytest.raises(ParseError, match="no such model file"):
         Parser(MultibodyPlant(0.0)).AddModels(str(tmp_path / "missing.urdf"))
     with pytest.raises(ParseError, match="unknown model format 'obj'"):
         Parser(MultibodyPlant(0.0)).AddModelsFromString("", "obj")
 
 
-def test_nonphysical_inertia_can_be_accepted_like_drake():
+@pytest.mark.parametrize("mass, inertia, message", [
+    (-1, "0.1 0.2 0.3", "link 'a': mass -1 is negative"),
+    (1, "1 1 3", "link 'a': the rotational inertia .* do not satisfy the triangle inequality"),
+    (1, "-1 1 1", "link 'a': the rotational inertia .* are invalid since at least one is negative"),
+    (0, "0.1 0.1 0.1", "link 'a': mass 0 is not positive, but the rotational inertia is non-zero"),
+])
+def test_strict_parsing_rejects_nonphysical_inertia(mass, inertia, message):
+    with pytest.raises(ParseError, match=message) as info:
+        parse(robot(link("a", mass=mass, inertia=inertia)), nonphysical_inertia="error")
+    assert "<inertia>" in str(info.value)
+    plant, parser, _ = parse(robot(link("a", mass=mass, inertia=inertia)))     # the default: Drake's policy
+    assert plant.GetBodyByName("a").default_mass() > 0 and len(parser.diagnostics) == 1
+
+
+def test_nonphysical_inertia_is_replaced_by_a_water_sphere_by_default():
     text = robot(link("a", mass=2.0, inertia="0.001 0.001 0.01"))
-    plant, parser, _ = parse(text, nonphysical_inertia="warn")
+    plant, parser, _ = parse(text)
     M = plant.GetBodyByName("a").default_spatial_inertia()
     radius = np.cbrt(3 * 2.0 / (4 * np.pi * 1000.0))          # a water sphere of the link's mass
     np.testing.assert_allclose(M.CalcRotationalInertia().get_moments(), [0.4 * 2.0 * radius**2] * 3)
     assert any("triangle inequality" in d for d in parser.diagnostics)
+
+
+def test_drake_extensions_not_modelled_are_named_once():
+    text = robot(link("a"), link("b"), link("c"),
+                 joint("j", "revolute", "a", "b", '<axis xyz="0 0 1"/>'),
+                 joint("k", "revolute", "b", "c", '<axis xyz="0 0 1"/>'),
+                 *(f'<transmission name="t{j}"><type>transmission_interface/SimpleTransmission</type>'
+                   f'<joint name="{j}"/><actuator name="m{j}"><drake:rotor_inertia value="0.1"/>'
+                   f'<drake:gear_ratio value="100"/></actuator></transmission>' for j in "jk"),
+                 '<link name="d"><collision><geometry><sphere radius="1"/></geometry><drake:proximity_properties>'
+                 '<drake:hydroelastic_modulus value="1e7"/><drake:mu_static value="0.5"/></drake:proximity_properties>'
+                 '</collision></link>')
+    plant, parser, _ = parse(text)
+    assert plant.num_actuators() == 2
+    notes = [d for d in parser.diagnostics if "<drake:" in d]
+    assert len(notes) == 2 and "2 <drake:rotor_inertia> elements ignored: Drake adds the reflected inertia" in notes[0]
+    with pytest.raises(ParseError, match="<drake:joint name='u' type='universal'> is not supported"):
+        parse(robot(link("a"), '<drake:joint name="u" type="universal"/>'))
+
+
+def test_strict_parsing_makes_warnings_errors_as_in_drake():
+    text = robot(link("a", mass=1, inertia="1 1 3"))
+    plant = MultibodyPlant(0.0)
+    parser = Parser(plant)
+    parser.SetStrictParsing()
+    with pytest.raises(ParseError, match="link 'a': the rotational inertia .* triangle inequality"):
+        parser.AddModelsFromString(text, "urdf")
+    drake = pytest.importorskip("pydrake.multibody.parsing", reason="pydrake is not installed (pip install drake)")
+    from pydrake.multibody.plant import MultibodyPlant as DrakePlant
+    drake_plant = DrakePlant(0.0)
+    theirs = drake.Parser(drake_plant)
+    theirs.SetStrictParsing()
+    with pytest.raises(RuntimeError, match="triangle inequality"):
+        theirs.AddModelsFromString(text, "urdf")
+
+
+@pytest.mark.parametrize("mass, inertia, rpy", [
+    (-2.0, "0.1 0.2 0.25", "0 0 0"), (0.0, "0.1 0.1 0.1", "0 0 0"), (0.0, "0 0 0", "0 0 0"),
+    (1.5, "1 1 3", "0.3 0.2 0.1"), (1.5, "-1e-3 1 1", "0 0 0"), (1.5, "1 1 2.0000000000000004", "0 0 0"),
+    (2.0, "0.1 0.2 0.25", "0.4 -0.3 1.2"), (1e-6, "1e-12 2e-12 2.5e-12", "0 0 0"),
+])
+def test_inertia_policy_gives_drakes_bodies(mass, inertia, rpy, caplog):
+    """The body Drake's parser makes of each <inertial> (valid, replaced by the sphere, massless), and a
+    warning exactly when Drake warns."""
+    pytest.importorskip("pydrake", reason="pydrake is not installed (pip install drake)")
+    from pydrake.multibody.parsing import Parser as DrakeParser
+    from pydrake.multibody.plant import MultibodyPlant as DrakePlant
+    text = robot(link("a", mass=mass, xyz="0.1 -0.2 0.3", rpy=rpy, inertia=inertia))
+    plant, parser, _ = parse(text)
+    drake = DrakePlant(0.0)
+    with caplog.at_level(logging.WARNING, logger="drake"):
+        DrakeParser(drake).AddModelsFromString(text, "urdf")
+    drake_warnings = [r for r in caplog.records if r.name == "drake" and "inertia" in r.getMessage()]
+    drake.Finalize()
+    ours, theirs = plant.GetBodyByName("a"), drake.GetBodyByName("a")
+    assert ours.default_mass() == pytest.approx(theirs.default_mass(), rel=1e-14)
+    np.testing.assert_allclose(ours.default_com(), theirs.default_com(), atol=1e-15)
+    np.testing.assert_allclose(ours.default_rotational_inertia().CopyToFullMatrix3(),
+                               theirs.default_rotational_inertia().CopyToFullMatrix3(), rtol=1e-12, atol=1e-18)
+    assert len([d for d in parser.diagnostics if "replaced" in d]) == len(drake_warnings)
+
+
+STATIC_SDF = """<?xml version="1.0"?>
+<sdf version="1.9"><model name="table"><static>true</static><pose>1 2 0 0 0 0.5</pose>
+  <link name="top"><pose>0.1 0 0.8 0.1 0 0</pose></link>
+  <link name="leg"><pose>0 0 0.4 0 0 0</pose></link>
+  <link name="lamp"><pose>0 0.3 1.0 0 0 0</pose></link>
+  <joint name="leg_to_top" type="fixed"><parent>top</parent><child>leg</child></joint>
+</model></sdf>"""
+
+
+def test_static_sdformat_models_are_welded_as_drake_welds_them():
+    pytest.importorskip("pydrake", reason="pydrake is not installed (pip install drake)")
+    from pydrake.multibody.parsing import Parser as DrakeParser
+    from pydrake.multibody.plant import MultibodyPlant as DrakePlant
+    from pydrake.multibody.tree import FrameIndex, JointIndex
+    plant, _, _ = parse(STATIC_SDF, "sdf")
+    drake = DrakePlant(0.0)
+    DrakeParser(drake).AddModelsFromString(STATIC_SDF, "sdf")
+    drake.Finalize()
+    joints = [plant.get_joint(JointIndex(i)).name() for i in range(plant.num_joints())]
+    assert joints == [drake.get_joint(JointIndex(i)).name() for i in range(drake.num_joints())]
+    assert "sdformat_model_static_world_welds_to_top" in joints and plant.num_positions() == 0
+    frames = [plant.get_frame(i).name() for i in range(plant.num_frames())]
+    assert frames == [drake.get_frame(FrameIndex(i)).name() for i in range(drake.num_frames())]
+    c, d = plant.CreateDefaultContext(), drake.CreateDefaultContext()
+    for name in ("leg", "top", "lamp"):
+        np.testing.assert_allclose(plant.EvalBodyPoseInWorld(c, plant.GetBodyByName(name)).GetAsMatrix4(),
+                                   drake.EvalBodyPoseInWorld(d, drake.GetBodyByName(name)).GetAsMatrix4(), atol=1e-15)
+    moving = STATIC_SDF.replace('type="fixed"', 'type="revolute"').replace(
+        "<child>leg</child>", "<child>leg</child><axis><xyz>0 0 1</xyz></axis>")
+    with pytest.raises(ParseError, match="Only fixed joints are permitted in static models."):
+        parse(moving, "sdf")
+    other = DrakePlant(0.0)                              # kept alive: pydrake's Parser holds a pointer
+    with pytest.raises(RuntimeError, match="Only fixed joints are permitted in static models."):
+        DrakeParser(other).AddModelsFromString(moving, "sdf")
+
+
+def test_missing_mass_or_inertia_reads_as_zero_as_in_drake():
+    pytest.importorskip("pydrake", reason="pydrake is not installed (pip install drake)")
+    from pydrake.multibody.parsing import Parser as DrakeParser
+    from pydrake.multibody.plant import MultibodyPlant as DrakePlant
+    for inertial in ('<inertial><inertia ixx="1" iyy="1" izz="1"/></inertial>',
+                     '<inertial><mass value="2"/></inertial>', '<inertial><origin xyz="0 0 1"/></inertial>'):
+        text = robot(f'<link name="a">{inertial}</link>')
+        plant, parser, _ = parse(text)
+        drake = DrakePlant(0.0)
+        DrakeParser(drake).AddModelsFromString(text, "urdf")
+        drake.Finalize()
+        ours, theirs = plant.GetBodyByName("a"), drake.GetBodyByName("a")
+        assert ours.default_mass() == pytest.approx(theirs.default_mass(), rel=1e-14), inertial
+        np.testing.assert_allclose(ours.default_rotational_inertia().CopyToFullMatrix3(),
+                                   theirs.default_rotational_inertia().CopyToFullMatrix3(), rtol=1e-12, atol=1e-18)
+
+
+@pytest.mark.parametrize("mass, moments", [(1, (1, 1, 3)), (-1, (1, 1, 1)), (0, (1, 1, 1)), (0, (0, 0, 0))])
+def test_sdformat_inertia_policy_is_drakes(mass, moments):
+    pytest.importorskip("pydrake", reason="pydrake is not installed (pip install drake)")
+    from pydrake.multibody.parsing import Parser as DrakeParser
+    from pydrake.multibody.plant import MultibodyPlant as DrakePlant
+    text = (f'<sdf version="1.9"><model name="m"><link name="a"><inertial><pose>0.1 0 0 0 0 0</pose>'
+            f'<mass>{mass}</mass><inertia><ixx>{moments[0]}</ixx><iyy>{moments[1]}</iyy><izz>{moments[2]}</izz>'
+            '</inertia></inertial></link></model></sdf>')
+    plant, _, _ = parse(text, "sdf")
+    drake = DrakePlant(0.0)
+    DrakeParser(drake).AddModelsFromString(text, "sdf")
+    drake.Finalize()
+    ours, theirs = plant.GetBodyByName("a"), drake.GetBodyByName("a")
+    assert ours.default_mass() == pytest.approx(theirs.default_mass(), rel=1e-14)
+    np.testing.assert_allclose(ours.default_rotational_inertia().CopyToFullMatrix3(),
+                               theirs.default_rotational_inertia().CopyToFullMatrix3(), rtol=1e-12, atol=1e-18)

@@ -3,6 +3,7 @@ import json
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 import yaml
 
@@ -59,3 +60,43 @@ def test_run_without_a_robot_says_so(tmp_path, multicast_url):
     result = hil("run", DEMO, "--lcm-url", multicast_url, "--quiet", timeout=30)
     assert result.returncode == 2
     assert "no valid status on IIWA_STATUS" in result.stderr and "hil sim" in result.stderr
+
+
+def test_the_simulated_robot_refuses_a_nonphysical_inertia_that_the_controller_accepts(tmp_path, multicast_url):
+    """Drake's policy (replace it, with a warning) for the controller's plant; the simulated robot,
+    whose physics the tests trust, stops at start naming the link."""
+    from pathlib import Path
+
+    from hil.config import parse_config
+    from hil.robot import build_plant
+    from hil.schema import ConfigError
+    urdf = Path("configs/robots/iiwa14.urdf").read_text()
+    link3 = urdf.index('<link name="iiwa_link_3">')
+    start = urdf.index("<inertia ", link3)
+    end = urdf.index("/>", start) + 2
+    bad = tmp_path / "iiwa_bad.urdf"
+    bad.write_text(urdf[:start] + '<inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.05"/>' + urdf[end:])
+    data = yaml.safe_load(open(DEMO))
+    data["robot"]["model"] = str(bad)
+    data["lcm"]["url"] = multicast_url
+    path = tmp_path / "bad_inertia.yaml"
+    path.write_text(yaml.safe_dump(data))
+    result = hil("sim", str(path), "--duration", "1", timeout=30)
+    assert result.returncode == 2, result.stderr
+    assert "link 'iiwa_link_3'" in result.stderr and "triangle inequality" in result.stderr
+    assert "Traceback" not in result.stderr
+    robot_cfg = parse_config(data, tmp_path, str(path)).robot
+    plant = build_plant(robot_cfg)                                          # the controller's view: Drake's
+    body = plant.GetBodyByName("iiwa_link_3")
+    assert body.default_mass() == pytest.approx(3.5, rel=1e-12)               # a water sphere of its mass
+    I_cm = body.default_rotational_inertia().ShiftToCenterOfMass(3.5, body.default_com()).get_moments()
+    assert np.ptp(I_cm) < 1e-12 and I_cm[0] > 0
+
+    massless = tmp_path / "iiwa_massless_hand.urdf"        # the last link without mass: ABA is singular
+    i = urdf.index('<link name="iiwa_link_7">')
+    j = urdf.index("</inertial>", i) + len("</inertial>")
+    massless.write_text(urdf[:urdf.index("<inertial>", i)] + urdf[j:])
+    robot_cfg.model = str(massless)
+    build_plant(robot_cfg)                                                  # Drake finalizes it too
+    with pytest.raises(ConfigError, match="simulated robot cannot move it: .*joint 'iiwa_joint_7'"):
+        build_plant(robot_cfg, simulated=True)

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from tests.conftest import IIWA_URDF
 
-NEGATIVE_MASS_URDF = """<robot name="bad"><link name="a"><inertial><mass value="-1"/>
-<inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial></link></robot>"""
+UNPARSEABLE_URDF = """<robot name="bad"><link name="a"/>
+<joint name="j" type="revolute"><parent link="a"/><child link="nowhere"/><axis xyz="0 0 1"/></joint></robot>"""
 
 
 def good_config(model: str | Path = IIWA_URDF, rate: str = "1000", port: str = "/tmp/hil-reliability-none") -> str:
@@ -30,7 +30,7 @@ scenario:
 
 def bad_configs(folder: Path) -> dict[str, tuple[Path, str]]:
     """{class: (config file, text the one-line error must contain)}: every class of bad config."""
-    (folder / "negative_mass.urdf").write_text(NEGATIVE_MASS_URDF)
+    (folder / "unparseable.urdf").write_text(UNPARSEABLE_URDF)
     (folder / "model.txt").write_text(IIWA_URDF.read_text())
     good = good_config()
     texts: dict[str, tuple[str | bytes, str]] = {
@@ -45,7 +45,8 @@ def bad_configs(folder: Path) -> dict[str, tuple[Path, str]]:
         "unachievable_rate": (good_config(rate="1e12"), "loop.rate_hz: must be <= 10000"),
         "missing_section": ("loop: {rate_hz: 1000}\nscenario: {duration: 0.1}\n", "robot: is required"),
         "no_model_file": (good_config(model=folder / "nope.urdf"), "robot.model: no such model file"),
-        "negative_mass": (good_config(model=folder / "negative_mass.urdf"), "robot.model"),
+        "unparseable_model": (good_config(model=folder / "unparseable.urdf"),
+                              "unparseable.urdf:2 (<child>): joint 'j': child link 'nowhere'"),
         "unknown_model_format": (good_config(model=folder / "model.txt"), "unknown model format '.txt'"),
     }
     out = {"missing_file": (folder / "absent.yaml", "no such config file")}

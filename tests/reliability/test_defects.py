@@ -43,18 +43,21 @@ def test_telemetry_and_serial_rates_are_bounded_too(tmp_path):
 
 
 # 2. a model that does not parse: a ConfigError naming robot.model and the model's line ----------------
-@pytest.mark.parametrize("name, text, message", [
+@pytest.mark.parametrize("name, text, simulated, message", [
+    # Drake's policy (issue 17): the controller's plant takes a negative mass with a warning; the
+    # simulated robot's does not.
     ("neg.urdf", '<robot name="r"><link name="a"><inertial><mass value="-1"/><inertia ixx="1" iyy="1" izz="1" '
-                 'ixy="0" ixz="0" iyz="0"/></inertial></link></robot>', r"neg.urdf:1 \(<mass>\): .*negative"),
-    ("arm.txt", "<robot/>", "unknown model format '.txt'"),
+                 'ixy="0" ixz="0" iyz="0"/></inertial></link></robot>', True, r"neg.urdf:1 \(<inertia>\): .*negative"),
+    ("arm.txt", "<robot/>", False, "unknown model format '.txt'"),
     ("loop.urdf", '<robot name="r"><link name="a"/><link name="b"/><joint name="j" type="fixed"><parent link="a"/>'
-                  '<child link="a"/></joint></robot>', "robot.model: the model cannot be used"),
+                  '<child link="a"/></joint></robot>', False, "robot.model: the model cannot be used"),
+    ("bad.urdf", '<robot name="r"><link name="a">', False, "bad.urdf:1: malformed XML"),
 ])
-def test_a_model_that_does_not_parse_is_a_config_error(tmp_path, name, text, message):
+def test_a_model_that_does_not_parse_is_a_config_error(tmp_path, name, text, simulated, message):
     from hil.robot import build_plant
     (tmp_path / name).write_text(text)
     with pytest.raises(ConfigError, match=message) as e:
-        build_plant(RobotConfig(model=str(tmp_path / name)))
+        build_plant(RobotConfig(model=str(tmp_path / name)), simulated=simulated)
     assert e.value.key == "robot.model"
 
 

@@ -88,7 +88,7 @@ def shapes_models(tmp_path_factory):
 def ours(models, packages=None):
     plant = MultibodyPlant(0.0)
     for model in models:
-        parser = Parser(plant, nonphysical_inertia="warn")   # as Drake's parser, which warns
+        parser = Parser(plant)
         for name, path in (packages or {}).items():
             parser.package_map().Add(name, str(path))
         parser.AddModels(str(model))
