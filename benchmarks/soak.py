@@ -36,6 +36,8 @@ def sample(pid: int) -> dict | None:
     except (FileNotFoundError, ProcessLookupError):
         return None
     fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+    if "VmRSS" not in fields:                  # exiting (a zombie has no memory left)
+        return None
     return {"rss_mb": int(fields["VmRSS"].split()[0]) / 1024, "fds": fds, "threads": int(fields["Threads"])}
 
 
