@@ -8,7 +8,7 @@
 """
 from .contact_results import ContactResults, PenetrationAsPointPair, PointPairContactInfo
 from .context import Context, MultibodyForces
-from .errors import ModelError, ParseError
+from .errors import DynamicsError, GimbalLockError, ModelError, ParseError, SingularInertiaError
 from .geometry import (
                        Box,
                        CalcContactFrictionFromSurfaceProperties,

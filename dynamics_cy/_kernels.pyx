@@ -15,6 +15,7 @@ Rotation matrices are 3x3 row-major. The motion subspace S of body t is stored a
 cimport numpy as cnp
 
 from dynamics_cy._vec3 cimport cross3, matTvec, matvec
+from dynamics_cy.errors import GimbalLockError, SingularInertiaError
 from libc.math cimport sin, cos, sqrt, fabs, isfinite
 from libc.stdlib cimport malloc, free
 from libc.string cimport memset, memcpy
@@ -1165,7 +1166,7 @@ cdef class CompiledTree:
                 self.load_body_forces(fw)
             bad = self.aba(tp, use_gravity, fw != NULL, vp)
         if bad:
-            raise RuntimeError(self.singular_message(bad))
+            raise SingularInertiaError(self.singular_message(bad))
         return vdot
 
     def singular_message(self, int node):
@@ -1202,7 +1203,7 @@ cdef class CompiledTree:
         cdef double* vp = _arr(v, self.nv, -1, False, "v")
         out = cnp.PyArray_ZEROS(1, [self.nq], cnp.NPY_DOUBLE, 0)
         if self.velocity_to_qdot(qp, vp, <double*>cnp.PyArray_DATA(out)):
-            raise RuntimeError("MapVelocityToQDot: a BallRpyJoint is at gimbal lock (|pitch| = pi/2)")
+            raise GimbalLockError("MapVelocityToQDot: a BallRpyJoint is at gimbal lock (|pitch| = pi/2)")
         return out
 
 
@@ -1301,7 +1302,7 @@ cdef class Kernels:
                 self.tree.load_body_forces(fp)
             bad = self.tree.aba(tp, True, fp != NULL, op)
         if bad:
-            raise ValueError(self.tree.singular_message(bad))
+            raise SingularInertiaError(self.tree.singular_message(bad))
 
     def frame_pose(self, q, frame, out):
         """out (4, 4) = X_WF(q) for a Frame or FrameIndex."""
@@ -1377,7 +1378,7 @@ cdef class Kernels:
         with nogil:
             bad = self.tree.velocity_to_qdot(qp, vp, op)
         if bad:
-            raise ValueError("map_velocity_to_qdot: a roll-pitch-yaw joint is at gimbal lock (|pitch| = pi/2)")
+            raise GimbalLockError("map_velocity_to_qdot: a roll-pitch-yaw joint is at gimbal lock (|pitch| = pi/2)")
 
     # -----------------------------------------------------------------------------------------
     # Contact points and the centre of mass, for whole-body control (hil.wbc)

@@ -1,4 +1,5 @@
-"""Exceptions for bad models. Both derive from RuntimeError, which is what Drake raises."""
+"""Exceptions for bad models and undefined dynamics. All derive from RuntimeError, which is what Drake
+raises for them."""
 
 
 class ModelError(RuntimeError):
@@ -17,3 +18,17 @@ class ParseError(ModelError):
             where += f" ({element})"
         super().__init__(f"{where}: {message}")
         self.source, self.line, self.element = source, line, element
+
+
+class DynamicsError(RuntimeError):
+    """A state at which a kernel's math is undefined; every kernel (the Drake-style API and the
+    allocation-free Kernels) raises the same subclass for the same fault."""
+
+
+class SingularInertiaError(DynamicsError):
+    """Forward dynamics: a joint sees a singular articulated-body inertia (e.g. it moves only massless
+    bodies), so v̇ is not defined."""
+
+
+class GimbalLockError(DynamicsError):
+    """N(q) of a roll-pitch-yaw joint at |pitch| = π/2, where ṙpy = f(ω) is not defined."""

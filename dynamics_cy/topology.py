@@ -74,16 +74,12 @@ def plan_forest(plant):
     with_joints = [r for r in roots if children[r]]
     lone = [r for r in roots if not children[r]]
     order = [0]
-
-    def visit(b: int) -> None:
+    # Depth-first, children in joint order, with an explicit stack (a chain of any length).
+    stack = list(reversed(children[0] + with_joints + lone))
+    while stack:
+        b = stack.pop()
         order.append(b)
-        for c in children[b]:
-            visit(c)
-
-    for c in children[0]:
-        visit(c)
-    for r in with_joints + lone:
-        visit(r)
+        stack.extend(reversed(children[b]))
     return with_joints + lone, order
 
 

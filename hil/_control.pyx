@@ -347,3 +347,50 @@ cdef class SentRing:
                 break
         PyBuffer_Release(&view)
         return found
+
+
+# --- streaming tick statistics ------------------------------------------------------------------------
+cdef extern from *:
+    int __builtin_clzll(unsigned long long) nogil
+
+cdef enum:
+    SUB_BITS = 7                    # 128 sub-buckets per power of two: relative bin width <= 1/128
+    NBINS = 128 * 35                # values 0 .. 2^41 ns (36 min); larger ones land in the last bin
+HIST_BINS = NBINS
+
+
+cdef inline Py_ssize_t _bin(long long v) noexcept nogil:
+    cdef int e
+    if v < (1 << SUB_BITS):
+        return v if v > 0 else 0
+    if v >= (1LL << 41):
+        return NBINS - 1
+    e = 63 - __builtin_clzll(<unsigned long long>v) - SUB_BITS
+    return (e + 1) * (1 << SUB_BITS) + ((v >> e) - (1 << SUB_BITS))
+
+
+def hist_add(counts, long long value):
+    """counts[bin(value)] += 1 in a log-linear histogram of HIST_BINS float64 counts: exact below 128,
+    then 128 bins per power of two, so a bin is at most 1/128 of its values wide (HdrHistogram's
+    layout, hand-written because it must not allocate in the tick; the quantiles are in hil.sketch)."""
+    cdef double* c = _vec(counts, NBINS, True, "counts")
+    c[_bin(value)] += 1.0
+
+
+def hist_bin(long long value):
+    """The bin of `value` (for tests and hil.sketch)."""
+    return _bin(value)
+
+
+def decimate_rows(a, Py_ssize_t rows):
+    """a[i] = a[2i] for i < rows // 2, in place, for a C-contiguous float64 array of `rows` or more rows."""
+    cdef Py_ssize_t total = cnp.PyArray_SIZE(<cnp.ndarray>a) if cnp.PyArray_Check(a) else -1
+    cdef Py_ssize_t have = cnp.PyArray_DIM(<cnp.ndarray>a, 0) if cnp.PyArray_Check(a) else 0
+    if have == 0 or rows > have:
+        raise ValueError(f"rows {rows} is out of range [0, {have}]")
+    cdef Py_ssize_t width = total // have
+    cdef double* d = _vec(a, total, True, "a")
+    cdef Py_ssize_t i, j
+    for i in range(rows // 2):
+        for j in range(width):
+            d[i * width + j] = d[2 * i * width + j]

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import signal
@@ -146,6 +147,8 @@ def parser() -> argparse.ArgumentParser:
     report.add_argument("log", help="an LCM log (recorded with --log, or by lcm-logger)")
     report.add_argument("--plot", metavar="FILE.png", help="write tracking and timing plots to this PNG")
     report.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    report.add_argument("--skip-corrupt", action="store_true",
+                        help="read past corrupt events (counted in the report) instead of exiting 2")
     campaign_cli.add_parsers(sub)
     return ap
 
@@ -282,7 +285,9 @@ def cmd_demo(args) -> int:
     if Path(args.config).is_file() and is_legged_scenario(args.config):      # a legged robot (docs/wbc.md)
         from messages.channels import DEFAULT_LCM_URL
         return run_legged_demo(args.config, args.duration, args.lcm_url or DEFAULT_LCM_URL)
+    from .robot import build_plant
     cfg = _load(args.config, args.lcm_url)
+    build_plant(cfg.robot)              # a bad model is reported once, before the simulator starts
     limit = str(args.duration + cfg.loop.start_timeout + 5.0)
     out = subprocess.PIPE if args.json else None
     if cfg.servo_bus is None:
@@ -337,6 +342,7 @@ def cmd_servo_bus_device(args) -> int:
 
 def cmd_regress(args) -> int:
     from .regress import DEFAULT_DIR, find_scenarios, format_table, run_all, write_report
+    from .robot import build_plant
     from .scenario import load_scenario
     target = Path(args.target) if args.target else DEFAULT_DIR
     if not target.exists():
@@ -347,8 +353,17 @@ def cmd_regress(args) -> int:
               file=sys.stderr)
         return 2
     from .legged_scenario import is_legged_scenario, load_legged_scenario
-    for p in paths:                     # every file is checked before anything runs
-        load_legged_scenario(p) if is_legged_scenario(p) else load_scenario(p)
+    models = {}
+    for p in paths:                     # every file and its model are checked before anything runs
+        if is_legged_scenario(p):
+            load_legged_scenario(p)
+            continue
+        robot = load_scenario(p).cfg.robot
+        if (robot.model, robot.weld) not in models:
+            try:
+                models[robot.model, robot.weld] = build_plant(robot)
+            except ConfigError as e:
+                raise ConfigError(e.key, str(e).split(": ", 1)[-1], str(p)) from None
     if args.jobs < 1:
         raise ConfigError("", f"-j must be at least 1, got {args.jobs}")
     results = run_all(paths, args.jobs, args.plots, args.logs, args.update_golden, verbose=args.verbose)
@@ -362,19 +377,34 @@ def cmd_replay(args) -> int:
     from .replay import format_replay, replay
     if not args.verbose:
         logging.getLogger("hil").setLevel(logging.ERROR)      # the replayed transitions are in the result
-    result = replay(_log(args.log), _load(args.config, None) if args.config else None, args.tolerance)
+    cfg = _load(args.config, None) if args.config else None
+    with _reading(args.log):
+        result = replay(_log(args.log), cfg, args.tolerance)
     print(json.dumps(result) if args.json else format_replay(result))
     return 0 if result["passed"] else 1
 
 
 def cmd_report(args) -> int:
     from .report import format_report, plot_log, read_log
-    report, traces = read_log(_log(args.log))
+    with _reading(args.log):
+        report, traces = read_log(_log(args.log), args.skip_corrupt)
     if args.plot:
         plot_log(traces, args.plot, report["deadline_budget_us"])
         report["plot"] = args.plot
     print(json.dumps(report) if args.json else format_report(report))
     return 0
+
+
+@contextlib.contextmanager
+def _reading(path: str):
+    """A log whose content cannot be read (a corrupt event, run-info or message: ValueError, of which
+    messages.errors.MessageError) becomes a LogError naming the file."""
+    try:
+        yield
+    except (ConfigError, LogError):
+        raise
+    except ValueError as e:
+        raise LogError(str(e) if str(e).startswith(path) else f"{path}: {e}") from None
 
 
 def _log(path: str) -> str:

@@ -16,7 +16,7 @@ import yaml
 from messages.channels import DEFAULT_LCM_URL
 
 from .paths import CONFIGS, package_map
-from .schema import ConfigError, load, read_yaml
+from .schema import RATE_HZ, ConfigError, load, read_yaml
 
 POSITIVE = {"min": 0, "exclusive": True}
 NONNEGATIVE = {"min": 0}
@@ -51,7 +51,7 @@ class LcmConfig:
 
 @dataclass
 class LoopConfig:
-    rate_hz: float = field(default=1000.0, metadata=POSITIVE)
+    rate_hz: float = field(default=1000.0, metadata=RATE_HZ)
     deadline_budget_us: float = field(default=200.0, metadata=POSITIVE)   # lateness above it is a miss
     spin_us: float = field(default=300.0, metadata=NONNEGATIVE)           # sleep until deadline - spin, then spin
     duration: Optional[float] = field(default=None, metadata=POSITIVE)    # seconds; None runs until stopped
@@ -121,7 +121,7 @@ class SafetyConfig:
 
 @dataclass
 class TelemetryConfig:
-    rate_hz: float = field(default=100.0, metadata=POSITIVE)
+    rate_hz: float = field(default=100.0, metadata=RATE_HZ)   # at most loop.rate_hz
     log: Optional[str] = None     # record the run's LCM traffic to this lcm-logger file
 
 
@@ -210,6 +210,9 @@ def parse_config(data: dict, base: Path, source: str, overrides: dict | None = N
             raise ConfigError("robot.model", f"no such model file '{cfg.robot.model}' (looked in {base} and "
                                              f"{CONFIGS})")
         cfg.robot.model = str(model)
+        if cfg.telemetry.rate_hz > cfg.loop.rate_hz:
+            raise ConfigError("telemetry.rate_hz", f"must be at most loop.rate_hz ({cfg.loop.rate_hz:g}), "
+                                                   f"got {cfg.telemetry.rate_hz:g}")
         if cfg.telemetry.log:
             cfg.telemetry.log = str(resolve(cfg.telemetry.log, base))
         _validate_sections(cfg)

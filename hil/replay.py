@@ -20,19 +20,19 @@ from pathlib import Path
 
 import lcm
 import numpy as np
-import yaml
 
 from messages import lcmt_hil_safety_event
 from messages.codec import CommandDecoder, StatusDecoder
 from messages.enums import FaultCode, SafetyState
 from messages.logs import read_events
+from messages.validation import decode_message
 
 from .config import RunConfig, channels_for, parse_config
 from .loop import ControlLoop
 from .paths import CONFIGS
 from .robot import load_robot
 from .runlog import read_run_info
-from .schema import ConfigError, LogError
+from .schema import ConfigError, LogError, parse_yaml
 
 
 def log_config(path: str | Path) -> RunConfig:
@@ -40,11 +40,12 @@ def log_config(path: str | Path) -> RunConfig:
     start, _ = read_run_info(path)
     if start is None:
         raise ConfigError("", "the log has no run-info (it was not recorded by hil); pass --config", str(path))
-    return parse_config(yaml.safe_load(start.config_yaml), CONFIGS, f"{path} (its run-info)")
+    source = f"{path} (its run-info)"
+    return parse_config(parse_yaml(start.config_yaml, source), CONFIGS, source)
 
 
 def _event_text(data: bytes) -> str:
-    m = lcmt_hil_safety_event.decode(data)
+    m = decode_message(lcmt_hil_safety_event, data, check_values=False)
     text = f"{SafetyState(m.previous_state).name} -> {SafetyState(m.state).name}"
     return text + (f" [{FaultCode(m.fault_code).name}]" if m.fault_code else "")
 

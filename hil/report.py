@@ -13,33 +13,37 @@ import json
 from pathlib import Path
 
 import numpy as np
-import yaml
 
 from messages import lcmt_hil_telemetry
 from messages.channels import Channels
 from messages.codec import CommandDecoder, StatusDecoder
 from messages.logs import read_events
+from messages.validation import decode_message
 
 from .replay import _event_text
 from .runlog import read_run_info
-from .schema import LogError
+from .schema import LogError, parse_yaml
 
 
-def _channels(path, start) -> tuple[Channels, str, int, float]:
+def _channels(path, start, corrupt) -> tuple[Channels, str, int, float]:
     """(channels, protocol, joints, deadline budget µs) of the logged run: from its run-info's config,
     else from the robot status channel the log holds."""
     from messages import lcmt_iiwa_status, lcmt_panda_status
     if start is not None:
-        data = yaml.safe_load(start.config_yaml)
-        protocol = data["robot"]["protocol"]
-        candidates = [(Channels.for_robot(protocol, **(data.get("channels") or {})), protocol)]
-        budget = float(data.get("loop", {}).get("deadline_budget_us", 200.0))
+        data = parse_yaml(start.config_yaml, f"{path} (its run-info)")
+        try:
+            protocol = data["robot"]["protocol"]
+            candidates = [(Channels.for_robot(protocol, **(data.get("channels") or {})), protocol)]
+            budget = float(data.get("loop", {}).get("deadline_budget_us", 200.0))
+        except (KeyError, TypeError, AttributeError, ValueError) as e:   # a run-info written by another tool
+            raise LogError(f"{path}: its run-info's config has no usable robot, channels or loop ({e!r})") from None
     else:
         candidates, budget = [(Channels.for_robot(p), p) for p in ("iiwa", "panda")], 200.0
     for ch, protocol in candidates:
-        first = next(read_events(path, {ch.status}), None)
+        first = next(read_events(path, {ch.status}, corrupt), None)
         if first is not None:
-            msg = (lcmt_iiwa_status if protocol == "iiwa" else lcmt_panda_status).decode(first.data)
+            msg = decode_message(lcmt_iiwa_status if protocol == "iiwa" else lcmt_panda_status, first.data,
+                                 first.channel, check_values=False)
             return ch, protocol, msg.num_joints, budget
     raise LogError(f"{path}: no robot status in the log (looked for "
                      f"{', '.join(ch.status for ch, _ in candidates)})")
@@ -61,15 +65,16 @@ def _rate(t_us: np.ndarray) -> dict:
             "max_gap_ms": round(float(np.diff(t_us).max()) * 1e-3, 3)}
 
 
-def read_log(path: str | Path) -> tuple[dict, dict]:
+def read_log(path: str | Path, skip_corrupt: bool = False) -> tuple[dict, dict]:
     """(report, traces): the figures, and the arrays the plots need."""
-    start, end = read_run_info(path)
-    ch, protocol, n, budget = _channels(path, start)
+    corrupt = [] if skip_corrupt else None        # (byte offset, what is wrong) of each corrupt stretch
+    start, end = read_run_info(path, corrupt=[] if skip_corrupt else None)
+    ch, protocol, n, budget = _channels(path, start, [] if skip_corrupt else None)
     status, command = StatusDecoder(protocol, n), CommandDecoder(protocol, n)
     s_t, s_arrive, s_q, c_t, c_tau = [], [], [], [], []
     tel, transitions, health, rejected = [], [], 0, {"status": 0, "command": 0, "telemetry": 0}
     t0 = None
-    for e in read_events(path):
+    for e in read_events(path, corrupt=corrupt):
         t0 = e.timestamp if t0 is None else t0
         if e.channel == ch.status:
             if status.decode(e.data):
@@ -86,7 +91,7 @@ def read_log(path: str | Path) -> tuple[dict, dict]:
                 rejected["command"] += 1
         elif e.channel == ch.telemetry:
             try:
-                tel.append((e.timestamp, lcmt_hil_telemetry.decode(e.data)))
+                tel.append((e.timestamp, decode_message(lcmt_hil_telemetry, e.data, e.channel)))
             except ValueError:
                 rejected["telemetry"] += 1
         elif e.channel == ch.safety:
@@ -99,6 +104,7 @@ def read_log(path: str | Path) -> tuple[dict, dict]:
     E = np.array([np.subtract(m.q_desired, m.q) for _, m in running]).reshape(-1, n)
     report = {
         "log": str(path),
+        "corrupt": [{"byte": b, "problem": p} for b, p in corrupt or []],
         "mode": start.mode if start else None,
         "deadline_budget_us": budget,
         "version": start.version if start else None,
@@ -140,6 +146,10 @@ def format_report(r: dict) -> str:
                   f"          deadline misses {t['deadline_misses']}, overruns {t['overruns']}",
                   f"tracking error rad ({e['samples']} samples while RUNNING) rms {e['rms']}",
                   f"                    max {e['max']}"]
+    if r["corrupt"]:
+        first = r["corrupt"][0]
+        lines.append(f"corrupt: {len(r['corrupt'])} stretch(es) skipped (--skip-corrupt); the first at byte "
+                     f"{first['byte']}: {first['problem']}")
     lines.append(f"safety transitions: {len(r['transitions'])}")
     lines += [f"  {x}" for x in r["transitions"][:20]]
     if len(r["transitions"]) > 20:

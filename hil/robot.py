@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dynamics_cy import MultibodyPlant, Parser, RotationalInertia, SpatialInertia
-from dynamics_cy.errors import ParseError
+from dynamics_cy.errors import DynamicsError, ModelError
 
 from .config import RobotConfig
 from .paths import package_map
@@ -44,9 +44,9 @@ def parse_model(cfg: RobotConfig, *, simulated: bool = False) -> MultibodyPlant:
             parser.AddModels(cfg.model)
         else:
             parser._parse(text, "urdf", cfg.model)      # AddModels of the rewritten file, errors naming it
-    except ParseError as e:
+    except ModelError as e:          # ParseError names the file, line and element
         hint = " (the simulated robot needs physical inertias)" if simulated and "inertia" in str(e) else ""
-        raise ConfigError("robot.model", f"{e}{hint}") from None
+        raise ConfigError("robot.model", f"the model cannot be used: {e}{hint}") from None
     if cfg.weld:
         if not plant.HasFrameNamed(cfg.weld):
             raise ConfigError("robot.weld", f"the model has no frame named '{cfg.weld}'")
@@ -65,11 +65,14 @@ def build_plant(cfg: RobotConfig, payload=None, parsed: MultibodyPlant | None = 
     plant = copy.deepcopy(parsed) if parsed is not None else parse_model(cfg, simulated=simulated)
     if payload is not None and payload.mass > 0:
         _add_payload(plant, payload, cfg.end_effector)
-    plant.Finalize()
+    try:
+        plant.Finalize()
+    except ModelError as e:
+        raise ConfigError("robot.model", f"the model cannot be used: {e}") from None
     if simulated:
         try:
             plant.CalcForwardDynamics(plant.CreateDefaultContext(), np.zeros(plant.num_velocities()))
-        except RuntimeError as e:
+        except DynamicsError as e:
             raise ConfigError("robot.model", f"{cfg.model}: the simulated robot cannot move it: {e}") from None
     return plant
 

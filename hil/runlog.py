@@ -18,6 +18,7 @@ from pathlib import Path
 from messages import lcmt_hil_run_info
 from messages.lcm_tools import lcm_tool
 from messages.logs import LogRecorder, read_events
+from messages.validation import decode_message
 
 from .config import RunConfig, channels_for, dump_config
 
@@ -115,15 +116,16 @@ class RunLog:
         self.logger = None
 
 
-def read_run_info(path: str | Path, channel: str | None = None) -> tuple:
+def read_run_info(path: str | Path, channel: str | None = None, corrupt: list | None = None) -> tuple:
     """(start, end) lcmt_hil_run_info of the log at `path` (None where absent): the first start
-    and the last end on `channel` (default: any channel carrying the type)."""
+    and the last end on `channel` (default: any channel carrying the type). ValueError (a
+    messages.errors.MessageError) for a corrupt run-info; `corrupt` as in messages.logs.read_events."""
     from messages.registry import fingerprint
     fp = fingerprint(lcmt_hil_run_info).to_bytes(8, "big")
     start = end = None
-    for event in read_events(path):
+    for event in read_events(path, corrupt=corrupt):
         if (channel is None or event.channel == channel) and event.data[:8] == fp:
-            msg = lcmt_hil_run_info.decode(event.data)
+            msg = decode_message(lcmt_hil_run_info, event.data, event.channel)
             if msg.event == msg.EVENT_START and start is None:
                 start = msg
             elif msg.event == msg.EVENT_END:

@@ -1,8 +1,9 @@
 """Telemetry: per-tick timing and tracking statistics, the LCM telemetry and safety-event messages,
 and the end-of-run summary (text, JSON, plots).
 
-Per-tick values go into preallocated ring buffers (the last `capacity` ticks; 10 min at 1 kHz by
-default), so the summary's percentiles cover those ticks and the counters cover the whole run.
+Per-tick timing goes into streaming histograms (hil.sketch) and the plots' trace is a fixed number
+of rows, decimated by two whenever it fills: a run of any length costs the same memory, and the
+summary's percentiles and counters cover the whole run.
 """
 from __future__ import annotations
 
@@ -15,16 +16,15 @@ from messages.codec import TelemetryEncoder
 from messages.enums import ControllerState
 
 from . import _control
+from .sketch import LogHistogram
 
 
 class TickRecorder:
-    """Timing and tracking statistics of the loop, preallocated."""
+    """Timing and tracking statistics of the loop, preallocated; fixed memory for any run length."""
 
-    def __init__(self, n: int, period_ns: int, budget_ns: int, capacity: int = 600_000, trace_every: int = 1):
+    def __init__(self, n: int, period_ns: int, budget_ns: int, trace_rows: int = 20_000, trace_every: int = 1):
         self.period_ns, self.budget_ns = period_ns, budget_ns
-        self.capacity = capacity
-        self.compute_ns = np.zeros(capacity, dtype=np.int64)
-        self.lateness_ns = np.zeros(capacity, dtype=np.int64)
+        self.compute, self.lateness = LogHistogram(), LogHistogram()     # ns, the whole run
         self.ticks = 0
         self.deadline_misses = 0
         self.overruns = 0
@@ -34,19 +34,20 @@ class TickRecorder:
         self.tracked = 0
         self.first_ns = self.last_ns = 0
         self.last_compute_ns = self.last_lateness_ns = 0
-        # A decimated trace of q, q_d and τ for plots.
+        # A trace of t, q, q_d, τ and the timing for plots: every trace_every-th tick, at most
+        # `trace_rows` rows; when full, every other row is dropped and trace_every doubles.
         self.trace_every = trace_every
-        rows = capacity // trace_every + 1
-        self.trace_t = np.zeros(rows)
-        self.trace_q = np.zeros((rows, n))
-        self.trace_qd = np.zeros((rows, n))
-        self.trace_tau = np.zeros((rows, n))
+        self.trace_t = np.zeros(trace_rows)
+        self.trace_q = np.zeros((trace_rows, n))
+        self.trace_qd = np.zeros((trace_rows, n))
+        self.trace_tau = np.zeros((trace_rows, n))
+        self.trace_timing = np.zeros((trace_rows, 2))     # compute, lateness [ns]
+        self._timing = np.zeros(2)
         self.trace_rows = 0
 
     def record(self, start_ns: int, lateness_ns: int, compute_ns: int) -> None:
-        i = self.ticks % self.capacity
-        self.compute_ns[i] = compute_ns
-        self.lateness_ns[i] = lateness_ns
+        self.compute.add(compute_ns)
+        self.lateness.add(lateness_ns)
         self.last_compute_ns, self.last_lateness_ns = compute_ns, lateness_ns
         if self.ticks == 0:
             self.first_ns = start_ns
@@ -56,6 +57,11 @@ class TickRecorder:
             self.deadline_misses += 1
         if compute_ns > self.period_ns:
             self.overruns += 1
+
+    def reset_timing(self) -> None:
+        """Forgets the timing so far (e.g. a benchmark's warm-up ticks); counters and tracking stay."""
+        self.compute.clear()
+        self.lateness.clear()
 
     def track(self, q, q_d) -> float:
         """Accumulates the tracking error q_d − q of a RUNNING tick; returns its max over joints."""
@@ -67,27 +73,26 @@ class TickRecorder:
         _control.max_abs(tau, self.tau_maxabs)
 
     def trace(self, t_s: float, q, q_d, tau) -> None:
-        if self.ticks % self.trace_every or self.trace_rows >= self.trace_t.shape[0]:
+        if self.ticks % self.trace_every:
             return
+        if self.trace_rows == self.trace_t.shape[0]:
+            for a in (self.trace_t, self.trace_q, self.trace_qd, self.trace_tau, self.trace_timing):
+                _control.decimate_rows(a, self.trace_rows)
+            self.trace_rows //= 2
+            self.trace_every *= 2
+            if self.ticks % self.trace_every:
+                return
         r = self.trace_rows
         self.trace_t[r] = t_s
         _control.set_row(self.trace_q, r, q)
         _control.set_row(self.trace_qd, r, q_d)
         _control.set_row(self.trace_tau, r, tau)
+        self._timing[0], self._timing[1] = self.last_compute_ns, self.last_lateness_ns
+        _control.set_row(self.trace_timing, r, self._timing)
         self.trace_rows += 1
 
     def summary(self, safety, extra: dict | None = None) -> dict:
         """The run's summary as a JSON-ready dict."""
-        k = min(self.ticks, self.capacity)
-        comp, late = self.compute_ns[:k] / 1e3, self.lateness_ns[:k] / 1e3
-
-        def pct(x):
-            if not x.size:
-                return {}
-            p50, p99, p999 = np.percentile(x, [50, 99, 99.9])
-            return {"p50": round(float(p50), 2), "p99": round(float(p99), 2), "p99.9": round(float(p999), 2),
-                    "max": round(float(x.max()), 2)}
-
         elapsed = (self.last_ns - self.first_ns) * 1e-9
         rms = np.sqrt(self.sumsq / self.tracked) if self.tracked else np.zeros_like(self.sumsq)
         out = {
@@ -95,8 +100,8 @@ class TickRecorder:
             "duration_s": round(elapsed, 4),
             "rate_hz": {"target": round(1e9 / self.period_ns, 3),
                         "achieved": round((self.ticks - 1) / elapsed, 3) if elapsed > 0 else None},
-            "compute_us": pct(comp),
-            "lateness_us": pct(late),
+            "compute_us": self.compute.percentiles(),
+            "lateness_us": self.lateness.percentiles(),
             "deadline_misses": self.deadline_misses,
             "deadline_budget_us": self.budget_ns / 1e3,
             "overruns": self.overruns,
@@ -154,11 +159,12 @@ def format_summary(s: dict) -> str:
 
 def plot(recorder: TickRecorder, path: str) -> None:
     """Tracking (q and q_d per joint) and timing (compute time, lateness) plots of a run in one PNG."""
-    r, k = recorder.trace_rows, min(recorder.ticks, recorder.capacity)
+    r = recorder.trace_rows
     t = recorder.trace_t[:r]
     q, q_d = recorder.trace_q[:r], recorder.trace_qd[:r]
+    timing = recorder.trace_timing[:r] / 1e3
     plot_traces(path, (t, q), (t, q_d), (t, q_d - q), (t, recorder.trace_tau[:r]),
-                (np.arange(k), recorder.compute_ns[:k] / 1e3, recorder.lateness_ns[:k] / 1e3, "tick"),
+                (t, timing[:, 0], timing[:, 1], "t [s]"),
                 recorder.budget_ns / 1e3)
 
 

@@ -19,7 +19,7 @@ cimport numpy as cnp
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
-from libc.string cimport memcmp, memcpy, memset
+from libc.string cimport memchr, memcmp, memcpy, memset
 
 import numpy as np
 
@@ -753,6 +753,37 @@ def _names(joint_names):
     return names
 
 
+cdef bint valid_utf8(const uint8_t* s, Py_ssize_t n) noexcept nogil:
+    """Whether s[0:n] is UTF-8 as Python's strict decoder takes it (no overlong forms, surrogates or
+    code points above U+10FFFF)."""
+    cdef Py_ssize_t i = 0, j, k
+    cdef uint8_t c, c1
+    while i < n:
+        c = s[i]
+        if c < 0x80:
+            i += 1
+            continue
+        if 0xC2 <= c <= 0xDF:
+            k = 1
+        elif 0xE0 <= c <= 0xEF:
+            k = 2
+        elif 0xF0 <= c <= 0xF4:
+            k = 3
+        else:
+            return False
+        if i + k >= n:
+            return False
+        c1 = s[i + 1]
+        if (c == 0xE0 and c1 < 0xA0) or (c == 0xED and c1 > 0x9F) or (c == 0xF0 and c1 < 0x90) \
+                or (c == 0xF4 and c1 > 0x8F):
+            return False
+        for j in range(1, k + 1):
+            if (s[i + j] & 0xC0) != 0x80:
+                return False
+        i += k + 1
+    return True
+
+
 cdef class RobotStateDecoder(_Decoder):
     """Decodes lcmt_robot_state into `position` (float64, shape (num_joints,)).
 
@@ -785,7 +816,8 @@ cdef class RobotStateDecoder(_Decoder):
         return self.joint_names[index]
 
     def _malformed_reason(self):
-        return "a string needs a length of at least 1 that ends in its NUL terminator"
+        return ("a string needs a length of at least 1, UTF-8 text with no NUL inside, and its NUL "
+                "terminator at the end")
 
     cdef bint _decode(self, const uint8_t* p, Py_ssize_t size) noexcept nogil:
         cdef Py_ssize_t n, i, pos = ROBOT_STATE_HEADER, names_start, length, bad = -1
@@ -806,7 +838,8 @@ cdef class RobotStateDecoder(_Decoder):
             pos += 4 + length
             if size < pos:
                 return self.truncated(2, pos, size, i)
-            if p[pos - 1] != 0:
+            if p[pos - 1] != 0 or memchr(p + pos - length, 0, length - 1) != NULL \
+                    or not valid_utf8(p + pos - length, length - 1):
                 return self.fail(MALFORMED, 2, 0, length, i)
         if size < pos + 4 * n:
             return self.truncated(3, pos + 4 * n, size, -1)

@@ -9,6 +9,7 @@ lcm-logplayer plays, so either side can be the LCM tools.
     for event in read_events("run.lcmlog"): ...  # lcm.Event: channel, timestamp, data
     arrays = log_to_arrays("run.lcmlog")          # {channel: {field: ndarray}}
 """
+import struct
 import time
 
 import lcm
@@ -86,17 +87,84 @@ def check_log(path) -> None:
                          f"it starts with {head.hex()}, not the LCM event sync word {LOG_SYNC_WORD.hex()}") + ")")
 
 
-def read_events(path, channels=None):
-    """The log's lcm.Event objects (channel, timestamp in µs, data), optionally only `channels`;
-    ValueError for a file that is not an LCM log (check_log)."""
+_EVENT_HEADER = struct.Struct(">4sqqii")    # sync word, event number, timestamp µs, channel length, data length
+MAX_CHANNEL_LENGTH = 255                  # bytes of a channel name in a log event (lcm allows 63)
+
+
+def read_events(path, channels=None, corrupt=None):
+    """The log's lcm.Event objects (channel, timestamp in µs, data), optionally only `channels`.
+
+    The reader is ours, not lcm.EventLog's, which prints to the process's stderr and then either
+    skips a corrupt event silently or stops at it, losing the rest of the log, and raises
+    UnicodeDecodeError for a channel name that is not UTF-8. Here a file that is not an LCM log
+    (check_log) raises ValueError, and so does a corrupt event (no sync word where an event starts,
+    a channel length outside 1..255, a channel name that is not UTF-8, a length that runs past the
+    end while more events follow), naming the file and the event's byte offset; unless `corrupt` is
+    a list: then each corrupt stretch is appended to it as (byte offset, what is wrong) and reading
+    goes on at the next sync word. A log cut short inside its last event (the recorder was killed)
+    ends at its last whole event.
+    """
     check_log(path)
-    log = lcm.EventLog(str(path), "r")
-    try:
-        for event in log:
+    with open(path, "rb") as f:
+        size = f.seek(0, 2)
+        offset = 0
+        while offset < size:
+            f.seek(offset)
+            event, problem, end = _read_event(f, offset, size)
+            if problem is not None:
+                if corrupt is None:
+                    raise ValueError(f"{path}: the event at byte {offset} is corrupt: {problem}")
+                corrupt.append((offset, problem))
+                offset = _next_sync(f, offset + 1, size)
+                continue
+            if event is None:               # the cut-short tail
+                return
             if channels is None or event.channel in channels:
                 yield event
-    finally:
-        log.close()
+            offset = end
+
+
+def _read_event(f, offset: int, size: int):
+    """(event, None, end) for a whole event at `offset`; (None, what is wrong, 0) for a corrupt one;
+    (None, None, 0) for a cut-short tail."""
+    header = f.read(_EVENT_HEADER.size)
+    if len(header) < _EVENT_HEADER.size:
+        return None, _tail(f, offset, size), 0
+    sync, number, utime, channel_length, data_length = _EVENT_HEADER.unpack(header)
+    if sync != LOG_SYNC_WORD:
+        return None, f"no event sync word ({sync.hex()})", 0
+    if not 0 < channel_length <= MAX_CHANNEL_LENGTH or data_length < 0:
+        return None, f"channel length {channel_length}, data length {data_length}", 0
+    end = offset + _EVENT_HEADER.size + channel_length + data_length
+    if end > size:
+        return None, _tail(f, offset, size), 0
+    body = f.read(channel_length + data_length)
+    try:
+        channel = body[:channel_length].decode("utf-8")
+    except UnicodeDecodeError:
+        return None, f"a channel name that is not UTF-8 ({body[:channel_length][:40]!r})", 0
+    return lcm.Event(number, utime, channel, body[channel_length:]), None, end
+
+
+def _tail(f, offset: int, size: int) -> str | None:
+    """An event that runs past the end of the file is a cut-short tail (None), unless another event
+    starts after it: then its length is corrupt, and the rest of the log would be lost."""
+    if _next_sync(f, offset + 1, size) < size:
+        return "its length runs past the end of the file, yet more events follow"
+    return None
+
+
+def _next_sync(f, start: int, size: int, chunk: int = 1 << 20) -> int:
+    """The offset of the next event sync word at or after `start`, or `size` if there is none."""
+    pos = start
+    while pos < size:
+        f.seek(pos)
+        block = f.read(chunk + len(LOG_SYNC_WORD) - 1)
+        i = block.find(LOG_SYNC_WORD)
+        if i >= 0:
+            return pos + i
+        pos += chunk
+    return size
 
 
 def log_to_arrays(path, channels=None, on_error="raise"):

@@ -3,8 +3,11 @@
 For what is not on the 1 kHz path (e-stops, plans, telemetry, viewer
 messages, logs); the hot path uses messages.codec. lcm-gen's own decode()
 ignores trailing bytes, can miss a truncated final string and accepts NaN;
-its encode() silently drops array entries beyond num_*. These helpers close
-those gaps with the typed errors of messages.errors:
+its encode() silently drops array entries beyond num_*; it reads any byte as a
+boolean, drops a string's last byte without checking it is the NUL, and
+replaces invalid UTF-8 (lcm-gen's C/C++ decoders are no stricter). These
+helpers close those gaps with the typed errors of messages.errors (the
+lenient encodings are MalformedError, counted as "malformed"):
 
     decode_message(message_type, data, channel="", num_joints=None, check_values=True)
                                                                      -> message   (raises)
@@ -63,9 +66,54 @@ def decode_message(message_type, data, channel="", num_joints=None, check_values
                                     **where) from None
     if reader.tell() != len(data):
         raise errors.OversizedError(expected=reader.tell(), actual=len(data), **where)
+    _check_encoding(message, data, 8, "", where)
     if check_values:
         check_message(message, channel, num_joints)
     return message
+
+
+_SIZES = {"int8_t": 1, "byte": 1, "boolean": 1, "int16_t": 2, "int32_t": 4, "float": 4, "int64_t": 8, "double": 8}
+
+
+def _check_encoding(message, data, pos, prefix, where):
+    """The raw bytes behind the decoded `message` (at `pos` of `data`), checked where lcm-gen's Python
+    decode() is lenient: a boolean must be 0 or 1 (lcm-gen reads any byte as bool), a string must end
+    in its NUL (lcm-gen drops the last byte unseen), hold no other NUL and be valid UTF-8 (lcm-gen
+    substitutes U+FFFD). A MalformedError names the field; returns the position after the message."""
+    for name, type_name, dims in zip(message.__slots__, message.__typenames__, message.__dimensions__):
+        value, path = getattr(message, name), prefix + name
+        items = [(value, path)]
+        for _ in dims or []:                      # flatten the array dimensions, row-major
+            items = [(v, f"{p}[{i}]") for seq, p in items for i, v in enumerate(seq)]
+        size = _SIZES.get(type_name)
+        if size is not None and type_name != "boolean":
+            pos += size * len(items)
+        elif type_name == "boolean":
+            for _, p in items:
+                if data[pos] not in (0, 1):
+                    raise errors.MalformedError(field=p, actual=data[pos], expected="a boolean is 0 or 1", **where)
+                pos += 1
+        elif type_name == "string":
+            for _, p in items:
+                n = int.from_bytes(data[pos:pos + 4], "big")
+                raw = data[pos + 4:pos + 4 + n]
+                pos += 4 + n
+                if n == 0 or raw[-1] != 0:
+                    raise errors.MalformedError(field=p, actual=raw[-20:],
+                                                expected="a string ends in its NUL byte", **where)
+                if 0 in raw[:-1]:
+                    raise errors.MalformedError(field=p, actual=raw[:-1][:40],
+                                                expected="a string holds no NUL before its end", **where)
+                try:
+                    raw[:-1].decode("utf-8")
+                except UnicodeDecodeError as e:
+                    raise errors.MalformedError(field=p, actual=raw[max(0, e.start - 10):e.start + 10],
+                                                expected=f"a string is UTF-8 (bad byte at {e.start})",
+                                                **where) from None
+        else:                                     # a nested LCM type: no fingerprint inside
+            for v, p in items:
+                pos = _check_encoding(v, data, pos, p + ".", where)
+    return pos
 
 
 def check_message(message, channel="", num_joints=None):

@@ -60,9 +60,12 @@ _FRAME_KINDS = {
 def read_header(buf, offset: int = 0):
     """Checks the 8-byte header at `offset`; returns (msg_type, payload length, seq).
 
-    Raises HeaderError for bad sync bytes, an unsupported version, an unknown type or a payload
-    length no message of that type has.
+    Raises HeaderError for bad sync bytes, an unsupported version, an unknown type, a payload
+    length no message of that type has, or fewer than 8 bytes from `offset`.
     """
+    if offset < 0 or len(buf) - offset < HEADER_SIZE:
+        raise HeaderError(f"short header: {max(0, len(buf) - max(offset, 0))} bytes at offset {offset}, "
+                          f"a frame header is {HEADER_SIZE}")
     sync0, sync1, version, type_byte, length, seq = HEADER.unpack_from(buf, offset)
     msg_type = _FRAME_KINDS.get((type_byte, length))
     if msg_type is None or version != PROTOCOL_VERSION or sync0 != SYNC[0] or sync1 != SYNC[1]:

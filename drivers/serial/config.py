@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Optional
 
-from hil.schema import ConfigError, load
+from hil.schema import PERIOD_S, RATE_HZ, ConfigError, load
 
 from .protocol import MAX_FAULT_TEXT, MAX_JOINTS, FaultCode
 
@@ -57,7 +57,7 @@ class DeviceConfig:
     """The simulated motor board (`hil serial-device`); its plant comes from the `sim:` section."""
 
     link: Optional[str] = None             # symlink to the board's pty, re-pointed on replug; default: port
-    state_rate: float = field(default=1000.0, metadata=POSITIVE)   # Hz: JOINT_STATE and control period
+    state_rate: float = field(default=1000.0, metadata=RATE_HZ)   # Hz: JOINT_STATE and control period
     lockstep: bool = False                 # answer each COMMAND with one period and one JOINT_STATE
     effort: Literal["torque", "current"] = "torque"                # what JOINT_STATE effort and CONFIG carry
     torque_constant: Any = 1.0             # Nm/A (or N/A), number or one per joint: torque = constant * current
@@ -85,12 +85,12 @@ class SerialConfig:
     safe_command: Literal["disable", "damping"] = "disable"
     safe_damping: Any = 5.0                # Nm s/rad, number or one per joint (safe_command: damping)
     board_watchdog: float = field(default=0.1, metadata=NONNEGATIVE)  # s, sent in every COMMAND; 0: board's
-    heartbeat_period: float = field(default=0.1, metadata=POSITIVE)  # s
+    heartbeat_period: float = field(default=0.1, metadata=PERIOD_S)  # s, at least 100 µs
     stale_timeout: float = field(default=0.01, metadata=POSITIVE)    # s without JOINT_STATE → stale
     link_timeout: float = field(default=0.5, metadata=POSITIVE)      # s without JOINT_STATE → reconnect
     config_timeout: float = field(default=0.5, metadata=POSITIVE)    # s to wait for CONFIG after opening
     reconnect: ReconnectConfig = field(default_factory=ReconnectConfig)
-    health_rate: float = field(default=10.0, metadata=POSITIVE)      # Hz of lcmt_hil_driver_health
+    health_rate: float = field(default=10.0, metadata=RATE_HZ)      # Hz of lcmt_hil_driver_health
     device: DeviceConfig = field(default_factory=DeviceConfig)
 
     def validate(self, path: str = "serial") -> "SerialConfig":

@@ -74,36 +74,46 @@ class SdfParser(ModelParser):
             self.rel[frame.get("name")] = (X, rel or attached, frame)
         self.X_M: dict[str, RigidTransform] = {}
         for name in self.rel:
-            self._X_M(name, [])
+            self._X_M(name)
 
-    def _X_M(self, name: str, path: list) -> RigidTransform:
-        if name in self.X_M:
-            return self.X_M[name]
-        if name not in self.rel:
-            raise self.xml.error(self.rel[path[-1]][2] if path else None, f"unknown frame '{name}'")
-        if name in path:
-            raise self.xml.error(self.rel[name][2], f"pose graph cycle: {' -> '.join(path + [name])}")
-        X, rel, _ = self.rel[name]
-        X_M = X if rel is None else self._X_M(rel, path + [name]) @ X
-        self.X_M[name] = X_M
-        return X_M
+    def _X_M(self, name: str) -> RigidTransform:
+        """X_M of frame `name`: up its `relative_to` chain to a resolved frame, then down (a loop, not
+        recursion, so a chain of any length resolves)."""
+        chain: list[str] = []
+        while name not in self.X_M:
+            if name not in self.rel:
+                raise self.xml.error(self.rel[chain[-1]][2] if chain else None, f"unknown frame '{name}'")
+            if name in chain:
+                raise self.xml.error(self.rel[name][2], f"pose graph cycle: {' -> '.join(chain + [name])}")
+            chain.append(name)
+            X, rel, _ = self.rel[name]
+            if rel is None:
+                self.X_M[name] = X
+                chain.pop()
+                break
+            name = rel
+        for child in reversed(chain):
+            X, rel, _ = self.rel[child]
+            self.X_M[child] = self.X_M[rel] @ X
+        return self.X_M[chain[0] if chain else name]
 
-    def _link_of(self, name: str, model, path=()) -> str:
-        """The link a frame is attached to."""
-        if name == MODEL_FRAME:
-            canonical = model.get("canonical_link") or (model.find("link").get("name")
-                                                        if model.find("link") is not None else None)
-            if canonical is None:
-                raise self.xml.error(model, "a model needs at least one link")
-            return canonical
-        el = self.rel[name][2]
-        if el.tag == "link":
-            return name
-        if name in path:
-            raise self.xml.error(el, f"frame attachment cycle through '{name}'")
-        if el.tag == "joint":
-            return self._link_of((el.findtext("child") or "").strip(), model, path + (name,))
-        return self._link_of(el.get("attached_to") or MODEL_FRAME, model, path + (name,))
+    def _link_of(self, name: str, model) -> str:
+        """The link a frame is attached to (a loop over its attachment chain)."""
+        seen: list[str] = []
+        while True:
+            if name == MODEL_FRAME:
+                canonical = model.get("canonical_link") or (model.find("link").get("name")
+                                                            if model.find("link") is not None else None)
+                if canonical is None:
+                    raise self.xml.error(model, "a model needs at least one link")
+                return canonical
+            el = self.rel[name][2]
+            if el.tag == "link":
+                return name
+            if name in seen:
+                raise self.xml.error(el, f"frame attachment cycle through '{name}'")
+            seen.append(name)
+            name = (el.findtext("child") or "").strip() if el.tag == "joint" else el.get("attached_to") or MODEL_FRAME
 
     # --- model -------------------------------------------------------------------------------
     def _model(self, model):

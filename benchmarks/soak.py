@@ -1,0 +1,120 @@
+"""Soak: `hil run` against `hil sim` at 1 kHz over UDP multicast (ttl=0) for a long time, both as the
+user starts them, with their memory, open files and threads sampled from outside (/proc) all along.
+
+Memory must be bounded by design: the loop's tick statistics are streaming histograms and its plot
+trace a fixed number of rows (hil.telemetry), so RSS at the end should equal RSS at the start. The
+loop's deadline misses are shown beside those of a bare loop that only waits on the same clock for
+--floor seconds (the machine's floor), per million ticks.
+
+    nice python benchmarks/soak.py [--minutes 60] [--sample 10] [--floor 60] [--json soak.json]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from benchmarks.bench_loop import bare_loop  # noqa: E402
+from hil.config import load_config  # noqa: E402
+
+CONFIG = REPO / "configs" / "demo.yaml"
+
+
+def sample(pid: int) -> dict | None:
+    """RSS [MB], open file descriptors and threads of process `pid` (None once it has exited)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+        fds = len(os.listdir(f"/proc/{pid}/fd"))
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+    if "VmRSS" not in fields:                  # exiting (a zombie has no memory left)
+        return None
+    return {"rss_mb": int(fields["VmRSS"].split()[0]) / 1024, "fds": fds, "threads": int(fields["Threads"])}
+
+
+def soak(minutes: float, every_s: float, floor_s: float, config: Path) -> dict:
+    url = f"udpm://239.255.76.67:{random.randint(20000, 60000)}?ttl=0"
+    duration = minutes * 60
+    hil = [sys.executable, "-m", "hil"]
+    sim = subprocess.Popen([*hil, "sim", str(config), "--no-viz", "--lcm-url", url, "--duration",
+                            str(duration + 60)], cwd=REPO, stdout=subprocess.DEVNULL)
+    time.sleep(2.0)
+    run = subprocess.Popen([*hil, "run", str(config), "--lcm-url", url, "--duration", str(duration), "--json",
+                            "--quiet"], cwd=REPO, stdout=subprocess.PIPE, text=True)
+    samples = {"loop": [], "sim": []}
+    start = time.monotonic()
+    try:
+        while run.poll() is None:
+            t = round(time.monotonic() - start, 1)
+            for name, proc in (("loop", run), ("sim", sim)):
+                s = sample(proc.pid)
+                if s is not None:
+                    samples[name].append({"t_s": t, **s})
+            time.sleep(every_s)
+        summary = json.loads(run.stdout.read().strip().splitlines()[-1])
+    finally:
+        for proc in (run, sim):
+            if proc.poll() is None:
+                proc.terminate()
+                proc.wait(timeout=10)
+    cfg = load_config(config)
+    period_ns = round(1e9 / cfg.loop.rate_hz)
+    bare = bare_loop(floor_s, period_ns, int(cfg.loop.spin_us * 1e3))
+    budget = cfg.loop.deadline_budget_us
+    return {"minutes": minutes, "summary": summary, "samples": samples, "budget_us": budget,
+            "bare": {"ticks": int(bare.size), "misses": int((bare > budget).sum()),
+                     "p99_us": float(sorted(bare)[int(0.99 * bare.size)]), "max_us": float(bare.max())}}
+
+
+def table(r: dict) -> str:
+    s, bare = r["summary"], r["bare"]
+    per_m = 1e6 / max(1, s["ticks"])
+    lines = [f"Soak: `hil run` vs `hil sim`, 1 kHz over UDP multicast (ttl=0), {r['minutes']:g} min, "
+             f"configs/demo.yaml, under `nice`",
+             "",
+             "| ticks | rate Hz | misses (> %g µs) | per million ticks | bare loop floor per million | "
+             "lateness p99 µs | p99.9 | max | faults | final state |" % r["budget_us"],
+             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+             f"| {s['ticks']} | {s['rate_hz']['achieved']} | {s['deadline_misses']} | "
+             f"{s['deadline_misses'] * per_m:.0f} | {bare['misses'] * 1e6 / bare['ticks']:.0f} "
+             f"({bare['ticks']} ticks) | {s['lateness_us']['p99']} | {s['lateness_us']['p99.9']} | "
+             f"{s['lateness_us']['max']:.0f} | {len(s['faults'])} | {s['final_state']} |",
+             "",
+             "| process | RSS start MB | RSS end MB | RSS max MB | fds start → end | threads start → end | samples |",
+             "|---|---:|---:|---:|---|---|---:|"]
+    for name, rows in r["samples"].items():
+        if len(rows) < 3:
+            continue
+        first, last = rows[1], rows[-1]            # rows[0]: the process is still importing
+        lines.append(f"| {'`hil run` (loop)' if name == 'loop' else '`hil sim`'} | {first['rss_mb']:.1f} | "
+                     f"{last['rss_mb']:.1f} | {max(x['rss_mb'] for x in rows):.1f} | {first['fds']} → "
+                     f"{last['fds']} | {first['threads']} → {last['threads']} | {len(rows)} |")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--minutes", type=float, default=60.0, help="length of the run (default 60)")
+    ap.add_argument("--sample", type=float, default=10.0, metavar="S", help="seconds between samples (default 10)")
+    ap.add_argument("--floor", type=float, default=60.0, metavar="S", help="seconds of the bare loop (default 60)")
+    ap.add_argument("--config", type=Path, default=CONFIG, help="run config (default configs/demo.yaml)")
+    ap.add_argument("--json", metavar="FILE", help="also write the samples and summary here")
+    args = ap.parse_args(argv)
+    result = soak(args.minutes, args.sample, args.floor, args.config)
+    if args.json:
+        Path(args.json).write_text(json.dumps(result, indent=1))
+    print(table(result), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,144 @@
+"""Fuzzing run configs: every key of every section set to values of the wrong type, unknown keys,
+deleted keys, YAML tags, duplicate keys, other encodings and mutated bytes. Property: load_config
+returns a RunConfig or raises ConfigError naming the file, never anything else."""
+from __future__ import annotations
+
+import copy
+import dataclasses
+import time
+import typing
+
+import yaml
+from hypothesis import given
+from hypothesis import strategies as st
+
+from drivers.serial.config import SerialConfig
+from drivers.sim.config import SimConfig
+from hil.config import RunConfig, load_config
+from hil.schema import ConfigError, parse_yaml
+from hil.viz import VizConfig
+from tests.conftest import IIWA_URDF
+from tests.reliability.inputs import fuzz_settings, good_config, mutations
+
+GOOD = good_config()
+BASE = parse_yaml(GOOD, "good.yaml")
+
+
+def _paths(cls, prefix=()) -> list[tuple]:
+    """Every key path of a config dataclass, nested dataclasses included."""
+    out = []
+    hints = typing.get_type_hints(cls)
+    for f in dataclasses.fields(cls):
+        out.append(prefix + (f.name,))
+        tp = hints[f.name]
+        inner = [a for a in typing.get_args(tp) if dataclasses.is_dataclass(a)] or [tp]
+        if dataclasses.is_dataclass(inner[0]):
+            out += _paths(inner[0], prefix + (f.name,))
+    return out
+
+
+PATHS = [p for p in _paths(RunConfig) if p[0] not in ("sim", "serial", "viz", "source")] \
+    + _paths(SimConfig, ("sim",)) + _paths(SerialConfig, ("serial",)) + _paths(VizConfig, ("viz",))
+ODD = [None, True, False, 0, -1, 1, 2 ** 70, 1e400, -1e400, 1e-320, "", "x", "1000", [], [1, "a"], [[1.0]] * 3,
+       {}, {"a": 1}, {"rate_hz": 1}, [None], "\u00e9\x00", list(range(40)), [0.1] * 7]
+
+
+def _set(data: dict, path: tuple, value) -> dict:
+    data = copy.deepcopy(data)
+    node = data
+    for key in path[:-1]:
+        if not isinstance(node.get(key), dict):
+            node[key] = {}
+        node = node[key]
+    node[path[-1]] = value
+    return data
+
+
+def _delete(data: dict, path: tuple) -> dict:
+    data = copy.deepcopy(data)
+    node = data
+    for key in path[:-1]:
+        node = node.get(key) if isinstance(node, dict) else None
+        if not isinstance(node, dict):
+            return data
+    node.pop(path[-1], None)
+    return data
+
+
+edit = st.one_of(
+    st.tuples(st.just("set"), st.sampled_from(PATHS), st.sampled_from(ODD)),
+    st.tuples(st.just("unknown"), st.sampled_from(PATHS), st.sampled_from(["rate", "kp ", "Loop", "x_y", "1"])),
+    st.tuples(st.just("delete"), st.sampled_from(PATHS), st.just(None)),
+)
+
+
+def _load(tmp_path, content: bytes):
+    path = tmp_path / "fuzz.yaml"
+    path.write_bytes(content)
+    try:
+        return load_config(path)
+    except ConfigError as e:
+        assert "fuzz.yaml" in str(e), e
+        return e
+
+
+@fuzz_settings(250)
+@given(edits=st.lists(edit, min_size=1, max_size=4))
+def test_wrong_types_unknown_and_missing_keys(tmp_path_factory, edits):
+    data = BASE
+    for kind, path, value in edits:
+        if kind == "set":
+            data = _set(data, path, value)
+        elif kind == "unknown":
+            data = _set(data, path[:-1] + (value,), 1)
+        else:
+            data = _delete(data, path)
+    text = yaml.safe_dump(data, allow_unicode=True)
+    _load(tmp_path_factory.mktemp("c"), text.encode())
+
+
+TAGS = ["!!binary aGVsbG8=", "!!set {a, b}", "!!omap [a: 1]", "!!timestamp 2001-12-14", "!!python/name:os.system",
+        "!!python/object/apply:os.system ['true']", "!custom 3", "!!float .inf", "!!int 0x1F", "!!str 5", "&a [1]",
+        "*undefined", "!!null ''", "<<: {x: 1}", "{? [1, 2]: 3}"]
+
+
+@fuzz_settings(150)
+@given(section=st.sampled_from(["loop", "controller", "sim", "serial"]), key=st.sampled_from(["rate_hz", "kp", "x"]),
+       tag=st.sampled_from(TAGS), duplicate=st.booleans(),
+       encoding=st.sampled_from(["utf-8", "utf-8-sig", "utf-16", "utf-32", "latin-1", "cp1252"]))
+def test_tags_duplicates_and_encodings(tmp_path_factory, section, key, tag, duplicate, encoding):
+    text = GOOD + f"{section}:\n  {key}: {tag}\n" + ("robot: {model: x}\n" if duplicate else "") + "# café\n"
+    _load(tmp_path_factory.mktemp("c"), text.encode(encoding))
+
+
+@fuzz_settings(200)
+@given(mutate=mutations())
+def test_mutated_bytes(tmp_path_factory, mutate):
+    _load(tmp_path_factory.mktemp("c"), mutate(GOOD.encode()))
+
+
+def test_deep_nesting_and_alias_bombs_are_config_errors_in_a_moment(tmp_path):
+    """Found by fuzzing: nine lines of anchors expanded to 387 million values in the error message."""
+    levels = ["&a [x, x, x, x, x, x, x, x, x]"] + [f"&{chr(98 + i)} [" + ", ".join([f"*{chr(97 + i)}"] * 9) + "]"
+                                                     for i in range(8)]
+    bomb = GOOD.split("loop:")[0] + "loop: {rate_hz: [" + ", ".join(levels) + "]}\n"
+    recursive = GOOD + "controller: {kp: &r [1, *r]}\n"
+    deep = GOOD.split("loop:")[0] + "loop: " + "[" * 50_000 + "]" * 50_000 + "\n"
+    for content, message in ((bomb, "too large: it expands to more than 100,000 values"),
+                             (recursive, "too large"), (deep, "nested too deeply")):
+        start = time.monotonic()
+        error = _load(tmp_path, content.encode())
+        assert time.monotonic() - start < 5.0
+        assert isinstance(error, ConfigError) and message in str(error), error
+
+
+def test_error_messages_show_values_shortened():
+    data = copy.deepcopy(BASE)
+    data["loop"]["rate_hz"] = [list(range(1000))] * 1000
+    from hil.config import parse_config
+    try:
+        parse_config(data, IIWA_URDF.parent, "big.yaml")
+    except ConfigError as e:
+        assert "loop.rate_hz: must be a number, got [[0, 1, 2, 3, 4, 5, ...]," in str(e) and len(str(e)) < 160
+    else:
+        raise AssertionError("accepted a list as the loop rate")
