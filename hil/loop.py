@@ -97,6 +97,9 @@ class ControlLoop:
                                          robot.end_effector, background=mode == "realtime", safety=cfg.safety)
         self.trajectory = trajectory
         self.safety = SafetyMonitor(robot.plant, cfg.safety, self.period_ns, lc, self.channels.estop)
+        # Position setpoints move at most v_max·T per command (_send), whatever q_d does.
+        self.q_step = self.safety.v_hi * (self.period_ns * 1e-9)
+        self.q_lo, self.q_hi = np.zeros(n), np.zeros(n)
         self.recorder = TickRecorder(n, self.period_ns, int(cfg.loop.deadline_budget_us * 1e3),
                                      trace_every=trace_every)
         self.telemetry = TelemetryPublisher(lc, self.channels, n, cfg.telemetry.rate_hz, self.period_ns,
@@ -274,10 +277,19 @@ class ControlLoop:
     def _send(self, now_ns: int) -> bool:
         """Encodes and publishes this tick's command: tau_cmd, and per robot.command the positions (q_d
         while RUNNING, else the measured q latched when it stopped) and velocities (v_d + gain (q_d − q)
-        while RUNNING, else 0), stamped on the driver's clock."""
+        while RUNNING, else 0), stamped on the driver's clock. While RUNNING the positions move at most
+        v_max·T from the previous command's (v_max the safety's velocity limits, T the loop period): a
+        jump of q_d (the robot's clock jumping after a stall, a streamed plan) would otherwise reach the
+        driver's position interpolator (Drake's SimIiwaDriver differentiates it over 1 ms) as a
+        velocity spike."""
         if self.send_q or self.send_v:
             if self.safety.commanding:
-                np.copyto(self.q_cmd, self.q_d)
+                if self.commands_sent:                     # q_cmd holds the previous command's
+                    np.subtract(self.q_cmd, self.q_step, out=self.q_lo)
+                    np.add(self.q_cmd, self.q_step, out=self.q_hi)
+                    np.clip(self.q_d, self.q_lo, self.q_hi, out=self.q_cmd)
+                else:
+                    np.copyto(self.q_cmd, self.q_d)
                 if self.send_v:
                     _control.add(self.q_d, self.q, -1.0, self.v_cmd)
                     _control.add(self.v_d, self.v_cmd, self.cfg.robot.velocity_gain, self.v_cmd)

@@ -69,10 +69,7 @@ def test_drakes_iiwa_holds_still_in_every_mode(multicast_url, mode, period):
 
 
 @pytest.mark.parametrize("mode,period", [
-    pytest.param("position_and_torque", 0.005, marks=pytest.mark.xfail(
-        strict=False, reason="open: under heavy machine load joint 5 can trip VELOCITY_LIMIT ~13 ms into the "
-                             "move (seen in full-suite runs, not alone); see README, Real robots")),
-    ("torque_only", 0.001)])
+    ("position_and_torque", 0.005), ("torque_only", 0.001)])
 def test_drakes_iiwa_tracks_a_waypoint_move(multicast_url, mode, period):
     gains = {"kp": [0.0], "kd": [0.0]} if mode == "position_and_torque" else {"kp": [100.0], "kd": [20.0]}
     trajectory = {"type": "waypoints", "waypoints": [{"q": Q1, "duration": 1.5}], "loop": False}

@@ -131,3 +131,44 @@ def test_a_second_commander_is_a_fault_naming_it():
             lc.publish(lp.channels.command, b"\x00" * 40)
     summary = run(loop, 1.0, garbage)
     assert summary["final_state"] == "RUNNING" and summary["status"]["foreign_commands"] == 0
+
+
+class JumpAfter:
+    """Holds the start position, then q_d jumps by `jump` at `after_s` of robot time: what a stall makes
+    of a trajectory sampled on the robot's clock (its clock leaps, q_d with it)."""
+
+    error = None
+
+    def __init__(self, jump: float, after_s: float):
+        self.jump, self.after_ns = jump, int(after_s * 1e9)
+        self.q0, self.t0 = np.zeros(7), 0
+
+    def start(self, q, t_ns: int) -> None:
+        self.q0[:], self.t0 = q, t_ns
+
+    def sample(self, t_ns: int, q_d, v_d, a_d) -> None:
+        q_d[:] = self.q0 + (self.jump if t_ns - self.t0 >= self.after_ns else 0.0)
+        v_d[:] = a_d[:] = 0.0
+
+
+@pytest.mark.parametrize("limited", [True, False])
+def test_a_jump_of_the_setpoint_reaches_the_driver_at_most_at_the_velocity_limit(limited):
+    """Position setpoints move at most v_max·T per command (v_max the safety's velocity limits, T the
+    loop period): a 20 mrad leap of q_d (a robot-clock jump after a stall) becomes a ramp, which the
+    driver's position interpolator does not turn into a velocity spike; sent as a step (the limit
+    lifted), kuka_driver's position mode swings joint 4 past its velocity limit."""
+    loop, sim, _ = start("kuka_position_torque", "driver_first", {"type": "hold"})
+    loop.trajectory = JumpAfter(0.02, 0.2)
+    if not limited:
+        loop.q_step[:] = np.inf
+        assert [f["fault"] for f in run(loop, 1.0)["faults"]] == ["VELOCITY_LIMIT"]
+        return
+    sent = []
+    summary = run(loop, 1.0, on_tick=lambda lp: sent.append(lp.q_cmd.copy()) if lp.safety.commanding else None)
+    assert summary["faults"] == [], summary["faults"]
+    q_cmd = np.array(sent)
+    step = np.abs(np.diff(q_cmd, axis=0))
+    v_max_T = loop.safety.v_hi * loop.period_ns * 1e-9
+    assert np.all(step <= v_max_T + 1e-12), step.max(axis=0)            # never more than v_max·T
+    assert np.all(step.max(axis=0) >= 0.99 * v_max_T)                   # the leap was ramped at v_max
+    np.testing.assert_allclose(q_cmd[-1], q_cmd[0] + 0.02, atol=1e-9)   # and the setpoint got there

@@ -12,6 +12,7 @@ import sys
 import threading
 import time
 import urllib.request
+from pathlib import Path
 
 import lcm
 import numpy as np
@@ -186,3 +187,50 @@ def test_meldis_draws_the_robot_at_our_poses_and_the_contact_force(iiwa, multica
         f = np.asarray(info.contact_force)
         np.testing.assert_allclose(X_WC[:3, 2], f / np.linalg.norm(f), atol=1e-9, err_msg=arrow)
         assert scene["set_property", f"{arrow}/cylinder"]["value"][2] > 0
+
+
+def test_meldis_draws_the_panda_with_its_meshes(multicast_url):
+    """The Panda of example-robot-data (configs/arms): Meldis loads each link's visual mesh (COLLADA,
+    resolved from its package:// URI) and its Meshcat holds that file's bytes at our link poses."""
+    pytest.importorskip("cmeel", reason="example-robot-data is not installed (make test installs it)")
+    import xml.etree.ElementTree as ET
+
+    from hil.config import channels_for, load_config
+    from hil.robot import load_robot
+    cfg = load_config("configs/arms/panda_torque.yaml", {"viz": False})
+    robot = load_robot(cfg.robot)
+    description = Path(cfg.robot.model).parents[1]          # .../robots/panda_description
+    meshes = {}                                              # link -> its visual's file, from the URDF
+    for link in ET.parse(cfg.robot.model).getroot().iter("link"):
+        mesh = link.find("visual/geometry/mesh")
+        if mesh is not None:
+            uri = mesh.get("filename")
+            meshes[link.get("name")] = description / uri.split("/panda_description/", 1)[1]
+    assert len(meshes) == 11                     # link0..7, hand, two fingers
+    lc = lcm.LCM(multicast_url)
+    bridge = ViewerBridge(robot.plant, lc, channels_for(cfg), VizConfig(load_period_s=0.5))
+    q = np.array([0.3, -0.4, 0.2, -2.0, 0.1, 1.6, 0.8])
+    path = "/DRAKE_VIEWER/2/plant/panda/{}"
+    expected = [("set_object", f"{path.format(link)}/0") for link in meshes]
+    with meldis(multicast_url) as port:
+        deadline, scene, next_read = time.monotonic() + 90, {}, 0.0
+        while time.monotonic() < deadline:
+            now = time.monotonic()
+            bridge.tick(time.monotonic_ns(), q, int(now * 1e6))
+            if now > next_read:
+                scene, next_read = meshcat_scene(port), now + 1.0
+                if all(key in scene for key in expected):
+                    break
+            time.sleep(0.02)
+    context = robot.plant.CreateDefaultContext()
+    robot.plant.SetPositions(context, q)
+    for link, mesh in meshes.items():
+        key = ("set_object", f"{path.format(link)}/0")
+        assert key in scene, f"Meldis has no {link}; its scene: {sorted(p for _, p in scene)}"
+        geometry = scene[key]["object"]["geometries"][0]
+        assert (geometry["type"], geometry["format"]) == ("_meshfile_geometry", "dae"), link
+        data = geometry["data"]
+        assert (data.encode() if isinstance(data, str) else data) == mesh.read_bytes(), link
+        X_WB = np.array(scene["set_transform", path.format(link)]["matrix"]).reshape(4, 4).T
+        expected_X_WB = robot.plant.EvalBodyPoseInWorld(context, robot.plant.GetBodyByName(link)).GetAsMatrix4()
+        np.testing.assert_allclose(X_WB, expected_X_WB, atol=1e-6, err_msg=link)
