@@ -128,8 +128,9 @@ def test_deep_nesting_and_alias_bombs_are_config_errors_in_a_moment(tmp_path):
                              (recursive, "too large"), (deep, "nested too deeply")):
         start = time.monotonic()
         error = _load(tmp_path, content.encode())
-        assert time.monotonic() - start < 5.0
+        assert time.monotonic() - start < 30.0          # the bomb took 55 s before; ~1 s on an idle machine
         assert isinstance(error, ConfigError) and message in str(error), error
+        assert len(str(error)) < 2_000                  # the bomb's message was 2.3 GB
 
 
 def test_error_messages_show_values_shortened():
