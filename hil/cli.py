@@ -215,6 +215,8 @@ def cmd_run(args, live: StatusLine | None = None) -> int:
     from .loop import ControlLoop
     from .robot import load_robot
     cfg = _load(args.config, args.lcm_url, args.log)
+    if cfg.robot.protocol == "floating_base":            # a legged robot: whole-body control (docs/wbc.md)
+        return _run_legged(cfg, args)
     robot = load_robot(cfg.robot)
     lc = open_lcm(cfg.lcm.url)
     bridge = _viewer(cfg, robot.plant, lc)
@@ -239,6 +241,24 @@ def cmd_run(args, live: StatusLine | None = None) -> int:
         if bridge is not None:
             bridge.close()
     return _finish(loop, summary, args)
+
+
+def _run_legged(cfg, args) -> int:
+    """`hil run` of a floating_base config: hil.legged_loop in real time; exit 0, 3 on a fault, 2
+    without a robot."""
+    from .config import open_lcm
+    from .legged_loop import LeggedLoop, format_legged_summary
+    loop = LeggedLoop(cfg, open_lcm(cfg.lcm.url))
+    stop = _stop_on_signals()
+    print(f"hil run: {cfg.robot.model} whole_body, waiting for the status on {loop.channels.status} "
+          f"({cfg.lcm.url}), up to {cfg.loop.start_timeout:g} s", file=sys.stderr, flush=True)
+    try:
+        summary = loop.run(args.duration, stop=lambda: stop[0])
+    except (TimeoutError, RuntimeError) as e:
+        print(f"hil: {e}", file=sys.stderr)
+        return 2
+    print(json.dumps(summary) if args.json else format_legged_summary(summary))
+    return 0 if summary["fault"] is None else 3
 
 
 def _viewer(cfg, plant, lc):
@@ -316,7 +336,13 @@ def cmd_demo(args) -> int:
 
 def cmd_sim(args) -> int:
     from drivers.sim.realtime import run_sim
-    summary = run_sim(_load(args.config, args.lcm_url), duration=args.duration, viz=False if args.no_viz else None)
+    cfg = _load(args.config, args.lcm_url)
+    if cfg.robot.protocol == "floating_base":            # the simulated legged robot (docs/wbc.md)
+        from .legged_loop import run_legged_sim
+        stop = _stop_on_signals()
+        run_legged_sim(cfg, args.duration, stop=lambda: stop[0], viz=False if args.no_viz else None)
+        return 0
+    summary = run_sim(cfg, duration=args.duration, viz=False if args.no_viz else None)
     return summary["exit"]["status"] if "exit" in summary else 0     # a real driver's model ended (docs/sim.md)
 
 
