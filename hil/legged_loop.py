@@ -14,6 +14,7 @@ path, the run log (telemetry.log) and a summary with the controller's compute ti
 """
 from __future__ import annotations
 
+import dataclasses
 import sys
 import time
 
@@ -227,8 +228,8 @@ def run_legged_sim(cfg: RunConfig, duration: float | None = None, stop=None, viz
     out = out or sys.stdout
     plant, contacts, q0 = load_legged(cfg.robot.model, simulation=True)
     viz_cfg = viz_config(cfg)
-    if viz is False:
-        viz_cfg.enabled = False
+    if viz is not None:
+        viz_cfg = dataclasses.replace(viz_cfg, enabled=viz)
     ch = channels_for(cfg)
     robot = make_legged_sim(cfg, plant, contacts, q0, open_lcm(cfg.lcm.url), lockstep=False,
                             viz=viz_cfg if viz_cfg.enabled else None)
