@@ -340,8 +340,8 @@ def cmd_sim(args) -> int:
     if cfg.robot.protocol == "floating_base":            # the simulated legged robot (docs/wbc.md)
         from .legged_loop import run_legged_sim
         stop = _stop_on_signals()
-        run_legged_sim(cfg, args.duration, stop=lambda: stop[0], viz=False if args.no_viz else None)
-        return 0
+        summary = run_legged_sim(cfg, args.duration, stop=lambda: stop[0], viz=False if args.no_viz else None)
+        return 1 if summary["diverged"] else 0
     summary = run_sim(cfg, duration=args.duration, viz=False if args.no_viz else None)
     return summary["exit"]["status"] if "exit" in summary else 0     # a real driver's model ended (docs/sim.md)
 

@@ -239,5 +239,6 @@ def run_legged_sim(cfg: RunConfig, duration: float | None = None, stop=None, viz
     summary = robot.run_realtime(duration, stop)
     print(f"hil sim: {summary['steps']} steps, {summary['sim_time_s']:g} s simulated in {summary['wall_time_s']:g} s; "
           f"late steps {summary['late_steps']}, resyncs {summary['resyncs']}; commands received "
-          f"{summary['commands_received']}, rejected {summary['commands_rejected']}", file=out, flush=True)
+          f"{summary['commands_received']}, rejected {summary['commands_rejected']}"
+          + (f"; {summary['diverged']}" if summary["diverged"] else ""), file=out, flush=True)
     return summary

@@ -5,7 +5,8 @@
                                      # publishes one lcmt_hil_floating_base_status
     robot.push(F_W, duration)        # an external force on the base (a push), for `duration` seconds
     robot.run_realtime(seconds)      # not lockstep (lockstep=False): one step and one status per
-                                     # time_step of the wall clock, under the newest command (`hil sim`)
+                                     # time_step of the wall clock, under the newest command (`hil sim`);
+                                     # until the first command the robot hangs still (as on a gantry)
 
 The drives model Unitree's low-level command: each step, per joint, τ = tau + kp (q_d − q) + kd
 (v_d − v) with the command's gains (kp = kd = 0 or num_pd = 0: torque only), from the newest command.
@@ -111,11 +112,17 @@ class SimulatedLeggedRobot:
         steps = None if seconds is None else int(round(seconds / h))
         late = resyncs = n = 0
         t0 = start = time.monotonic()
+        diverged = None
         self.publish_status()
         while (steps is None or n < steps) and not (stop is not None and stop()):
             while self.lc.handle_timeout(0) > 0:
                 pass
-            self.step()
+            if self.last_command_ns is not None:     # before the first command the robot hangs still
+                try:
+                    self.step()
+                except RuntimeError as e:            # a DynamicsError or a failed contact solve (a fallen G1)
+                    diverged = f"the simulation diverged at t = {self.physics.time_ns * 1e-9:.3f} s: {e}"
+                    break
             self.publish_status()
             n += 1
             ahead = t0 + n * h - time.monotonic()
@@ -127,7 +134,7 @@ class SimulatedLeggedRobot:
                 late += 1
         return {"steps": n, "sim_time_s": round(n * h, 6), "wall_time_s": round(time.monotonic() - start, 3),
                 "late_steps": late, "resyncs": resyncs, "commands_received": self.commands,
-                "commands_rejected": self.rejected}
+                "commands_rejected": self.rejected, "diverged": diverged}
 
     def step(self) -> None:
         """One physics step under the drives' torque (or the safe command without a fresh command)."""

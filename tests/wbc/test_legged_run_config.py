@@ -105,6 +105,7 @@ def test_hil_run_and_hil_sim_stand_the_go2_over_udp():
     config = str(CONFIGS / "legged" / "go2.yaml")
     sim = _hil("sim", config, "--no-viz", "--lcm-url", url, "--duration", "30")
     try:
+        assert sim.stdout.readline().startswith("hil sim: go2")      # serving (hanging still until commanded)
         run = _hil("run", config, "--lcm-url", url, "--duration", "4", "--json")
         out, err = run.communicate(timeout=120)
     finally:
@@ -115,7 +116,7 @@ def test_hil_run_and_hil_sim_stand_the_go2_over_udp():
     assert summary["fault"] is None and summary["feet_in_contact"]
     assert summary["ticks"] > 400 and summary["status"]["exit_command_sent"]
     assert summary["base_drift_m"] < 1e-2
-    assert "commands received" in sim_out
+    assert "commands received" in sim_out and "diverged" not in sim_out
 
 
 def test_hil_run_without_a_robot_exits_2():
