@@ -307,12 +307,14 @@ def cmd_demo(args) -> int:
         return run_legged_demo(args.config, args.duration, args.lcm_url or DEFAULT_LCM_URL)
     from .robot import build_plant
     cfg = _load(args.config, args.lcm_url)
-    build_plant(cfg.robot)              # a bad model is reported once, before the simulator starts
+    legged = cfg.robot.protocol == "floating_base"       # the simulated legged robot draws itself
+    if not legged:
+        build_plant(cfg.robot)          # a bad model is reported once, before the simulator starts
     limit = str(args.duration + cfg.loop.start_timeout + 5.0)
     out = subprocess.PIPE if args.json else None
     if cfg.servo_bus is None:
-        robot = [subprocess.Popen([sys.executable, "-m", "hil", "sim", args.config, "--no-viz", "--lcm-url",
-                                   cfg.lcm.url, "--duration", limit], stdout=out)]
+        robot = [subprocess.Popen([sys.executable, "-m", "hil", "sim", args.config, "--lcm-url", cfg.lcm.url,
+                                   "--duration", limit] + ([] if legged else ["--no-viz"]), stdout=out)]
     else:           # the simulated servos, then the servo-bus driver (docs/servo_bus.md)
         robot = [subprocess.Popen([sys.executable, "-m", "hil", "servo-bus-device", args.config, "--duration", limit],
                                   stdout=out)]
@@ -322,7 +324,7 @@ def cmd_demo(args) -> int:
         if not args.json:
             print(f"hil demo: simulated {cfg.robot.protocol} (pids {', '.join(str(p.pid) for p in robot)}) and the "
                   f"control loop on {cfg.lcm.url}; {args.duration:g} s. Watch it in Meldis: "
-                  f"{_meldis_command(cfg)}", flush=True)
+                  f"{'python -m pydrake.visualization.meldis' if legged else _meldis_command(cfg)}", flush=True)
         args.config = str(args.config)
         return cmd_run(args)
     finally:
