@@ -91,29 +91,14 @@ class LeggedLoop:
         """Runs for `duration_s` (default loop.duration; None: until stop()) after the first status;
         the summary. With telemetry.log set, the run's LCM traffic goes to that log (hil.runlog)."""
         duration_s = self.cfg.loop.duration if duration_s is None else duration_s
-        runlog = None
-        if self.cfg.telemetry.log:
-            from .runlog import RunLog
-            runlog = RunLog(self.cfg.telemetry.log, self.cfg, self.lc, self.mode, clock_us=self._utime)
-        try:
-            if runlog is not None:
-                runlog.start(self._utime())
-            try:
-                if self.mode == "lockstep":
-                    self._lockstep(duration_s, stop, each_step)
-                else:
-                    self._realtime(duration_s, stop)
-            finally:
-                self.publish_exit_command()
-        except BaseException:
-            if runlog is not None:
-                runlog.close()
-            raise
-        summary = self.summary()
-        if runlog is not None:
-            runlog.finish(self._utime(), summary)
-            summary["log"] = self.cfg.telemetry.log
-        return summary
+        from .runlog import run_logged
+
+        def ticks():
+            if self.mode == "lockstep":
+                self._lockstep(duration_s, stop, each_step)
+            else:
+                self._realtime(duration_s, stop)
+        return run_logged(self.cfg, self.lc, self.mode, self._utime, ticks, self.publish_exit_command, self.summary)
 
     def _utime(self) -> int:
         if self.sim is not None:
