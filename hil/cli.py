@@ -20,6 +20,7 @@ DEMO_CONFIG = CONFIGS / "demo.yaml"
 EPILOG = """\
 commands:
   hil run CONFIG        the control loop against whatever robot driver publishes on the config's channels
+                        (robot.protocol floating_base: whole-body control of a legged robot, docs/wbc.md)
   hil sim CONFIG        the simulated robot, as its own process, paced to the wall clock
   hil demo              both: the simulated iiwa14 in a separate process over UDP multicast LCM (ttl=0)
                         and the loop following the default trajectory, with a live status line
