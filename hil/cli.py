@@ -20,6 +20,7 @@ DEMO_CONFIG = CONFIGS / "demo.yaml"
 EPILOG = """\
 commands:
   hil run CONFIG        the control loop against whatever robot driver publishes on the config's channels
+                        (robot.protocol floating_base: whole-body control of a legged robot, docs/wbc.md)
   hil sim CONFIG        the simulated robot, as its own process, paced to the wall clock
   hil demo              both: the simulated iiwa14 in a separate process over UDP multicast LCM (ttl=0)
                         and the loop following the default trajectory, with a live status line
@@ -215,6 +216,8 @@ def cmd_run(args, live: StatusLine | None = None) -> int:
     from .loop import ControlLoop
     from .robot import load_robot
     cfg = _load(args.config, args.lcm_url, args.log)
+    if cfg.robot.protocol == "floating_base":            # a legged robot: whole-body control (docs/wbc.md)
+        return _run_legged(cfg, args)
     robot = load_robot(cfg.robot)
     lc = open_lcm(cfg.lcm.url)
     bridge = _viewer(cfg, robot.plant, lc)
@@ -239,6 +242,24 @@ def cmd_run(args, live: StatusLine | None = None) -> int:
         if bridge is not None:
             bridge.close()
     return _finish(loop, summary, args)
+
+
+def _run_legged(cfg, args) -> int:
+    """`hil run` of a floating_base config: hil.legged_loop in real time; exit 0, 3 on a fault, 2
+    without a robot."""
+    from .config import open_lcm
+    from .legged_loop import LeggedLoop, format_legged_summary
+    loop = LeggedLoop(cfg, open_lcm(cfg.lcm.url))
+    stop = _stop_on_signals()
+    print(f"hil run: {cfg.robot.model} whole_body, waiting for the status on {loop.channels.status} "
+          f"({cfg.lcm.url}), up to {cfg.loop.start_timeout:g} s", file=sys.stderr, flush=True)
+    try:
+        summary = loop.run(args.duration, stop=lambda: stop[0])
+    except (TimeoutError, RuntimeError) as e:
+        print(f"hil: {e}", file=sys.stderr)
+        return 2
+    print(json.dumps(summary) if args.json else format_legged_summary(summary))
+    return 0 if summary["fault"] is None else 3
 
 
 def _viewer(cfg, plant, lc):
@@ -287,12 +308,14 @@ def cmd_demo(args) -> int:
         return run_legged_demo(args.config, args.duration, args.lcm_url or DEFAULT_LCM_URL)
     from .robot import build_plant
     cfg = _load(args.config, args.lcm_url)
-    build_plant(cfg.robot)              # a bad model is reported once, before the simulator starts
+    legged = cfg.robot.protocol == "floating_base"       # the simulated legged robot draws itself
+    if not legged:
+        build_plant(cfg.robot)          # a bad model is reported once, before the simulator starts
     limit = str(args.duration + cfg.loop.start_timeout + 5.0)
     out = subprocess.PIPE if args.json else None
     if cfg.servo_bus is None:
-        robot = [subprocess.Popen([sys.executable, "-m", "hil", "sim", args.config, "--no-viz", "--lcm-url",
-                                   cfg.lcm.url, "--duration", limit], stdout=out)]
+        robot = [subprocess.Popen([sys.executable, "-m", "hil", "sim", args.config, "--lcm-url", cfg.lcm.url,
+                                   "--duration", limit] + ([] if legged else ["--no-viz"]), stdout=out)]
     else:           # the simulated servos, then the servo-bus driver (docs/servo_bus.md)
         robot = [subprocess.Popen([sys.executable, "-m", "hil", "servo-bus-device", args.config, "--duration", limit],
                                   stdout=out)]
@@ -302,7 +325,7 @@ def cmd_demo(args) -> int:
         if not args.json:
             print(f"hil demo: simulated {cfg.robot.protocol} (pids {', '.join(str(p.pid) for p in robot)}) and the "
                   f"control loop on {cfg.lcm.url}; {args.duration:g} s. Watch it in Meldis: "
-                  f"{_meldis_command(cfg)}", flush=True)
+                  f"{'python -m pydrake.visualization.meldis' if legged else _meldis_command(cfg)}", flush=True)
         args.config = str(args.config)
         return cmd_run(args)
     finally:
@@ -316,7 +339,13 @@ def cmd_demo(args) -> int:
 
 def cmd_sim(args) -> int:
     from drivers.sim.realtime import run_sim
-    summary = run_sim(_load(args.config, args.lcm_url), duration=args.duration, viz=False if args.no_viz else None)
+    cfg = _load(args.config, args.lcm_url)
+    if cfg.robot.protocol == "floating_base":            # the simulated legged robot (docs/wbc.md)
+        from .legged_loop import run_legged_sim
+        stop = _stop_on_signals()
+        summary = run_legged_sim(cfg, args.duration, stop=lambda: stop[0], viz=False if args.no_viz else None)
+        return 1 if summary["diverged"] else 0
+    summary = run_sim(cfg, duration=args.duration, viz=False if args.no_viz else None)
     return summary["exit"]["status"] if "exit" in summary else 0     # a real driver's model ended (docs/sim.md)
 
 

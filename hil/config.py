@@ -24,8 +24,10 @@ NONNEGATIVE = {"min": 0}
 
 @dataclass
 class RobotConfig:
-    model: str = field(metadata={"help": "URDF or SDF file of the robot"})
-    protocol: Literal["iiwa", "panda"] = "iiwa"
+    # URDF or SDF file; protocol floating_base: a planning.legged_models preset (go2, g1)
+    model: str = field(metadata={"help": "URDF or SDF file of the robot, or a legged preset"})
+    # floating_base: a legged robot (lcmt_hil_floating_base_status / lcmt_hil_joint_command, docs/wbc.md)
+    protocol: Literal["iiwa", "panda", "floating_base"] = "iiwa"
     weld: Optional[str] = None            # a frame to weld to the world, if the model does not
     end_effector: Optional[str] = None    # frame used by Cartesian control (default: the last frame)
     # What the command message carries (docs/hil.md, Commands): torque, position_and_torque (iiwa),
@@ -69,9 +71,20 @@ Gains = list[float]
 
 
 @dataclass
+class WholeBodyConfig:
+    """controller.type whole_body (planning.whole_body, docs/wbc.md): the QP's contact model and weights."""
+    mu: float = field(default=0.6, metadata=POSITIVE)               # friction coefficient of the pyramids
+    f_min: float = field(default=0.0, metadata=NONNEGATIVE)         # N, least normal force on a foot in contact
+    effort_limit: Optional[float] = field(default=None, metadata=POSITIVE)   # N·m, every joint (None: none)
+    weights: Any = field(default_factory=dict)                     # planning.whole_body.WholeBodyWeights fields
+    foot_loss_ticks: int = field(default=5, metadata={"min": 1})    # statuses without contact: safe state
+    safe_damping: float = field(default=2.0, metadata=NONNEGATIVE)  # N·m·s/rad of the safe (damping) command
+
+
+@dataclass
 class ControllerConfig:
     type: Literal["gravity_compensation", "joint_pd", "computed_torque", "joint_impedance",
-                  "cartesian_impedance"] = "computed_torque"
+                  "cartesian_impedance", "whole_body"] = "computed_torque"
     kp: Gains = field(default_factory=lambda: [100.0])     # 1/s² (computed torque) or N·m/rad
     kd: Gains = field(default_factory=lambda: [20.0])      # 1/s or N·m·s/rad
     cartesian_stiffness: list[float] = field(default_factory=lambda: [30.0, 30.0, 30.0, 500.0, 500.0, 500.0],
@@ -80,6 +93,7 @@ class ControllerConfig:
                                            metadata={"len": 6})
     nullspace_damping: float = field(default=1.0, metadata=NONNEGATIVE)
     robot_compensates_gravity: bool = False   # the robot adds gravity compensation itself (e.g. a real iiwa)
+    whole_body: WholeBodyConfig = field(default_factory=WholeBodyConfig)   # type whole_body
 
 
 @dataclass
@@ -159,9 +173,29 @@ def resolve(path: str, base: Path, packages: dict[str, str] | None = None) -> Pa
     return base / p
 
 
+def _validate_legged(cfg: RunConfig) -> None:
+    """protocol floating_base: a legged preset, torque commands, the whole_body controller, its weights."""
+    from planning.legged_models import LEGGED
+    from planning.whole_body import WholeBodyWeights
+    if cfg.robot.model not in LEGGED:
+        raise ConfigError("robot.model", f"protocol floating_base takes a legged preset, one of {', '.join(LEGGED)}; "
+                                         f"got {cfg.robot.model!r}")
+    if cfg.controller.type != "whole_body":
+        raise ConfigError("controller.type", f"protocol floating_base needs whole_body, got {cfg.controller.type!r}")
+    if cfg.robot.command != "torque":
+        raise ConfigError("robot.command", "protocol floating_base commands torque")
+    if cfg.trajectory.type != "hold":
+        raise ConfigError("trajectory.type", "protocol floating_base holds the standing pose (hold)")
+    if not isinstance(cfg.controller.whole_body.weights, dict):
+        raise ConfigError("controller.whole_body.weights", "must be a mapping of WholeBodyWeights fields")
+    load(WholeBodyWeights, cfg.controller.whole_body.weights, "controller.whole_body.weights")
+
+
 def _validate_sections(cfg: RunConfig) -> None:
     """The sections other packages own, checked now so that a bad key fails at start."""
     command, protocol = cfg.robot.command, cfg.robot.protocol
+    if cfg.controller.type == "whole_body" and protocol != "floating_base":
+        raise ConfigError("controller.type", "whole_body drives a legged robot: robot.protocol floating_base")
     if (command == "velocity" and protocol != "panda") or (command == "position_and_torque" and protocol != "iiwa"):
         raise ConfigError("robot.command", f"{command!r} is not a command of the {protocol} protocol (iiwa: torque, "
                                            "position, position_and_torque; panda: torque, position, velocity)")
@@ -205,11 +239,15 @@ def parse_config(data: dict, base: Path, source: str, overrides: dict | None = N
         except RuntimeError as e:
             raise ConfigError("robot.package_map", str(e)) from None
         cfg.robot.package_map = {n: packages.GetPath(n) for n in cfg.robot.package_map}
+        legged = cfg.robot.protocol == "floating_base"
         model = resolve(cfg.robot.model, base, cfg.robot.package_map)
-        if not model.is_file():
+        if legged:
+            _validate_legged(cfg)
+        elif not model.is_file():
             raise ConfigError("robot.model", f"no such model file '{cfg.robot.model}' (looked in {base} and "
                                              f"{CONFIGS})")
-        cfg.robot.model = str(model)
+        else:
+            cfg.robot.model = str(model)
         if cfg.telemetry.rate_hz > cfg.loop.rate_hz:
             raise ConfigError("telemetry.rate_hz", f"must be at most loop.rate_hz ({cfg.loop.rate_hz:g}), "
                                                    f"got {cfg.telemetry.rate_hz:g}")

@@ -8,10 +8,13 @@ The first status sets the targets (hold: CoM, base orientation, posture and feet
 change them on ``ctl.wbc`` (``com_target``, ``active``, ...). Faults go to the safe state, which it
 keeps (latched) and reports in ``fault``: the QP has no solution, the status is invalid (wrong joint
 count, non-finite values), or a foot the controller holds in contact reports no contact for
-``foot_loss_ticks`` consecutive statuses after it has touched once. In the safe state every command
+``foot_loss_ticks`` consecutive statuses after it has touched once, or (``fail``, from the loop
+around it: hil.legged_loop) the status stopped coming. In the safe state every command
 is pure joint damping (tau = 0, kp = 0, kd = safe_damping): the drives' PD brings the legs to rest.
 """
 from __future__ import annotations
+
+import time
 
 import numpy as np
 
@@ -37,13 +40,27 @@ class LeggedTorqueControl:
         self.cmd.num_joints = self.na
         self.fault: str | None = None
         self.ticks = 0
+        self.received = 0                  # statuses handled (valid or not)
+        self.compute_ns = 0                # status decoded -> command published, the newest
         self.status: lcmt_hil_floating_base_status | None = None
         self._touched = np.zeros(len(self.wbc.groups), dtype=bool)
         self._lost = np.zeros(len(self.wbc.groups), dtype=int)
         self._foot_of_group: list[int] | None = None
-        lc.subscribe(status_channel, self._on_status)
+        self.subscription = lc.subscribe(status_channel, self._on_status)
+
+    def close(self) -> None:
+        """Stops listening to the status (no command after this one but those sent by hand)."""
+        if self.subscription is not None:
+            self.lc.unsubscribe(self.subscription)
+            self.subscription = None
 
     def _on_status(self, channel, data) -> None:
+        start = time.perf_counter_ns()
+        self.received += 1
+        self._command(data)
+        self.compute_ns = time.perf_counter_ns() - start
+
+    def _command(self, data) -> None:
         msg = self.decoder.decode(data)
         if msg is None:
             return self._safe(f"invalid status: {self.decoder.last_error}")
@@ -67,6 +84,10 @@ class LeggedTorqueControl:
         self.cmd.q_desired = self.cmd.v_desired = self.cmd.kp = self.cmd.kd = []
         self.lc.publish(self.command_channel, self.cmd.encode())
 
+    def fail(self, why: str) -> None:
+        """A fault found outside the controller (e.g. a status timeout): latch it, command the safe state."""
+        self._safe(why)
+
     def _check_feet(self, msg) -> None:
         if self._foot_of_group is None:
             names = list(msg.contact_names)
@@ -86,6 +107,10 @@ class LeggedTorqueControl:
     def _safe(self, why: str) -> None:
         """Latch the fault and command joint damping."""
         self.fault = self.fault or why
+        self.safe_command()
+
+    def safe_command(self) -> None:
+        """Publish the safe command (joint damping) without latching a fault: the exit-path command."""
         self.cmd.utime = self.status.utime if self.status is not None else 0
         self.cmd.tau = [0.0] * self.na
         self.cmd.num_pd = self.na

@@ -38,6 +38,7 @@ from planning.whole_body import WholeBodyWeights
 
 from .config import NONNEGATIVE, POSITIVE
 from .legged import LeggedTorqueControl
+from .legged_loop import feet_of
 from .schema import ConfigError, load, read_yaml
 
 
@@ -110,13 +111,10 @@ class LeggedRig:
     def __init__(self, name: str, sim: SimConfig | None = None, lcm_url: str = "memq://", viz=None, **controller):
         self.plant, self.contacts, self.q0 = load_legged(name, simulation=True)
         self.lc = lcm.LCM(lcm_url)
-        feet = {}
-        for c in self.contacts:
-            feet.setdefault(c.frame.name(), c.frame)
         sim = sim or SimConfig()
         sim.initial_positions = self.q0.tolist()
         sim.contact.enabled = True
-        self.robot = SimulatedLeggedRobot(self.plant, feet, sim, self.lc, viz=viz)
+        self.robot = SimulatedLeggedRobot(self.plant, feet_of(self.contacts), sim, self.lc, viz=viz)
         self.ctl = LeggedTorqueControl(self.plant, self.contacts, self.lc, **controller)
         self.robot.publish_status()
 

@@ -380,27 +380,9 @@ class ControlLoop:
         With telemetry.log set, the run's LCM traffic is recorded there (hil.runlog)."""
         duration_s = self.cfg.loop.duration if duration_s is None else duration_s
         limit = None if duration_s is None else int(round(duration_s * 1e9 / self.period_ns))
-        runlog = None
-        if self.cfg.telemetry.log:
-            from .runlog import RunLog
-            runlog = RunLog(self.cfg.telemetry.log, self.cfg, self.lc, self.mode,
-                            clock_us=lambda: self.clock.now_ns() // 1000)
-        try:
-            if runlog is not None:
-                runlog.start(self.clock.now_ns() // 1000)
-            try:
-                self._ticks(limit, stop, on_tick)
-            finally:
-                self.publish_exit_command()
-        except BaseException:
-            if runlog is not None:
-                runlog.close()
-            raise
-        summary = self.summary()
-        if runlog is not None:
-            runlog.finish(self.clock.now_ns() // 1000, summary)
-            summary["log"] = self.cfg.telemetry.log
-        return summary
+        from .runlog import run_logged
+        return run_logged(self.cfg, self.lc, self.mode, lambda: self.clock.now_ns() // 1000,
+                          lambda: self._ticks(limit, stop, on_tick), self.publish_exit_command, self.summary)
 
     def _ticks(self, limit: int | None, stop, on_tick) -> None:
         with RealtimeProcess(self.cfg.loop) if self.mode == "realtime" else nullcontext() as process:

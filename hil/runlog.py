@@ -116,6 +116,29 @@ class RunLog:
         self.logger = None
 
 
+def run_logged(cfg: RunConfig, lc, mode: str, clock_us, ticks, exit_command, summary) -> dict:
+    """The frame every loop runs in: the run's LCM traffic recorded to cfg.telemetry.log when set
+    (run-info at the start and, with the summary, at the end), ticks() run, exit_command() on every
+    exit path (end, signal, fault, exception), and summary() returned (with the log's path)."""
+    runlog = RunLog(cfg.telemetry.log, cfg, lc, mode, clock_us=clock_us) if cfg.telemetry.log else None
+    try:
+        if runlog is not None:
+            runlog.start(clock_us())
+        try:
+            ticks()
+        finally:
+            exit_command()
+    except BaseException:
+        if runlog is not None:
+            runlog.close()
+        raise
+    result = summary()
+    if runlog is not None:
+        runlog.finish(clock_us(), result)
+        result["log"] = cfg.telemetry.log
+    return result
+
+
 def read_run_info(path: str | Path, channel: str | None = None, corrupt: list | None = None) -> tuple:
     """(start, end) lcmt_hil_run_info of the log at `path` (None where absent): the first start
     and the last end on `channel` (default: any channel carrying the type). ValueError (a

@@ -35,7 +35,8 @@ HIL_RUN_INFO = "HIL_RUN_INFO"          # lcmt_hil_run_info: a run's config and s
 FLOATING_BASE_STATUS = "FLOATING_BASE_STATUS"    # lcmt_hil_floating_base_status (legged robots)
 JOINT_COMMAND = "JOINT_COMMAND"                  # lcmt_hil_joint_command (legged robots)
 
-_ROBOT_CHANNELS = {"iiwa": (IIWA_STATUS, IIWA_COMMAND), "panda": (PANDA_STATUS, PANDA_COMMAND)}
+_ROBOT_CHANNELS = {"iiwa": (IIWA_STATUS, IIWA_COMMAND), "panda": (PANDA_STATUS, PANDA_COMMAND),
+                   "floating_base": (FLOATING_BASE_STATUS, JOINT_COMMAND)}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -57,7 +58,7 @@ class Channels:
 
     @classmethod
     def for_robot(cls, kind="iiwa", prefix="", **overrides):
-        """Channels for a robot of `kind` ("iiwa" or "panda").
+        """Channels for a robot of `kind` ("iiwa", "panda" or "floating_base": a legged robot).
 
         `prefix` is prepended to the robot's own channels (status, command,
         telemetry, safety, plan, driver_health, run_info), e.g. "LEFT_" gives

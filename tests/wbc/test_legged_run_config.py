@@ -1,0 +1,126 @@
+"""A legged robot from a run config (robot.protocol floating_base, controller.type whole_body) through
+hil.legged_loop: the shipped configs validate, bad ones are rejected naming the key, the Go2 stands in
+lockstep over memq:// LCM, and `hil run` + `hil sim` stand it in real time over UDP multicast (ttl=0)."""
+import json
+import os
+import subprocess
+import sys
+
+import lcm
+import numpy as np
+import pytest
+
+from hil.config import load_config, parse_config
+from hil.legged_loop import LeggedLoop
+from hil.paths import CONFIGS
+from hil.schema import ConfigError
+from planning.legged_models import example_robot_data_root
+
+ROOT = CONFIGS.parent
+needs_models = pytest.mark.skipif(example_robot_data_root() is None, reason="example-robot-data is not installed")
+
+
+@pytest.mark.parametrize("name", ["go2", "g1"])
+def test_shipped_configs_validate(name):
+    cfg = load_config(CONFIGS / "legged" / f"{name}.yaml")
+    assert (cfg.robot.protocol, cfg.robot.model, cfg.controller.type) == ("floating_base", name, "whole_body")
+
+
+@pytest.mark.parametrize("change, key", [
+    ({"robot": {"model": "spot"}}, "robot.model"),
+    ({"controller": {"type": "computed_torque"}}, "controller.type"),
+    ({"controller": {"type": "whole_body", "whole_body": {"mu": -1}}}, "controller.whole_body.mu"),
+    ({"controller": {"type": "whole_body", "whole_body": {"weights": {"comm": 1.0}}}},
+     "controller.whole_body.weights"),
+    ({"robot": {"command": "position"}}, "robot.command"),
+])
+def test_bad_legged_configs_name_the_key(change, key, tmp_path):
+    data = {"robot": {"model": "go2", "protocol": "floating_base"}, "controller": {"type": "whole_body"}}
+    for section, values in change.items():
+        data[section].update(values)
+    with pytest.raises(ConfigError) as e:
+        parse_config(data, tmp_path, "bad.yaml")
+    assert key in str(e.value)
+
+
+def test_whole_body_needs_the_floating_base_protocol(tmp_path):
+    with pytest.raises(ConfigError, match="controller.type.*floating_base"):
+        parse_config({"robot": {"model": str(CONFIGS / "robots" / "iiwa14.urdf")},
+                      "controller": {"type": "whole_body"}}, tmp_path, "arm.yaml")
+
+
+@needs_models
+def test_go2_stands_in_lockstep_through_the_loop(tmp_path):
+    """10 s standing: the base moves less than 1 mm after 0.5 s of settling, every foot touches, no
+    fault; the exit command is the safe damping command and reaches the robot; the run log has it."""
+    cfg = load_config(CONFIGS / "legged" / "go2.yaml", {"telemetry": {"log": str(tmp_path / "go2.lcmlog")}})
+    loop = LeggedLoop(cfg, lcm.LCM("memq://"), mode="lockstep")
+    sim = loop.attach_sim()
+    settled = []
+
+    def each_step(lp):
+        if not settled and sim.physics.time_ns >= 500_000_000:
+            settled.append(sim.physics.q[4:7].copy())
+    summary = loop.run(10.0, each_step=each_step)
+    drift = np.linalg.norm(sim.physics.q[4:7] - settled[0])
+    assert drift < 1e-3, drift
+    assert summary["fault"] is None and summary["final_state"] == "RUNNING"
+    assert summary["feet_in_contact"] and all(sim.msg.contact)
+    assert summary["ticks"] == 10_000 and summary["status"]["exit_command_sent"]
+    assert summary["compute_us"]["p50"] > 0
+    while loop.lc.handle_timeout(0) > 0:   # the last tick's command, then the exit command
+        pass
+    # the exit command reached the robot last: damping, no torque
+    np.testing.assert_array_equal(sim.kd, cfg.controller.whole_body.safe_damping)
+    np.testing.assert_array_equal(sim.tau_ff, 0.0)
+    from hil.runlog import read_run_info
+    start, end = read_run_info(tmp_path / "go2.lcmlog")
+    assert start is not None and json.loads(end.summary_json)["ticks"] == 10_000
+
+
+@needs_models
+def test_a_silent_robot_is_a_status_timeout(tmp_path):
+    """Real time: the simulated robot stops publishing; the loop goes to the safe state and says why."""
+    url = "udpm://239.255.76.67:7691?ttl=0"
+    cfg = load_config(CONFIGS / "legged" / "go2.yaml", {"lcm": {"url": url}})
+    loop = LeggedLoop(cfg, lcm.LCM(url))
+    from hil.legged_loop import make_legged_sim
+    sim = make_legged_sim(cfg, loop.plant, loop.contacts, loop.q0, lcm.LCM(url), lockstep=False)
+    sim.publish_status()
+    summary = loop.run(0.5)
+    assert summary["fault"] is not None and "status timeout" in summary["fault"]
+    assert summary["status"]["exit_command_sent"]
+
+
+def _hil(*args, **kw):
+    return subprocess.Popen([sys.executable, "-m", "hil", *args], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, **kw)
+
+
+@needs_models
+def test_hil_run_and_hil_sim_stand_the_go2_over_udp():
+    """Two processes over UDP multicast LCM (ttl=0), paced to the wall clock on a loaded 2-core
+    machine: generous outcome checks (no fault, feet down, the base within 1 cm), not timings."""
+    url = "udpm://239.255.76.67:7692?ttl=0"
+    config = str(CONFIGS / "legged" / "go2.yaml")
+    sim = _hil("sim", config, "--no-viz", "--lcm-url", url, "--duration", "30")
+    try:
+        assert sim.stdout.readline().startswith("hil sim: go2")      # serving (hanging still until commanded)
+        run = _hil("run", config, "--lcm-url", url, "--duration", "4", "--json")
+        out, err = run.communicate(timeout=120)
+    finally:
+        sim.terminate()
+        sim_out, _ = sim.communicate(timeout=30)
+    assert run.returncode == 0, err
+    summary = json.loads(out)
+    assert summary["fault"] is None and summary["feet_in_contact"]
+    assert summary["ticks"] > 400 and summary["status"]["exit_command_sent"]
+    assert summary["base_drift_m"] < 1e-2
+    assert "commands received" in sim_out and "diverged" not in sim_out
+
+
+def test_hil_run_without_a_robot_exits_2():
+    run = _hil("run", str(CONFIGS / "legged" / "go2.yaml"), "--lcm-url", "udpm://239.255.76.67:7693?ttl=0",
+               "--duration", "1")
+    run.communicate(timeout=120)       # loop.start_timeout (5 s) without a status
+    assert run.returncode == 2
