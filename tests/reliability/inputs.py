@@ -6,6 +6,7 @@ from pathlib import Path
 
 from tests.conftest import IIWA_URDF
 
+IIWA_JOINTS = tuple(f"iiwa_joint_{k}" for k in range(1, 8))
 UNPARSEABLE_URDF = """<robot name="bad"><link name="a"/>
 <joint name="j" type="revolute"><parent link="a"/><child link="nowhere"/><axis xyz="0 0 1"/></joint></robot>"""
 
@@ -25,7 +26,20 @@ serial:
 scenario:
   duration: 0.1
   criteria: {{final_state: RUNNING}}
-"""
+servo_bus:
+{servo_bus(port + "-servo")}"""
+
+
+def servo_bus(port: str, rate: str = "500", joints: tuple = IIWA_JOINTS, **keys: str) -> str:
+    """A servo_bus section (indented) of seven Dynamixel XM430s, one per iiwa joint."""
+    lines = [f"  port: {port}", f"  rate: {rate}", *(f"  {k}: {v}" for k, v in keys.items()), "  joints:"]
+    joints = [f"    - {{joint: {j}, id: {i + 1}, model: XM430-W350}}" for i, j in enumerate(joints)]
+    return "\n".join(lines + joints) + "\n"
+
+
+def servo_config(**keys: str) -> str:
+    """The good config with its servo_bus section replaced by servo_bus(**keys)."""
+    return good_config().split("servo_bus:")[0] + "servo_bus:\n" + servo_bus("/tmp/hil-reliability-servo", **keys)
 
 
 def bad_configs(folder: Path) -> dict[str, tuple[Path, str]]:
@@ -48,7 +62,92 @@ def bad_configs(folder: Path) -> dict[str, tuple[Path, str]]:
         "unparseable_model": (good_config(model=folder / "unparseable.urdf"),
                               "unparseable.urdf:2 (<child>): joint 'j': child link 'nowhere'"),
         "unknown_model_format": (good_config(model=folder / "model.txt"), "unknown model format '.txt'"),
+        "servo_unknown_model": (servo_config().replace("XM430-W350}", "XM999}", 1),
+                                "servo_bus.joints[0].model: unknown"),
+        "servo_bad_baudrate": (servo_config(baudrate="1234"), "servo_bus.baudrate: 1234 is no dynamixel baud rate"),
+        "servo_infinite_rate": (servo_config(rate=".inf"), "servo_bus.rate: must be a finite number"),
+        "servo_unachievable_rate": (servo_config(rate="1e12"), "servo_bus.rate: must be <= 10000"),
+        "servo_timeouts": (servo_config(read_timeout="0.5", link_timeout="0.2"),
+                           "servo_bus.link_timeout: must be longer than read_timeout"),
+        "servo_timeout_below_cycle": (servo_config(command_timeout="0.001"),
+                                      "servo_bus.command_timeout: must be at least one cycle, 1/rate = 0.002 s"),
+        "start_timeout_below_period": (good.replace("start_timeout: 0.5", "start_timeout: 0.0005"),
+                                       "loop.start_timeout: must be at least one loop period, 1/loop.rate_hz = 0.001"),
+        "unmeasurable_timeout": (good.replace("  device:", "  stale_timeout: 1.0e-6\n  device:"),
+                                 "serial.stale_timeout: must be >= 0.0001, got 1e-06 (a timeout shorter than one"),
+        "infinite_timeout": (good.replace("  device:", "  link_timeout: .inf\n  device:"),
+                             "serial.link_timeout: must be a finite number"),
+        "command_timeout_below_period": (good.replace("  device:", "  command_timeout: 0.0002\n  device:"),
+                                         "serial.command_timeout: must be at least one loop period"),
     }
+    out = {"missing_file": (folder / "absent.yaml", "no such config file")}
+    for name, (text, message) in texts.items():
+        path = folder / f"{name}.yaml"
+        path.write_bytes(text if isinstance(text, bytes) else text.encode())
+        out[name] = (path, message)
+    return out
+
+
+GOOD_LEGGED = """\
+legged:
+  robot: go2
+  f_min: 5.0
+  events:
+    - {at: 0.2, com_shift: [0.01, 0.0, 0.0], ramp: 0.5}
+    - {at: 0.5, push: [0.0, 20.0, 0.0], duration: 0.1}
+scenario:
+  duration: 0.1
+  criteria: {settle: 0.05, feet_in_contact: true}
+"""
+
+
+def bad_legged(folder: Path) -> dict[str, tuple[Path, str]]:
+    """{class: (legged scenario file, text the one-line error must contain)}."""
+    good = GOOD_LEGGED
+    texts: dict[str, tuple[str | bytes, str]] = {
+        "not_utf8": (good.encode() + b"# caf\xe9\n", "not UTF-8"),
+        "duplicate_key": (good + "legged: {robot: g1}\n", "duplicate key 'legged'"),
+        "unknown_top_key": (good + "loop: {rate_hz: 1}\n", "loop: unknown key"),
+        "unknown_key": (good.replace("  f_min", "  fmin: 1\n  f_min"), "legged.fmin: unknown key"),
+        "unknown_robot": (good.replace("go2", "spot"), "legged.robot: unknown robot 'spot'"),
+        "wrong_type": (good.replace("f_min: 5.0", "f_min: strong"), "legged.f_min: must be a number"),
+        "infinite": (good.replace("f_min: 5.0", "f_min: .inf"), "legged.f_min: must be a finite number"),
+        "both_event_kinds": (good.replace("ramp: 0.5}", "ramp: 0.5, push: [1, 0, 0]}"),
+                             "legged.events[0]: needs exactly one of push, com_shift"),
+        "short_push": (good.replace("[0.0, 20.0, 0.0]", "[20.0]"), "legged.events[1].push: must be 3 finite"),
+        "negative_time": (good.replace("at: 0.2", "at: -1"), "legged.events[0].at: must be >= 0"),
+        "no_scenario": (good.split("scenario:")[0], "scenario: is required"),
+        "zero_duration": (good.replace("duration: 0.1\n", "duration: 0\n"), "scenario.duration: must be > 0"),
+        "sim_key": (good.replace("  f_min", "  sim: {time_stp: 0.001}\n  f_min"), "legged.sim.time_stp: unknown key"),
+    }
+    return _write(folder, texts)
+
+
+def bad_campaigns(folder: Path, base: Path) -> dict[str, tuple[Path, str]]:
+    """{class: (campaign file, text the one-line error must contain)}; `base`: a good scenario file."""
+    (folder / "bad_base.yaml").write_text("robot: {model: nope.urdf}\nscenario: {duration: 1}\n")
+    good = f"campaign:\n  base: {base}\n  runs: 4\n  vary:\n    sim.joint_damping: {{uniform: [0.0, 1.0]}}\n"
+    texts: dict[str, tuple[str | bytes, str]] = {
+        "not_utf8": (good.encode() + b"# caf\xe9\n", "not UTF-8"),
+        "not_yaml": ("campaign: [unclosed\n", "not valid YAML at line"),
+        "duplicate_key": (good + "campaign: {base: x}\n", "duplicate key 'campaign'"),
+        "python_tag": (good + "  seed: !!python/object/apply:os.system ['true']\n", "not valid YAML"),
+        "not_a_mapping": ("- campaign\n", "the top level must be a mapping"),
+        "extra_section": (good + "loop: {rate_hz: 1}\n", "loop: unknown top-level key"),
+        "unknown_key": (good.replace("  runs", "  rnus: 3\n  runs"), "campaign.rnus: unknown key"),
+        "wrong_type": (good.replace("runs: 4", "runs: many"), "campaign.runs: must be an integer"),
+        "no_base": (good.replace(str(base), str(folder / "nope.yaml")), "campaign.base: no such scenario file"),
+        "bad_base": (good.replace(str(base), str(folder / "bad_base.yaml")), "campaign.base: the base scenario"),
+        "bad_key": (good.replace("sim.joint_damping", "sim..x"), "is not a dotted key"),
+        "two_kinds": (good.replace("[0.0, 1.0]}", "[0.0, 1.0], grid: [1, 2]}"), "needs exactly one of"),
+        "low_above_high": (good.replace("[0.0, 1.0]", "[1.0, 0.0]"), "needs low <= high"),
+        "not_in_base": (good.replace("sim.joint_damping", "sim.nope.x"), "sim.nope: unknown key"),
+        "infinite": (good.replace("[0.0, 1.0]", "[0.0, .inf]"), "must be a finite number"),
+    }
+    return _write(folder, texts)
+
+
+def _write(folder: Path, texts: dict) -> dict[str, tuple[Path, str]]:
     out = {"missing_file": (folder / "absent.yaml", "no such config file")}
     for name, (text, message) in texts.items():
         path = folder / f"{name}.yaml"
