@@ -2,6 +2,9 @@
 its bad variants by class, and a real run log recorded in lockstep with its corruptions."""
 from __future__ import annotations
 
+import copy
+import dataclasses
+import typing
 from pathlib import Path
 
 from tests.conftest import IIWA_URDF
@@ -176,6 +179,68 @@ def bad_logs(run_log: Path, folder: Path) -> dict[str, tuple[Path, str]]:
 
 
 # --- fuzzing ---------------------------------------------------------------------------------------
+def key_paths(cls, prefix=()) -> list[tuple]:
+    """Every key path of a config dataclass, nested dataclasses included."""
+    out = []
+    hints = typing.get_type_hints(cls)
+    for f in dataclasses.fields(cls):
+        out.append(prefix + (f.name,))
+        tp = hints[f.name]
+        inner = [a for a in typing.get_args(tp) if dataclasses.is_dataclass(a)] or [tp]
+        if dataclasses.is_dataclass(inner[0]):
+            out += key_paths(inner[0], prefix + (f.name,))
+    return out
+
+
+ODD = [None, True, False, 0, -1, 1, 2 ** 70, 1e400, -1e400, 1e-320, "", "x", "1000", [], [1, "a"], [[1.0]] * 3,
+       {}, {"a": 1}, {"rate_hz": 1}, [None], "\u00e9\x00", list(range(40)), [0.1] * 7]
+
+
+def key_edits(paths: list[tuple]):
+    """A strategy of one to four edits of a config mapping at these key paths: set to a value of an odd
+    type or range, an unknown key beside it, or deleted (apply_edits applies them)."""
+    from hypothesis import strategies as st
+    edit = st.one_of(
+        st.tuples(st.just("set"), st.sampled_from(paths), st.sampled_from(ODD)),
+        st.tuples(st.just("unknown"), st.sampled_from(paths), st.sampled_from(["rate", "kp ", "Loop", "x_y", "1"])),
+        st.tuples(st.just("delete"), st.sampled_from(paths), st.just(None)),
+    )
+    return st.lists(edit, min_size=1, max_size=4)
+
+
+def apply_edits(data: dict, edits) -> dict:
+    for kind, path, value in edits:
+        if kind == "set":
+            data = _set(data, path, value)
+        elif kind == "unknown":
+            data = _set(data, path[:-1] + (value,), 1)
+        else:
+            data = _delete(data, path)
+    return data
+
+
+def _set(data: dict, path: tuple, value) -> dict:
+    data = copy.deepcopy(data)
+    node = data
+    for key in path[:-1]:
+        if not isinstance(node.get(key), dict):
+            node[key] = {}
+        node = node[key]
+    node[path[-1]] = value
+    return data
+
+
+def _delete(data: dict, path: tuple) -> dict:
+    data = copy.deepcopy(data)
+    node = data
+    for key in path[:-1]:
+        node = node.get(key) if isinstance(node, dict) else None
+        if not isinstance(node, dict):
+            return data
+    node.pop(path[-1], None)
+    return data
+
+
 def fuzz_settings(examples: int):
     """Hypothesis settings for the suite: a fixed budget of examples, reproducible (derandomized), no
     example database written into the worktree."""
