@@ -45,17 +45,23 @@ def servo_config(**keys: str) -> str:
     return good_config().split("servo_bus:")[0] + "servo_bus:\n" + servo_bus("/tmp/hil-reliability-servo", **keys)
 
 
+def yaml_classes(good: str, top: str, again: str) -> dict[str, tuple[str | bytes, str]]:
+    """The bad-YAML classes of any file: not UTF-8, not YAML, `again` repeating the key `top`, an
+    unsafe tag, not a mapping."""
+    return {"not_utf8": (good.encode() + b"# caf\xe9\n", "not UTF-8"),
+            "not_yaml": (f"{top}: [unclosed\n", "not valid YAML at line"),
+            "duplicate_key": (good + again, f"duplicate key '{top}'"),
+            "python_tag": (good + "tag: !!python/object/apply:os.system ['true']\n", "not valid YAML"),
+            "not_a_mapping": (f"- {top}\n", "the top level must be a mapping")}
+
+
 def bad_configs(folder: Path) -> dict[str, tuple[Path, str]]:
     """{class: (config file, text the one-line error must contain)}: every class of bad config."""
     (folder / "unparseable.urdf").write_text(UNPARSEABLE_URDF)
     (folder / "model.txt").write_text(IIWA_URDF.read_text())
     good = good_config()
     texts: dict[str, tuple[str | bytes, str]] = {
-        "not_utf8": (good.encode() + b"# caf\xe9\n", "not UTF-8"),
-        "not_yaml": ("robot: [unclosed\n", "not valid YAML at line"),
-        "duplicate_key": (good + "loop:\n  rate_hz: 500\n", "duplicate key 'loop'"),
-        "python_tag": (good + "lcm: !!python/object/apply:os.system ['true']\n", "not valid YAML"),
-        "not_a_mapping": ("- robot\n- loop\n", "the top level must be a mapping"),
+        **yaml_classes(good, "loop", "loop:\n  rate_hz: 500\n"),
         "unknown_key": (good.replace("  start_timeout", "  rat_hz: 3\n  start_timeout"), "loop.rat_hz: unknown key"),
         "wrong_type": (good_config(rate="fast"), "loop.rate_hz: must be a number"),
         "infinite_rate": (good_config(rate=".inf"), "loop.rate_hz: must be a finite number"),
@@ -83,12 +89,7 @@ def bad_configs(folder: Path) -> dict[str, tuple[Path, str]]:
         "command_timeout_below_period": (good.replace("  device:", "  command_timeout: 0.0002\n  device:"),
                                          "serial.command_timeout: must be at least one loop period"),
     }
-    out = {"missing_file": (folder / "absent.yaml", "no such config file")}
-    for name, (text, message) in texts.items():
-        path = folder / f"{name}.yaml"
-        path.write_bytes(text if isinstance(text, bytes) else text.encode())
-        out[name] = (path, message)
-    return out
+    return _write(folder, texts)
 
 
 GOOD_LEGGED = """\
@@ -108,8 +109,7 @@ def bad_legged(folder: Path) -> dict[str, tuple[Path, str]]:
     """{class: (legged scenario file, text the one-line error must contain)}."""
     good = GOOD_LEGGED
     texts: dict[str, tuple[str | bytes, str]] = {
-        "not_utf8": (good.encode() + b"# caf\xe9\n", "not UTF-8"),
-        "duplicate_key": (good + "legged: {robot: g1}\n", "duplicate key 'legged'"),
+        **yaml_classes(good, "legged", "legged: {robot: g1}\n"),
         "unknown_top_key": (good + "loop: {rate_hz: 1}\n", "loop: unknown key"),
         "unknown_key": (good.replace("  f_min", "  fmin: 1\n  f_min"), "legged.fmin: unknown key"),
         "unknown_robot": (good.replace("go2", "spot"), "legged.robot: unknown robot 'spot'"),
@@ -131,11 +131,7 @@ def bad_campaigns(folder: Path, base: Path) -> dict[str, tuple[Path, str]]:
     (folder / "bad_base.yaml").write_text("robot: {model: nope.urdf}\nscenario: {duration: 1}\n")
     good = f"campaign:\n  base: {base}\n  runs: 4\n  vary:\n    sim.joint_damping: {{uniform: [0.0, 1.0]}}\n"
     texts: dict[str, tuple[str | bytes, str]] = {
-        "not_utf8": (good.encode() + b"# caf\xe9\n", "not UTF-8"),
-        "not_yaml": ("campaign: [unclosed\n", "not valid YAML at line"),
-        "duplicate_key": (good + "campaign: {base: x}\n", "duplicate key 'campaign'"),
-        "python_tag": (good + "  seed: !!python/object/apply:os.system ['true']\n", "not valid YAML"),
-        "not_a_mapping": ("- campaign\n", "the top level must be a mapping"),
+        **yaml_classes(good, "campaign", "campaign: {base: x}\n"),
         "extra_section": (good + "loop: {rate_hz: 1}\n", "loop: unknown top-level key"),
         "unknown_key": (good.replace("  runs", "  rnus: 3\n  runs"), "campaign.rnus: unknown key"),
         "wrong_type": (good.replace("runs: 4", "runs: many"), "campaign.runs: must be an integer"),
@@ -151,6 +147,7 @@ def bad_campaigns(folder: Path, base: Path) -> dict[str, tuple[Path, str]]:
 
 
 def _write(folder: Path, texts: dict) -> dict[str, tuple[Path, str]]:
+    """Each text as folder/CLASS.yaml, plus a missing file: {class: (path, message)}."""
     out = {"missing_file": (folder / "absent.yaml", "no such config file")}
     for name, (text, message) in texts.items():
         path = folder / f"{name}.yaml"
@@ -239,6 +236,19 @@ def _delete(data: dict, path: tuple) -> dict:
             return data
     node.pop(path[-1], None)
     return data
+
+
+def load_or_error(loader, folder: Path, content: bytes):
+    """loader(a file of `content`): its result, or the ConfigError it raised, which must name the file;
+    anything else escapes (and fails the fuzzer)."""
+    from hil.schema import ConfigError
+    path = folder / "fuzz.yaml"
+    path.write_bytes(content)
+    try:
+        return loader(path)
+    except ConfigError as e:
+        assert "fuzz.yaml" in str(e), e
+        return e
 
 
 def fuzz_settings(examples: int):

@@ -17,7 +17,15 @@ from hil.config import RunConfig, load_config
 from hil.schema import ConfigError, parse_yaml
 from hil.viz import VizConfig
 from tests.conftest import IIWA_URDF
-from tests.reliability.inputs import apply_edits, fuzz_settings, good_config, key_edits, key_paths, mutations
+from tests.reliability.inputs import (
+    apply_edits,
+    fuzz_settings,
+    good_config,
+    key_edits,
+    key_paths,
+    load_or_error,
+    mutations,
+)
 
 GOOD = good_config()
 BASE = parse_yaml(GOOD, "good.yaml")
@@ -29,13 +37,7 @@ PATHS = [p for p in key_paths(RunConfig) if p[0] not in ("sim", "serial", "viz",
 
 
 def _load(tmp_path, content: bytes):
-    path = tmp_path / "fuzz.yaml"
-    path.write_bytes(content)
-    try:
-        return load_config(path)
-    except ConfigError as e:
-        assert "fuzz.yaml" in str(e), e
-        return e
+    return load_or_error(load_config, tmp_path, content)
 
 
 @fuzz_settings(250)

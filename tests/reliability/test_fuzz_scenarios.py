@@ -9,9 +9,17 @@ from hypothesis import given
 
 from hil.campaign import CampaignSpec, Distribution, load_campaign
 from hil.legged_scenario import LeggedEvent, LeggedRun, LeggedScenarioSpec, load_legged_scenario
-from hil.schema import ConfigError, parse_yaml
+from hil.schema import parse_yaml
 from tests.conftest import REPO
-from tests.reliability.inputs import GOOD_LEGGED, apply_edits, fuzz_settings, key_edits, key_paths, mutations
+from tests.reliability.inputs import (
+    GOOD_LEGGED,
+    apply_edits,
+    fuzz_settings,
+    key_edits,
+    key_paths,
+    load_or_error,
+    mutations,
+)
 
 BASE_SCENARIO = REPO / "configs" / "scenarios" / "joint_pd_quintic.yaml"
 CAMPAIGN = f"""\
@@ -35,16 +43,6 @@ CAMPAIGN_PATHS = key_paths(CampaignSpec, ("campaign",)) + [
     for p in key_paths(Distribution)] + [("campaign", "set", "sim.time_step"), ("campaign", "vary", "scenario.x")]
 
 
-def _load(loader, tmp_path, content: bytes):
-    path = tmp_path / "fuzz.yaml"
-    path.write_bytes(content)
-    try:
-        return loader(path)
-    except ConfigError as e:
-        assert "fuzz.yaml" in str(e), e
-        return e
-
-
 def test_the_seeds_are_good(tmp_path):
     assert load_campaign(_write(tmp_path, CAMPAIGN)).spec.runs == 4
     assert load_legged_scenario(_write(tmp_path, GOOD_LEGGED))[0].robot == "go2"
@@ -60,23 +58,23 @@ def _write(tmp_path, text: str):
 @given(edits=key_edits(CAMPAIGN_PATHS))
 def test_campaign_wrong_types_unknown_and_missing_keys(tmp_path_factory, edits):
     text = yaml.safe_dump(apply_edits(parse_yaml(CAMPAIGN, "c"), edits), allow_unicode=True)
-    _load(load_campaign, tmp_path_factory.mktemp("c"), text.encode())
+    load_or_error(load_campaign, tmp_path_factory.mktemp("c"), text.encode())
 
 
 @fuzz_settings(100)
 @given(mutate=mutations())
 def test_campaign_mutated_bytes(tmp_path_factory, mutate):
-    _load(load_campaign, tmp_path_factory.mktemp("c"), mutate(CAMPAIGN.encode()))
+    load_or_error(load_campaign, tmp_path_factory.mktemp("c"), mutate(CAMPAIGN.encode()))
 
 
 @fuzz_settings(150)
 @given(edits=key_edits(LEGGED_PATHS))
 def test_legged_scenario_wrong_types_unknown_and_missing_keys(tmp_path_factory, edits):
     text = yaml.safe_dump(apply_edits(LEGGED, edits), allow_unicode=True)
-    _load(load_legged_scenario, tmp_path_factory.mktemp("c"), text.encode())
+    load_or_error(load_legged_scenario, tmp_path_factory.mktemp("c"), text.encode())
 
 
 @fuzz_settings(100)
 @given(mutate=mutations())
 def test_legged_scenario_mutated_bytes(tmp_path_factory, mutate):
-    _load(load_legged_scenario, tmp_path_factory.mktemp("c"), mutate(GOOD_LEGGED.encode()))
+    load_or_error(load_legged_scenario, tmp_path_factory.mktemp("c"), mutate(GOOD_LEGGED.encode()))
