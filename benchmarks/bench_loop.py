@@ -33,6 +33,7 @@ from hil.clock import RealTimeClock  # noqa: E402
 from hil.config import channels_for, load_config, viz_config  # noqa: E402
 from hil.loop import ControlLoop  # noqa: E402
 from hil.robot import load_robot  # noqa: E402
+from hil.telemetry import fault_count  # noqa: E402
 from hil.viz import ViewerBridge  # noqa: E402
 from messages import lcmt_iiwa_command, lcmt_iiwa_status  # noqa: E402
 from messages.codec import StatusEncoder  # noqa: E402
@@ -223,7 +224,7 @@ def realtime_table(duration_s: float, viz: bool) -> str:
     c = s["compute_us"]
     lines.append(f"\nloop compute time µs: p50 {c['p50']:.1f}, p99 {c['p99']:.1f}, p99.9 {c['p99.9']:.1f}; "
                  f"achieved rate {s['rate_hz']['achieved']} Hz; final state {s['final_state']}; "
-                 f"faults {len(s['faults'])}; tracking error max {max(s['tracking_error_rad']['max']):.2e} rad")
+                 f"faults {fault_count(s)}; tracking error max {max(s['tracking_error_rad']['max']):.2e} rad")
     return "\n".join(lines)
 
 

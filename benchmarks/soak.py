@@ -24,6 +24,7 @@ sys.path.insert(0, str(REPO))
 
 from benchmarks.bench_loop import bare_loop  # noqa: E402
 from hil.config import load_config  # noqa: E402
+from hil.telemetry import fault_count  # noqa: E402
 
 CONFIG = REPO / "configs" / "demo.yaml"
 
@@ -87,7 +88,7 @@ def table(r: dict) -> str:
              f"| {s['ticks']} | {s['rate_hz']['achieved']} | {s['deadline_misses']} | "
              f"{s['deadline_misses'] * per_m:.0f} | {bare['misses'] * 1e6 / bare['ticks']:.0f} "
              f"({bare['ticks']} ticks) | {s['lateness_us']['p99']} | {s['lateness_us']['p99.9']} | "
-             f"{s['lateness_us']['max']:.0f} | {len(s['faults'])} | {s['final_state']} |",
+             f"{s['lateness_us']['max']:.0f} | {fault_count(s)} | {s['final_state']} |",
              "",
              "| process | RSS start MB | RSS end MB | RSS max MB | fds start → end | threads start → end | samples |",
              "|---|---:|---:|---:|---|---|---:|"]

@@ -54,9 +54,9 @@ def cmd_campaign(args) -> int:
         return _one(campaign, args)
     if args.log or args.write_scenario:
         raise ConfigError("", "--log and --write-scenario go with --seed (one run)")
-    n = args.runs or campaign.spec.runs
-    workers = args.jobs or default_workers()
-    for name, value in (("-n", n), ("-j", workers), ("--batch", args.batch or 1)):
+    n = campaign.spec.runs if args.runs is None else args.runs
+    workers = default_workers() if args.jobs is None else args.jobs
+    for name, value in (("-n", n), ("-j", workers), ("--batch", 1 if args.batch is None else args.batch)):
         if value < 1:
             raise ConfigError("", f"{name} must be at least 1, got {value}")
     engine = args.engine or ("ray" if ray_available() else "pool")

@@ -24,6 +24,7 @@ import numpy as np
 
 from .campaign import Campaign
 from .scenario import check
+from .telemetry import fault_count
 
 ENGINES = ("ray", "pool", "sequential")
 
@@ -101,7 +102,7 @@ def _figures(summary: dict, checks: list[dict], duration: float) -> dict:
            "tracking_rms_rad": max(e["rms"] or [0.0]), "tracking_max_rad": max(e["max"] or [0.0]),
            "torque_max_nm": max(summary["torque_max_nm"] or [0.0]),
            "hand_rms_m": hand.get("rms"), "hand_max_m": hand.get("max"),
-           "trips": len(summary["faults"]), "first_trip": summary["faults"][0]["fault"] if summary["faults"] else "",
+           "trips": fault_count(summary), "first_trip": summary["faults"][0]["fault"] if summary["faults"] else "",
            "final_state": summary["final_state"], "severity": severity(checks)}
     for c in checks:
         out[f"pass.{c['name']}"] = bool(c["passed"])

@@ -141,6 +141,8 @@ def parser() -> argparse.ArgumentParser:
     replay.add_argument("--tolerance", type=float, default=1e-9, metavar="NM",
                         help="largest torque difference that counts as equal, N·m (default 1e-9)")
     replay.add_argument("--json", action="store_true", help="print the comparison as one JSON object")
+    replay.add_argument("--skip-corrupt", action="store_true",
+                        help="read past corrupt events (counted in the result) instead of exiting 2")
     report = sub.add_parser("report", help="a run's summary and plots from its log",
                             description="Read an LCM log of a run and print its summary: status and command "
                                         "rates and gaps, torques, timing and tracking from the telemetry, safety "
@@ -408,7 +410,7 @@ def cmd_replay(args) -> int:
         logging.getLogger("hil").setLevel(logging.ERROR)      # the replayed transitions are in the result
     cfg = _load(args.config, None) if args.config else None
     with _reading(args.log):
-        result = replay(_log(args.log), cfg, args.tolerance)
+        result = replay(_log(args.log), cfg, args.tolerance, args.skip_corrupt)
     print(json.dumps(result) if args.json else format_replay(result))
     return 0 if result["passed"] else 1
 
@@ -422,6 +424,11 @@ def cmd_report(args) -> int:
         report["plot"] = args.plot
     print(json.dumps(report) if args.json else format_report(report))
     return 0
+
+
+def cmd_export(args) -> int:
+    with _reading(args.log):
+        return campaign_cli.cmd_export(args) if _log(args.log) else 2
 
 
 @contextlib.contextmanager
@@ -463,7 +470,7 @@ def main(argv: list[str] | None = None) -> int:
                     "serial-device": cmd_serial_device, "servo-bus": cmd_servo_bus,
                     "servo-bus-device": cmd_servo_bus_device, "replay": cmd_replay, "report": cmd_report,
                     "regress": cmd_regress, "campaign": campaign_cli.cmd_campaign,
-                    "export": lambda a: campaign_cli.cmd_export(a) if _log(a.log) else 2}
+                    "export": cmd_export}
         return commands[args.command](args)
     except ConfigError as e:      # errors found after loading (they need the model) name the file here
         where = "" if e.source or not getattr(args, "config", None) else f"{args.config}: "

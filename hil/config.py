@@ -16,7 +16,7 @@ import yaml
 from messages.channels import DEFAULT_LCM_URL
 
 from .paths import CONFIGS, package_map
-from .schema import RATE_HZ, ConfigError, load, read_yaml
+from .schema import RATE_HZ, TIMEOUT_S, ConfigError, load, read_yaml
 
 POSITIVE = {"min": 0, "exclusive": True}
 NONNEGATIVE = {"min": 0}
@@ -57,7 +57,7 @@ class LoopConfig:
     deadline_budget_us: float = field(default=200.0, metadata=POSITIVE)   # lateness above it is a miss
     spin_us: float = field(default=300.0, metadata=NONNEGATIVE)           # sleep until deadline - spin, then spin
     duration: Optional[float] = field(default=None, metadata=POSITIVE)    # seconds; None runs until stopped
-    start_timeout: float = field(default=5.0, metadata=POSITIVE)          # wait this long for the first status
+    start_timeout: float = field(default=5.0, metadata=TIMEOUT_S)         # wait this long for the first status
     # s after the first status before the first command; None: 0.3 for robot.driver kuka_driver (its
     # --start_command_guard is 0.25 s), else 0
     start_guard: Optional[float] = field(default=None, metadata=NONNEGATIVE)
@@ -204,15 +204,20 @@ def _validate_sections(cfg: RunConfig) -> None:
     except ValueError as e:
         raise ConfigError("channels", str(e)) from None
     viz_config(cfg)
+    timeouts = {"loop.start_timeout": cfg.loop.start_timeout}     # each at least one loop period
     if cfg.sim is not None:
         from drivers.sim.config import load_sim_config
         load_sim_config(cfg.sim, "sim")
     if cfg.serial is not None:
         from drivers.serial.config import load_serial_config
-        load_serial_config(cfg.serial, "serial")
+        timeouts["serial.command_timeout"] = load_serial_config(cfg.serial, "serial").command_timeout
     if cfg.servo_bus is not None:
         from drivers.serial.servo_config import load_servo_config
-        load_servo_config(cfg.servo_bus, "servo_bus")
+        timeouts["servo_bus.command_timeout"] = load_servo_config(cfg.servo_bus, "servo_bus").command_timeout
+    for key, value in timeouts.items():
+        if value * cfg.loop.rate_hz < 1:
+            raise ConfigError(key, f"must be at least one loop period, 1/loop.rate_hz = {1 / cfg.loop.rate_hz:g} s "
+                                   f"(the loop can meet no shorter timeout), got {value:g}")
 
 
 def load_config(path: str | Path, overrides: dict | None = None) -> RunConfig:

@@ -87,6 +87,8 @@ def load_legged_scenario(path: str | Path) -> tuple[LeggedRun, LeggedScenarioSpe
         unknown = sorted(set(data) - {"legged", "scenario"})
         if unknown:
             raise ConfigError(unknown[0], "unknown key (a legged scenario has legged: and scenario:)")
+        if "legged" not in data:
+            raise ConfigError("legged", "is required")
         run = load(LeggedRun, data["legged"], "legged")
         if run.robot not in LEGGED:
             raise ConfigError("legged.robot", f"unknown robot {run.robot!r}; one of {', '.join(LEGGED)}")

@@ -29,6 +29,7 @@ from .controllers import make_controller
 from .process import RealtimeProcess
 from .robot import Robot
 from .safety import SafetyMonitor, describe
+from .sketch import HeadTail
 from .telemetry import TelemetryPublisher, TickRecorder
 
 log = logging.getLogger(__name__)
@@ -114,7 +115,7 @@ class ControlLoop:
         self.commands_sent = 0
         self.tracking_error = 0.0
         self.stopped = False
-        self.transitions: list[str] = []
+        self.transitions = HeadTail()       # 'tick N: text', the first and the last
         self.process: list[str] = []        # the real-time process settings in effect
         self._subscriptions = [lc.subscribe(self.channels.status, self._on_status),
                                lc.subscribe(self.channels.command, self._on_command)]
@@ -415,7 +416,7 @@ class ControlLoop:
                        else round(self.status_clock.period_ns * 1e-6, 3),
                        "clock_jumps": self.status_clock.jumps, "foreign_commands": self.foreign_commands,
                        "exit_command_sent": self.exit_command_sent},
-            "transitions": self.transitions,
+            "transitions": self.transitions.lines("transitions"),
             "startup": self.startup,
             "process": self.process,
             **({"sim": self.sim.summary()} if self.sim is not None else {}),

@@ -27,6 +27,7 @@ import numpy as np
 from .paths import CONFIGS
 from .scenario import Scenario, check, compare_golden, load_scenario, outcome, read_golden, write_golden
 from .schema import ConfigError
+from .telemetry import fault_count
 
 DEFAULT_DIR = CONFIGS / "scenarios"
 
@@ -279,7 +280,7 @@ def format_table(results: list[dict]) -> str:
         else:
             e = s["tracking_error_rad"]
             figures = (f"| {max(e['rms'] or [0]) * 1e3:.3f} | {max(e['max'] or [0]) * 1e3:.3f} | "
-                       f"{max(s['torque_max_nm'] or [0]):.1f} | {len(s['faults'])} ")
+                       f"{max(s['torque_max_nm'] or [0]):.1f} | {fault_count(s)} ")
         rows.append(f"| {r['name']} | {mark} | {r.get('duration_s', '')} | {r['wall_s']:.1f} {figures}| {golden} | "
                     f"{_first_failure(r)} |")
     failed = sum(not r["passed"] for r in results)

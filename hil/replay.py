@@ -35,9 +35,9 @@ from .runlog import read_run_info
 from .schema import ConfigError, LogError, parse_yaml
 
 
-def log_config(path: str | Path) -> RunConfig:
+def log_config(path: str | Path, skip_corrupt: bool = False) -> RunConfig:
     """The run config stored in the log's run-info."""
-    start, _ = read_run_info(path)
+    start, _ = read_run_info(path, corrupt=[] if skip_corrupt else None)
     if start is None:
         raise ConfigError("", "the log has no run-info (it was not recorded by hil); pass --config", str(path))
     source = f"{path} (its run-info)"
@@ -50,13 +50,15 @@ def _event_text(data: bytes) -> str:
     return text + (f" [{FaultCode(m.fault_code).name}]" if m.fault_code else "")
 
 
-def _recorded_transitions(path, channel: str) -> list[str]:
-    return [_event_text(e.data) for e in read_events(path, {channel})]
+def _recorded_transitions(path, channel: str, skip: list | None) -> list[str]:
+    return [_event_text(e.data) for e in read_events(path, {channel}, skip)]
 
 
-def replay(path: str | Path, cfg: RunConfig | None = None, tolerance: float = 1e-9) -> dict:
-    """Replays the log at `path`; returns the comparison (see format_replay)."""
-    cfg = cfg or log_config(path)
+def replay(path: str | Path, cfg: RunConfig | None = None, tolerance: float = 1e-9, skip_corrupt: bool = False) -> dict:
+    """Replays the log at `path`; returns the comparison (see format_replay). skip_corrupt: read past
+    corrupt events (messages.logs.read_events), listed in the result's "corrupt", instead of raising."""
+    cfg = cfg or log_config(path, skip_corrupt)
+    corrupt, skip = ([], []) if skip_corrupt else (None, None)      # skip: the stretches the other passes meet
     cfg.telemetry.log, cfg.viz = None, {"enabled": False}
     ch = channels_for(cfg)
     robot = load_robot(cfg.robot)
@@ -71,22 +73,22 @@ def replay(path: str | Path, cfg: RunConfig | None = None, tolerance: float = 1e
     pending: list = []
     diffs, utime_mismatch, bad_recorded, lost, first_loss = [], 0, 0, 0, None
     first = None                          # (command index, utime, joint, replayed, recorded)
-    start, end = read_run_info(path)
+    start, end = read_run_info(path, corrupt=skip)
     summary = json.loads(end.summary_json) if end is not None and end.summary_json else {}
     exit_sent = bool(summary.get("status", {}).get("exit_command_sent"))
     # The safe command the loop sent as it left answers no tick; lcm-logger (real time) recorded it.
-    skip = sum(1 for e in read_events(path) if e.channel == ch.command) - 1 \
+    exit_index = sum(1 for e in read_events(path, corrupt=skip) if e.channel == ch.command) - 1 \
         if exit_sent and start is not None and start.mode != "lockstep" else -1
     commands_seen = 0
     loop.clock.start()
-    for event in read_events(path):
+    for event in read_events(path, corrupt=corrupt):
         if event.channel in inputs:
             pending.append(event)
             continue
         if event.channel != ch.command:
             continue
         commands_seen += 1
-        if commands_seen - 1 == skip:
+        if commands_seen - 1 == exit_index:
             continue
         if not recorded.decode(event.data):
             bad_recorded += 1
@@ -117,7 +119,7 @@ def replay(path: str | Path, cfg: RunConfig | None = None, tolerance: float = 1e
         sent -= 1                         # the exit command (not a tick's; in lockstep never handled)
     if sent is not None and start is not None and start.mode == "lockstep":
         sent -= 1                         # the last command is still queued for the simulator at the end
-    expected = _recorded_transitions(path, ch.safety)
+    expected = _recorded_transitions(path, ch.safety, skip)
     transitions = [_event_text(data) for data in replayed]
     worst = D.max(axis=1) if len(D) else np.zeros(0)
     return {
@@ -130,6 +132,7 @@ def replay(path: str | Path, cfg: RunConfig | None = None, tolerance: float = 1e
         "log_losses": {"commands_sent": sent, "commands_in_log": len(diffs) + bad_recorded,
                        "statuses_missing": lost, "first_command_after_a_loss": first_loss},
         "transitions": {"recorded": expected, "replayed": transitions, "match": expected == transitions},
+        "corrupt": [{"byte": b, "problem": p} for b, p in corrupt or []],
         "passed": len(D) > 0 and not (worst > tolerance).any() and expected == transitions,
     }
 
@@ -166,6 +169,9 @@ def format_replay(r: dict) -> str:
                      f"{loss['commands_sent']} commands are not in it, nor the statuses that "
                      f"{loss['statuses_missing']} commands answered; commands from "
                      f"#{loss['first_command_after_a_loss']} on may differ")
+    if r["corrupt"]:
+        lines.append(f"corrupt: {len(r['corrupt'])} stretch(es) skipped (--skip-corrupt); the first at byte "
+                     f"{r['corrupt'][0]['byte']}: {r['corrupt'][0]['problem']}")
     if r["utime_mismatches"]:
         lines.append(f"commands answering another status than recorded: {r['utime_mismatches']}")
     t = r["transitions"]

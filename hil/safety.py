@@ -21,6 +21,7 @@ from messages.validation import MessageDecoder
 from . import _control
 from .config import SafetyConfig
 from .controllers import gains
+from .sketch import HeadTail
 
 
 class Transition(tuple):
@@ -52,7 +53,7 @@ class SafetyMonitor:
         self.rest_hi = np.full(n, cfg.recover_max_speed)
         self.rest_lo = -self.rest_hi
         self.saturated_ticks = 0
-        self.faults_seen: list[tuple[int, int, str, str]] = []   # tick, robot utime, fault, reason
+        self.faults_seen = HeadTail()       # (tick, robot utime, fault, reason): first and last, per-kind counts
         self.utime = 0                      # the robot's clock (newest status utime), for the records
         self.estop_latched = False
         self.estop_text = ""
@@ -75,7 +76,7 @@ class SafetyMonitor:
         previous = self.state
         self.state, self.fault, self.fault_text = state, fault, text
         if fault != FaultCode.NONE:
-            self.faults_seen.append((tick, self.utime, fault.name, text))
+            self.faults_seen.append((tick, self.utime, fault.name, text), fault.name)
         return Transition((previous, state, fault, text))
 
     def check(self, tick: int, status_age_ticks: int, status_ok: bool, q, v, tracking_error: float):

@@ -127,7 +127,7 @@ def outcome(loop) -> dict:
     rms = np.sqrt(rec.sumsq / rec.tracked) if rec.tracked else np.zeros_like(rec.sumsq)
     return {"ticks": rec.ticks, "tracking_rms_rad": rms.tolist(), "tracking_max_rad": rec.maxabs.tolist(),
             "torque_max_nm": rec.tau_maxabs.tolist(), "final_q_rad": loop.q.tolist(),
-            "transitions": list(loop.transitions)}
+            "transitions": loop.transitions.lines("transitions")}
 
 
 def _per_joint(limit: PerJoint, n: int, key: str) -> np.ndarray:

@@ -29,6 +29,8 @@ import yaml
 MAX_RATE_HZ = 10_000.0
 RATE_HZ = {"min": 0, "exclusive": True, "max": MAX_RATE_HZ}   # a rate a loop can keep: period >= 100 µs
 PERIOD_S = {"min": 1 / MAX_RATE_HZ}                           # a period a loop can keep, in seconds
+# a timeout a loop can measure: at least one period of the fastest rate (RunConfig checks the loop's own)
+TIMEOUT_S = {"min": 1 / MAX_RATE_HZ, "why": "a timeout shorter than one period of a 10 kHz loop cannot be measured"}
 
 
 class ConfigError(ValueError):
@@ -235,7 +237,8 @@ def _check_bounds(f: dataclasses.Field, value, path: str) -> None:
         lo, hi = meta.get("min"), meta.get("max")
         strict, strict_hi = meta.get("exclusive", False), meta.get("max_exclusive", False)
         if lo is not None and (v < lo or (strict and v == lo)):
-            raise ConfigError(path, f"must be {'>' if strict else '>='} {lo}, got {v}")
+            why = f" ({meta['why']})" if "why" in meta else ""
+            raise ConfigError(path, f"must be {'>' if strict else '>='} {lo}, got {v}{why}")
         if hi is not None and (v > hi or (strict_hi and v == hi)):
             raise ConfigError(path, f"must be {'<' if strict_hi else '<='} {hi}, got {v}")
 

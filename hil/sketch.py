@@ -1,4 +1,5 @@
-"""A streaming histogram of nanosecond durations: fixed memory (35 KB), any run length.
+"""Fixed-memory records of a run of any length: a streaming histogram of nanosecond durations (35 KB)
+and the head and tail of an event stream (HeadTail).
 
 Log-linear bins (HdrHistogram's layout): exact below 128 ns, then 128 bins per power of two, so a
 bin [lo, lo + w) has w ≤ lo / 128 and a quantile read from it is within 0.4 % of the true one
@@ -8,6 +9,7 @@ bin [lo, lo + w) has w ≤ lo / 128 and a quantile read from it is within 0.4 % 
 from __future__ import annotations
 
 import math
+from collections import deque
 
 import numpy as np
 
@@ -64,3 +66,41 @@ class LogHistogram:
                                                                          ("p99.9", 0.999))}
         out["max"] = round(self.max * scale, 2)
         return out
+
+
+class HeadTail:
+    """A bounded record of a stream of events: the first `keep`, the last `keep`, the count of each kind
+    and the total. Fixed memory however long the run (a recovering loop trips ~1,400 times an hour);
+    iterating yields the kept events in order (head, then tail)."""
+
+    def __init__(self, keep: int = 200):
+        self.keep, self.total = keep, 0
+        self.head: list = []
+        self.tail: deque = deque(maxlen=keep)
+        self.counts: dict[str, int] = {}      # kind -> how many (every event, kept or not)
+
+    def append(self, event, kind: str | None = None) -> None:
+        self.total += 1
+        if kind is not None:
+            self.counts[kind] = self.counts.get(kind, 0) + 1
+        (self.head if len(self.head) < self.keep else self.tail).append(event)
+
+    @property
+    def dropped(self) -> int:
+        """Events between the head and the tail that were counted but not kept."""
+        return self.total - len(self.head) - len(self.tail)
+
+    def __iter__(self):
+        yield from self.head
+        yield from self.tail
+
+    def __len__(self) -> int:
+        return len(self.head) + len(self.tail)
+
+    def __bool__(self) -> bool:
+        return self.total > 0
+
+    def lines(self, what: str = "events") -> list:
+        """The kept events with one '... N more {what} ...' line where some were dropped."""
+        gap = [f"... {self.dropped} more {what} ..."] if self.dropped else []
+        return [*self.head, *gap, *self.tail]

@@ -112,20 +112,29 @@ class TickRecorder:
             "torque_saturated_ticks": safety.saturated_ticks,
             "final_state": safety.state.name,
             "faults": [{"tick": t, "utime": u, "fault": f, "reason": r} for t, u, f, r in safety.faults_seen],
+            "fault_counts": dict(safety.faults_seen.counts),    # every fault, kept in "faults" or not
         }
         out.update(extra or {})
         return out
 
 
-def _faults(faults: list[dict]) -> str:
-    """Faults grouped by kind: count, first tick and reason (a recovering run can trip many times)."""
+def fault_count(summary: dict) -> int:
+    """How many faults a run had: every one, also those the summary's bounded "faults" list left out."""
+    return sum(summary["fault_counts"].values()) if "fault_counts" in summary else len(summary["faults"])
+
+
+def _faults(faults: list[dict], counts: dict[str, int] | None = None) -> str:
+    """Faults grouped by kind: count, first tick and reason (a recovering run can trip many times);
+    `counts` (the summary's fault_counts) counts those the bounded list left out too."""
     if not faults:
         return "none"
     kinds: dict[str, list[dict]] = {}
     for f in faults:
         kinds.setdefault(f["fault"], []).append(f)
-    return "; ".join(f"{name} ×{len(fs)} (first at tick {fs[0]['tick']}: {fs[0]['reason']})" if len(fs) > 1 else
-                     f"{name} at tick {fs[0]['tick']}: {fs[0]['reason']}" for name, fs in kinds.items())
+    counts = counts or {name: len(fs) for name, fs in kinds.items()}
+    return "; ".join(f"{name} ×{counts[name]} (first at tick {fs[0]['tick']}: {fs[0]['reason']})"
+                     if counts[name] > 1 else f"{name} at tick {fs[0]['tick']}: {fs[0]['reason']}"
+                     for name, fs in kinds.items())
 
 
 def format_summary(s: dict) -> str:
@@ -139,7 +148,7 @@ def format_summary(s: dict) -> str:
              f"{s['overruns']}, torque-saturated ticks {s['torque_saturated_ticks']}",
              f"tracking error rad  rms {[round(x, 5) for x in e['rms']]}",
              f"                    max {[round(x, 5) for x in e['max']]}",
-             f"final state {s['final_state']}; faults: {_faults(s['faults'])}"]
+             f"final state {s['final_state']}; faults: {_faults(s['faults'], s.get('fault_counts'))}"]
     if s.get("process"):
         lines.append(f"process: {', '.join(s['process'])}")
     sim = s.get("sim") or {}

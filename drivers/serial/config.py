@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Optional
 
-from hil.schema import PERIOD_S, RATE_HZ, ConfigError, load
+from hil.schema import PERIOD_S, RATE_HZ, TIMEOUT_S, ConfigError, load
 
 from .protocol import MAX_FAULT_TEXT, MAX_JOINTS, FaultCode
 
@@ -61,7 +61,7 @@ class DeviceConfig:
     lockstep: bool = False                 # answer each COMMAND with one period and one JOINT_STATE
     effort: Literal["torque", "current"] = "torque"                # what JOINT_STATE effort and CONFIG carry
     torque_constant: Any = 1.0             # Nm/A (or N/A), number or one per joint: torque = constant * current
-    command_timeout: float = field(default=0.1, metadata=POSITIVE)  # s: watchdog when a COMMAND says 0
+    command_timeout: float = field(default=0.1, metadata=TIMEOUT_S)  # s: watchdog when a COMMAND says 0
     safe_command: Literal["disable", "damping"] = "disable"         # what the board does when it expires
     safe_damping: Any = 5.0                # Nm s/rad, number or one per joint (safe_command: damping)
     firmware_version: int = field(default=1, metadata={"min": 0, "max": 0xFFFF})
@@ -71,8 +71,8 @@ class DeviceConfig:
 
 @dataclass
 class ReconnectConfig:
-    initial: float = field(default=0.05, metadata=POSITIVE)       # s: first wait after losing the link
-    max: float = field(default=2.0, metadata=POSITIVE)            # s: the wait doubles up to this
+    initial: float = field(default=0.05, metadata=TIMEOUT_S)       # s: first wait after losing the link
+    max: float = field(default=2.0, metadata=TIMEOUT_S)            # s: the wait doubles up to this
 
 
 @dataclass
@@ -81,14 +81,14 @@ class SerialConfig:
     baudrate: int = field(default=2_000_000, metadata=POSITIVE)
     joint_count: Optional[int] = field(default=None, metadata={"min": 1, "max": MAX_JOINTS})  # default: robot's
     effort: Literal["auto", "torque", "current"] = "auto"           # the board's effort units; auto: its CONFIG
-    command_timeout: float = field(default=0.05, metadata=POSITIVE)  # s: no fresh LCM command → safe command
+    command_timeout: float = field(default=0.05, metadata=TIMEOUT_S)  # s: no fresh LCM command → safe command
     safe_command: Literal["disable", "damping"] = "disable"
     safe_damping: Any = 5.0                # Nm s/rad, number or one per joint (safe_command: damping)
     board_watchdog: float = field(default=0.1, metadata=NONNEGATIVE)  # s, sent in every COMMAND; 0: board's
     heartbeat_period: float = field(default=0.1, metadata=PERIOD_S)  # s, at least 100 µs
-    stale_timeout: float = field(default=0.01, metadata=POSITIVE)    # s without JOINT_STATE → stale
-    link_timeout: float = field(default=0.5, metadata=POSITIVE)      # s without JOINT_STATE → reconnect
-    config_timeout: float = field(default=0.5, metadata=POSITIVE)    # s to wait for CONFIG after opening
+    stale_timeout: float = field(default=0.01, metadata=TIMEOUT_S)    # s without JOINT_STATE → stale
+    link_timeout: float = field(default=0.5, metadata=TIMEOUT_S)      # s without JOINT_STATE → reconnect
+    config_timeout: float = field(default=0.5, metadata=TIMEOUT_S)    # s to wait for CONFIG after opening
     reconnect: ReconnectConfig = field(default_factory=ReconnectConfig)
     health_rate: float = field(default=10.0, metadata=RATE_HZ)      # Hz of lcmt_hil_driver_health
     device: DeviceConfig = field(default_factory=DeviceConfig)

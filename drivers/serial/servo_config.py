@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, Optional
 
-from hil.schema import ConfigError, load
+from hil.schema import RATE_HZ, TIMEOUT_S, ConfigError, load
 
 from .config import ReconnectConfig
 from .servo_models import BAUD_RATES, ServoModel, model
@@ -59,10 +59,10 @@ class ServoBusConfig:
     protocol: Literal["dynamixel", "feetech"] = "dynamixel"
     baudrate: int = field(default=1_000_000, metadata=POSITIVE)
     control: Literal["auto", "current", "position"] = "auto"      # auto: current where every model has it
-    rate: float = field(default=500.0, metadata=POSITIVE)         # Hz: one SYNC READ + one SYNC WRITE each
-    read_timeout: float = field(default=0.005, metadata=POSITIVE)  # s for a SYNC READ's answers
-    command_timeout: float = field(default=0.05, metadata=POSITIVE)  # s without an LCM command → torque off
-    link_timeout: float = field(default=0.2, metadata=POSITIVE)   # s without a full SYNC READ → reconnect
+    rate: float = field(default=500.0, metadata=RATE_HZ)          # Hz: one SYNC READ + one SYNC WRITE each
+    read_timeout: float = field(default=0.005, metadata=TIMEOUT_S)  # s for a SYNC READ's answers
+    command_timeout: float = field(default=0.05, metadata=TIMEOUT_S)  # s without an LCM command → torque off
+    link_timeout: float = field(default=0.2, metadata=TIMEOUT_S)   # s without a full SYNC READ → reconnect
     reconnect: ReconnectConfig = field(default_factory=ReconnectConfig)
     lockstep: bool = False                 # one cycle per LCM command; the simulated bus one period per cycle
     fast_read: bool = False                # Dynamixel FAST SYNC READ (servo firmware that has it)
@@ -113,6 +113,10 @@ class ServoBusConfig:
             raise ConfigError(f"{path}.fast_read", "FAST SYNC READ is a Dynamixel Protocol 2.0 instruction")
         if self.link_timeout <= self.read_timeout:
             raise ConfigError(f"{path}.link_timeout", f"must be longer than read_timeout ({self.read_timeout:g} s)")
+        for key in ("command_timeout", "link_timeout"):      # the driver looks once a cycle
+            if getattr(self, key) < 1.0 / self.rate:
+                raise ConfigError(f"{path}.{key}", f"must be at least one cycle, 1/rate = {1 / self.rate:g} s (the "
+                                                   f"driver checks it once a cycle), got {getattr(self, key):g}")
         return self
 
 

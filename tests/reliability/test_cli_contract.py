@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from hil.cli import main
-from tests.reliability.inputs import bad_configs, bad_logs
+from tests.conftest import REPO
+from tests.reliability.inputs import IIWA_JOINTS, bad_campaigns, bad_configs, bad_legged, bad_logs, servo_config
 
 CONFIG_COMMANDS = {
     "run": lambda c, log: ["run", c, "--duration", "0.1", "--quiet"],
@@ -20,9 +22,15 @@ CONFIG_COMMANDS = {
     "serial-device": lambda c, log: ["serial-device", c, "--duration", "0.1"],
     "regress": lambda c, log: ["regress", c, "--report", "/dev/null"],
     "replay": lambda c, log: ["replay", log, "--config", c],
+    "servo-bus": lambda c, log: ["servo-bus", c, "--duration", "0.1"],
+    "servo-bus-device": lambda c, log: ["servo-bus-device", c, "--duration", "0.1"],
 }
 MESSAGES = {("regress", "missing_file"): "no such scenario folder or file"}
-LOG_COMMANDS = {"report": lambda p: ["report", p], "replay": lambda p: ["replay", p]}
+LOG_COMMANDS = {"report": lambda p: ["report", p], "replay": lambda p: ["replay", p],
+                "export": lambda p: ["export", p, "--mcap", str(Path(p).with_suffix(".mcap"))]}
+SERVO_COMMANDS = {"servo-bus": CONFIG_COMMANDS["servo-bus"], "servo-bus-device": CONFIG_COMMANDS["servo-bus-device"]}
+# Legged scenario files: `hil demo --config` runs one, `hil regress` checks them with the others.
+LEGGED_COMMANDS = {"demo": CONFIG_COMMANDS["demo"], "regress": CONFIG_COMMANDS["regress"]}
 
 
 @pytest.fixture(scope="module")
@@ -53,12 +61,50 @@ def test_every_config_command_rejects_every_bad_config_in_one_line(command, conf
         assert message in line and path.name in line, (command, name, line)
 
 
+@pytest.mark.parametrize("command", SERVO_COMMANDS)
+def test_the_servo_commands_reject_a_config_their_bus_cannot_drive(command, tmp_path, capsys):
+    """What only the servo-bus commands check: the section is there, and its joints are the robot's."""
+    cases = {"no_section.yaml": (servo_config().split("servo_bus:")[0], "servo_bus: is required"),
+             "no_such_joint.yaml": (servo_config().replace(IIWA_JOINTS[2], "elbow"), "'elbow'")}
+    for name, (text, message) in cases.items():
+        (tmp_path / name).write_text(text)
+        line = _one_line_error(SERVO_COMMANDS[command](str(tmp_path / name), None), capsys)
+        assert message in line and name in line, (command, name, line)
+
+
+@pytest.mark.parametrize("command", LEGGED_COMMANDS)
+def test_every_legged_scenario_command_rejects_every_bad_legged_scenario_in_one_line(command, tmp_path, capsys):
+    for name, (path, message) in bad_legged(tmp_path).items():
+        line = _one_line_error(LEGGED_COMMANDS[command](str(path), None), capsys)
+        message = MESSAGES.get((command, name), message)
+        assert message in line and path.name in line, (command, name, line)
+
+
+def test_campaign_rejects_every_bad_campaign_file_and_option_in_one_line(tmp_path, capsys):
+    base = REPO / "configs" / "scenarios" / "joint_pd_quintic.yaml"
+    for name, (path, message) in bad_campaigns(tmp_path, base).items():
+        line = _one_line_error(["campaign", str(path), "--engine", "sequential", "--quiet",
+                                "--out", str(tmp_path / "out")], capsys)
+        assert message in line and path.name in line, (name, line)
+    good = bad_campaigns(tmp_path, base)["missing_file"][0].parent / "good.yaml"
+    good.write_text(f"campaign:\n  base: {base}\n  vary:\n    sim.joint_damping: {{uniform: [0.0, 1.0]}}\n")
+    for options, message in ((["-n", "0"], "-n must be at least 1, got 0"), (["-j", "-2"], "-j must be at least 1"),
+                             (["--log", "x.lcmlog"], "--log and --write-scenario go with --seed"),
+                             (["--engine", "pool", "--address", "auto"], "--address is a Ray cluster's")):
+        line = _one_line_error(["campaign", str(good), "--quiet", *options], capsys)
+        assert message in line, (options, line)
+
+
 @pytest.mark.parametrize("command", LOG_COMMANDS)
 def test_every_log_command_rejects_every_bad_log_in_one_line(command, logs, run_log, capsys):
     for name, (path, message) in logs.items():
         argv = LOG_COMMANDS[command](str(path))
         if command == "replay" and name == "corrupt_run_info":
             argv += ["--config", str(run_log.parent / "good.yaml")]    # the log's own config is unreadable
+        if command == "export" and name == "corrupt_run_info":         # a converter: counts what it cannot decode
+            assert main(argv) == 0
+            assert '"skipped": {"TruncatedError": 1}' in capsys.readouterr().out
+            continue
         line = _one_line_error(argv, capsys)
         assert message in line and path.name in line, (command, name, line)
 
@@ -100,4 +146,19 @@ def test_report_reads_past_corrupt_events_when_asked_and_counts_them(logs, run_l
     assert report["status"]["count"] == whole["status"]["count"] - 1
     assert report["command"]["count"] == whole["command"]["count"] and whole["corrupt"] == []
     assert main(["report", str(path), "--skip-corrupt"]) == 0
+    assert "corrupt: 1 stretch(es) skipped" in capsys.readouterr().out
+
+
+def test_replay_reads_past_corrupt_events_when_asked_and_counts_them(logs, run_log, capsys):
+    """hil replay --skip-corrupt, as hil report's: the corrupt status is skipped and counted, the
+    replay runs on the rest (its comparison then says what the loss changed)."""
+    import json
+    path = logs["channel_not_utf8"][0]
+    assert main(["replay", str(path), "--json", "--skip-corrupt"]) in (0, 1)
+    result = json.loads(capsys.readouterr().out)
+    assert [c["problem"][:33] for c in result["corrupt"]] == ["a channel name that is not UTF-8 "]
+    assert result["commands"] > 250 and result["log_losses"]["statuses_missing"] <= 1
+    assert main(["replay", str(run_log), "--json", "--skip-corrupt"]) == 0       # an intact log: nothing skipped
+    assert json.loads(capsys.readouterr().out)["corrupt"] == []
+    main(["replay", str(path), "--skip-corrupt"])
     assert "corrupt: 1 stretch(es) skipped" in capsys.readouterr().out

@@ -4,96 +4,46 @@ returns a RunConfig or raises ConfigError naming the file, never anything else."
 from __future__ import annotations
 
 import copy
-import dataclasses
 import time
-import typing
 
 import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
 from drivers.serial.config import SerialConfig
+from drivers.serial.servo_config import ServoBusConfig
 from drivers.sim.config import SimConfig
 from hil.config import RunConfig, load_config
 from hil.schema import ConfigError, parse_yaml
 from hil.viz import VizConfig
 from tests.conftest import IIWA_URDF
-from tests.reliability.inputs import fuzz_settings, good_config, mutations
+from tests.reliability.inputs import (
+    apply_edits,
+    fuzz_settings,
+    good_config,
+    key_edits,
+    key_paths,
+    load_or_error,
+    mutations,
+)
 
 GOOD = good_config()
 BASE = parse_yaml(GOOD, "good.yaml")
 
 
-def _paths(cls, prefix=()) -> list[tuple]:
-    """Every key path of a config dataclass, nested dataclasses included."""
-    out = []
-    hints = typing.get_type_hints(cls)
-    for f in dataclasses.fields(cls):
-        out.append(prefix + (f.name,))
-        tp = hints[f.name]
-        inner = [a for a in typing.get_args(tp) if dataclasses.is_dataclass(a)] or [tp]
-        if dataclasses.is_dataclass(inner[0]):
-            out += _paths(inner[0], prefix + (f.name,))
-    return out
-
-
-PATHS = [p for p in _paths(RunConfig) if p[0] not in ("sim", "serial", "viz", "source")] \
-    + _paths(SimConfig, ("sim",)) + _paths(SerialConfig, ("serial",)) + _paths(VizConfig, ("viz",))
-ODD = [None, True, False, 0, -1, 1, 2 ** 70, 1e400, -1e400, 1e-320, "", "x", "1000", [], [1, "a"], [[1.0]] * 3,
-       {}, {"a": 1}, {"rate_hz": 1}, [None], "\u00e9\x00", list(range(40)), [0.1] * 7]
-
-
-def _set(data: dict, path: tuple, value) -> dict:
-    data = copy.deepcopy(data)
-    node = data
-    for key in path[:-1]:
-        if not isinstance(node.get(key), dict):
-            node[key] = {}
-        node = node[key]
-    node[path[-1]] = value
-    return data
-
-
-def _delete(data: dict, path: tuple) -> dict:
-    data = copy.deepcopy(data)
-    node = data
-    for key in path[:-1]:
-        node = node.get(key) if isinstance(node, dict) else None
-        if not isinstance(node, dict):
-            return data
-    node.pop(path[-1], None)
-    return data
-
-
-edit = st.one_of(
-    st.tuples(st.just("set"), st.sampled_from(PATHS), st.sampled_from(ODD)),
-    st.tuples(st.just("unknown"), st.sampled_from(PATHS), st.sampled_from(["rate", "kp ", "Loop", "x_y", "1"])),
-    st.tuples(st.just("delete"), st.sampled_from(PATHS), st.just(None)),
-)
+PATHS = [p for p in key_paths(RunConfig) if p[0] not in ("sim", "serial", "viz", "servo_bus", "source")] \
+    + key_paths(SimConfig, ("sim",)) + key_paths(SerialConfig, ("serial",)) + key_paths(VizConfig, ("viz",)) \
+    + key_paths(ServoBusConfig, ("servo_bus",))
 
 
 def _load(tmp_path, content: bytes):
-    path = tmp_path / "fuzz.yaml"
-    path.write_bytes(content)
-    try:
-        return load_config(path)
-    except ConfigError as e:
-        assert "fuzz.yaml" in str(e), e
-        return e
+    return load_or_error(load_config, tmp_path, content)
 
 
 @fuzz_settings(250)
-@given(edits=st.lists(edit, min_size=1, max_size=4))
+@given(edits=key_edits(PATHS))
 def test_wrong_types_unknown_and_missing_keys(tmp_path_factory, edits):
-    data = BASE
-    for kind, path, value in edits:
-        if kind == "set":
-            data = _set(data, path, value)
-        elif kind == "unknown":
-            data = _set(data, path[:-1] + (value,), 1)
-        else:
-            data = _delete(data, path)
-    text = yaml.safe_dump(data, allow_unicode=True)
+    text = yaml.safe_dump(apply_edits(BASE, edits), allow_unicode=True)
     _load(tmp_path_factory.mktemp("c"), text.encode())
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from hil import _control
-from hil.sketch import LogHistogram, bin_bounds
+from hil.sketch import HeadTail, LogHistogram, bin_bounds
 from hil.telemetry import TickRecorder
 
 
@@ -53,7 +53,7 @@ def test_the_recorder_costs_the_same_memory_for_any_run_length():
     t = rec.trace_t[:rec.trace_rows]
     assert np.all(np.diff(t) > 0) and t[-1] > 19.0                              # still covers the whole run
     s = rec.summary(type("Safety", (), {"saturated_ticks": 0, "state": type("S", (), {"name": "RUNNING"}),
-                                        "faults_seen": []})())
+                                        "faults_seen": HeadTail()})())
     assert s["ticks"] == 20_000
     assert abs(s["compute_us"]["p50"] - np.median(compute) / 1e3) <= np.median(compute) / 1e3 / 100
     assert s["compute_us"]["max"] == round(compute.max() / 1e3, 2)
