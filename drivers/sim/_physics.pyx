@@ -791,16 +791,49 @@ cdef class PointContact:
 
 
 # ---------------------------------------------------------------------------------------------
+# Joint dissipation: implicit viscous damping and Coulomb friction
+# ---------------------------------------------------------------------------------------------
+cdef int coulomb_solve(const double* A, const double* b, const double* f, double* x, int n,
+                       double tol, int max_sweeps) noexcept nogil:
+    """x ← argmin ½ xᵀA x − bᵀx + Σ fᵢ|xᵢ| (A SPD, f >= 0) by exact coordinate minimization from the
+    given x: xᵢ = S(bᵢ − Σ_{j≠i} Aᵢⱼ xⱼ, fᵢ) / Aᵢᵢ with S(r, t) = sign(r) max(|r| − t, 0). The objective
+    is strictly convex, so the sweeps converge to its unique minimizer (Luo & Tseng 1992); stops when
+    no coordinate moves more than tol. Returns the sweeps taken."""
+    cdef int i, j, sweep
+    cdef double r, xi, change
+    for sweep in range(1, max_sweeps + 1):
+        change = 0.0
+        for i in range(n):
+            r = b[i]
+            for j in range(n):
+                if j != i:
+                    r -= A[i * n + j] * x[j]
+            xi = (r - f[i]) / A[i * n + i] if r > f[i] else ((r + f[i]) / A[i * n + i] if r < -f[i] else 0.0)
+            if fabs(xi - x[i]) > change:
+                change = fabs(xi - x[i])
+            x[i] = xi
+        if change <= tol:
+            return sweep
+    return max_sweeps
+
+
+# ---------------------------------------------------------------------------------------------
 # The integrator
 # ---------------------------------------------------------------------------------------------
 cdef class Stepper:
     """Advances (q, v) by one fixed step h under actuation u (one entry per actuator).
 
-    Generalized forces: τ = B clamp(u, ±u_max)∘e − d∘v + τ_limits(q, v), plus the contact forces as
-    body forces; v̇ from the articulated-body algorithm. Semi-implicit Euler: v⁺ = v + h v̇ with the
-    contact springs at (q, v) and the contact damping and friction linearly implicit in v⁺
-    (PointContact.spring/damp), then q⁺ = q + h N(q) v⁺. RK4 on ẋ = [N(q) v; v̇(q, v)] with explicit
-    contact forces, their damping capped (PointContact.bound). Quaternions are renormalized after
+    Generalized forces: τ = B clamp(u, ±u_max)∘e + τ_limits(q, v) (− d∘v with RK4), plus the contact forces as body
+    forces; v̇ from the articulated-body algorithm. Semi-implicit Euler: v* = v + h v̇ with the
+    contact springs at (q, v) and the contact damping and friction linearly implicit
+    (PointContact.spring/damp); the joint damping d and Coulomb friction f are then fully implicit
+    (`_dissipate`): v⁺ = argmin ½ (v⁺ − v*)ᵀ M (v⁺ − v*) + ½ h v⁺ᵀ D v⁺ + h Σ fᵢ |v⁺ᵢ|, i.e.
+    M (v⁺ − v*) = −h D v⁺ − h τ_f with τ_f,i ∈ fᵢ ∂|v⁺ᵢ| (stick or slip, exactly), as Drake's discrete
+    solvers treat joint damping ((M + hD) v⁺ = M v*); then q⁺ = q + h N(q) v⁺. RK4 on ẋ = [N(q) v; v̇(q, v)] with explicit
+    contact forces, their damping capped (PointContact.bound) and the joint damping explicit (as
+    Drake's continuous plant), then the implicit friction alone (a first-order split at the new q:
+    its Δv on v and, as a ramp over the step, ½ h N(q) Δv on q, so a stuck joint stays exactly put).
+    Quaternions are renormalized after
     the step. e is `actuator_enabled` (1 or 0 per actuator). Joint-limit springs act on 1-dof joints
     outside [lower, upper]: τ = k (lower − q) − c v, kept >= 0 (and mirrored at the upper limit).
     """
@@ -834,6 +867,11 @@ cdef class Stepper:
     cdef double* pM
     cdef double* ptmp
     cdef double* damping
+    cdef double* friction
+    cdef double* pA
+    cdef double* pb
+    cdef bint dissipative
+    cdef readonly int sweeps
     cdef double* effort
     cdef int* act_v
     cdef int* lim_q
@@ -842,9 +880,9 @@ cdef class Stepper:
     cdef int* quat_q
     cdef int num_quats
 
-    def __init__(self, kernels, double time_step, bint rk4, damping, effort_limits, actuator_dofs,
+    def __init__(self, kernels, double time_step, bint rk4, damping, friction, effort_limits, actuator_dofs,
                  limit_q, limit_v, limits, quaternion_starts, bint qdot_is_v, contact=None, body_frames=None):
-        """kernels: plant.kernels(); damping (nv); effort_limits and actuator_dofs (the v index each
+        """kernels: plant.kernels(); damping d (N·m·s/rad) and Coulomb friction f (N·m) (nv); effort_limits and actuator_dofs (the v index each
         actuator drives) (nu); limit_q, limit_v (q and v index of each limited 1-dof joint) and limits
         (rows [lower, upper, stiffness, damping]); quaternion_starts: q index of each free body's qw;
         qdot_is_v: N(q) = I; contact: a PointContact or None, with body_frames the frame index of each
@@ -859,8 +897,13 @@ cdef class Stepper:
         self._tables = [_owned_f64(damping, (self.nv,)), _owned_f64(effort_limits, (self.nu,)),
                         _owned_i32(actuator_dofs, (self.nu,)), _owned_i32(limit_q, (self.num_limits,)),
                         _owned_i32(limit_v, (self.num_limits,)), _owned_f64(limits, (self.num_limits, 4)),
-                        _owned_i32(quaternion_starts, (self.num_quats,))]
+                        _owned_i32(quaternion_starts, (self.num_quats,)), _owned_f64(friction, (self.nv,)),
+                        np.zeros((self.nv, self.nv)), np.zeros(self.nv)]
         self.damping = _f64(self._tables[0], self.nv, "damping")
+        self.friction = _f64(self._tables[7], self.nv, "friction")
+        self.pA, self.pb = _f64(self._tables[8], self.nv * self.nv, ""), _f64(self._tables[9], self.nv, "")
+        self.dissipative = bool((not rk4 and np.any(self._tables[0])) or np.any(self._tables[7]))
+        self.sweeps = 0
         self.effort = _f64(self._tables[1], self.nu, "effort_limits")
         self.act_v, self.lim_q, self.lim_v = _i32(self._tables[2]), _i32(self._tables[3]), _i32(self._tables[4])
         self.lim = _f64(self._tables[5], 4 * self.num_limits, "limits")
@@ -902,14 +945,15 @@ cdef class Stepper:
         self.steps = steps
 
     cdef int _forces(self, const double* pq, const double* pv) except -1:
-        """_tau = B u_applied − d∘v + τ_limits(q, v)."""
+        """_tau = B u_applied + τ_limits(q, v) (− d∘v with RK4)."""
         cdef int i, j
         cdef double x, t
         memset(self.ptau, 0, self.nv * sizeof(double))
         for i in range(self.nu):
             self.ptau[self.act_v[i]] += self.pua[i]
-        for i in range(self.nv):
-            self.ptau[i] -= self.damping[i] * pv[i]
+        if self.rk4:
+            for i in range(self.nv):
+                self.ptau[i] -= self.damping[i] * pv[i]
         for i in range(self.num_limits):
             x, j = pq[self.lim_q[i]], self.lim_v[i]
             if x < self.lim[4 * i]:
@@ -980,6 +1024,34 @@ cdef class Stepper:
         self._contact.generalized(n, self.ptc)
         return 0
 
+    cdef int _dissipate(self) except -1:
+        """v ← argmin ½ (v⁺ − v)ᵀ M (v⁺ − v) + ½ h v⁺ᵀ D v⁺ + h Σ fᵢ|v⁺ᵢ| with M = M(q): b = M v,
+        A = M + hD; without friction v⁺ = A⁻¹ b (Cholesky), with it coordinate minimization from there
+        (`coulomb_solve`, to 1e-12 of the largest speed)."""
+        cdef int i, j, n = self.nv
+        cdef bint coulomb = False
+        cdef double s, vmax = 0.0
+        self._mass(self.q, self._M)
+        for i in range(n):
+            s = 0.0
+            for j in range(n):
+                s += self.pM[i * n + j] * self.pv[j]
+            self.pb[i] = s
+            if not self.rk4:
+                self.pM[i * n + i] += self.h * self.damping[i]
+            coulomb = coulomb or self.friction[i] > 0.0
+        memcpy(self.pA, self.pM, n * n * sizeof(double))
+        memcpy(self.pv, self.pb, n * sizeof(double))
+        if cholesky(self.pA, n):
+            raise RuntimeError("the mass matrix is not positive definite")
+        cholesky_solve(self.pA, n, self.pv)
+        if coulomb:
+            for i in range(n):
+                self.ptmp[i] = self.h * self.friction[i]
+                vmax = fabs(self.pv[i]) if fabs(self.pv[i]) > vmax else vmax
+            self.sweeps = coulomb_solve(self.pM, self.pb, self.ptmp, self.pv, n, 1e-12 * (1.0 + vmax), 10000)
+        return 0
+
     cdef int _rates(self, object q, object v, const double* pv, double* qdot, object qdot_array) except -1:
         if self.qdot_is_v:
             memcpy(qdot, pv, self.nv * sizeof(double))
@@ -1001,6 +1073,8 @@ cdef class Stepper:
             self.pua[i] = x * self.pen[i]
         if not self.rk4:
             self._euler_velocity()
+            if self.dissipative:
+                self._dissipate()
             self._rates(self.q, self.v, self.pv, self.pqdot, self._qdot_a)
             for i in range(self.nq):
                 self.pq[i] += self.h * self.pqdot[i]
@@ -1023,6 +1097,14 @@ cdef class Stepper:
                 self.pq[i] += w * (kq[i] + 2.0 * kq[self.nq + i] + 2.0 * kq[2 * self.nq + i] + kq[3 * self.nq + i])
             for i in range(self.nv):
                 self.pv[i] += w * (kv[i] + 2.0 * kv[self.nv + i] + 2.0 * kv[2 * self.nv + i] + kv[3 * self.nv + i])
+            if self.dissipative:                      # Δv = the friction's; q⁺ += ½ h N(q⁺) Δv (a ramp)
+                memcpy(self.pvs, self.pv, self.nv * sizeof(double))
+                self._dissipate()
+                for i in range(self.nv):
+                    self.pvs[i] = self.pv[i] - self.pvs[i]
+                self._rates(self.q, self._vs, self.pvs, self.pqdot, self._qdot_a)
+                for i in range(self.nq):
+                    self.pq[i] += 0.5 * self.h * self.pqdot[i]
         for s in range(self.num_quats):
             i = self.quat_q[s]
             norm = sqrt(self.pq[i] ** 2 + self.pq[i + 1] ** 2 + self.pq[i + 2] ** 2 + self.pq[i + 3] ** 2)

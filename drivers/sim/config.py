@@ -122,6 +122,7 @@ class SimConfig:
     contact: ContactConfig = field(default_factory=ContactConfig)
     payload: PayloadConfig = field(default_factory=PayloadConfig)
     joint_damping: Any = None                     # N·m·s/rad: number or one per velocity; None: the model's
+    joint_friction: Any = None                    # N·m Coulomb: number or one per velocity; None: none
     faults: list[FaultSpec] = field(default_factory=list)
     seed: int = 0                                 # of every random fault
     # Which driver stands in front of the arm: Drake's simulated drivers (drake_sim) or the real

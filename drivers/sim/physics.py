@@ -6,15 +6,20 @@
 
 Forces on the generalized coordinates during a step (all held over the step):
 
-    τ = B clamp(u, ±u_max)∘e − d∘v + τ_limits(q, v) + Σ_B J_Bᵀ F_Bo_W (contact)
+    τ = B clamp(u, ±u_max)∘e − d∘v − τ_f + τ_limits(q, v) + Σ_B J_Bᵀ F_Bo_W (contact)
 
 with B the actuation matrix, u_max the actuators' effort limits, e the actuator enable mask (a
-joint_unresponsive fault clears it), d the joint damping (sim.joint_damping, default the model's), and
-one-sided joint-limit springs on the 1-dof joints: below the lower limit τ = max(0, k (q_lower − q) − c v), above the
-upper limit τ = min(0, k (q_upper − q) − c v). Gravity is the model's. v̇ solves M(q) v̇ + C(q, v) v −
-τ_g(q) = τ (ABA). Semi-implicit Euler: v⁺ = v + h v̇(q, v), q⁺ = q + h N(q) v⁺, with the contact
-damping and friction linearly implicit in v⁺; RK4: the classical four stages on ẋ = [N(q) v; v̇],
-with explicit contact forces whose damping is bounded (docs/sim.md, Contact). Free-body quaternions
+joint_unresponsive fault clears it), d the joint damping (sim.joint_damping, default the model's),
+τ_f,i ∈ fᵢ ∂|vᵢ| the joint Coulomb friction (sim.joint_friction f, default 0: a joint sticks while
+the other torques on it stay within ±fᵢ), and one-sided joint-limit springs on the 1-dof joints:
+below the lower limit τ = max(0, k (q_lower − q) − c v), above the upper limit
+τ = min(0, k (q_upper − q) − c v). Gravity is the model's. v̇ solves M(q) v̇ + C(q, v) v − τ_g(q) = τ
+(ABA). Semi-implicit Euler: v* = v + h v̇(q, v) with the contact damping and friction linearly
+implicit, then the joint damping and friction fully implicit, M (v⁺ − v*) = −h (D v⁺ + τ_f(v⁺))
+(stick-slip solved exactly each step, as Drake's discrete plant for the damping; Stepper),
+q⁺ = q + h N(q) v⁺. RK4: the classical four stages on ẋ = [N(q) v; v̇] with explicit contact forces
+whose damping is bounded (docs/sim.md, Contact) and explicit joint damping (Drake's continuous
+plant), then the implicit friction as a split. Free-body quaternions
 are renormalized after each step.
 """
 from __future__ import annotations
@@ -81,6 +86,7 @@ class Physics:
         self.stepper = Stepper(
             plant.kernels(), h, config.integrator == "rk4",
             per_joint(config.joint_damping, nv, f"{path}.joint_damping", plant.GetDampingVector()),
+            per_joint(config.joint_friction, nv, f"{path}.joint_friction", np.zeros(nv)),
             plant.GetEffortUpperLimits(),
             [a.joint().velocity_start() for a in actuators],
             [j.position_start() for j in limited], [j.velocity_start() for j in limited],

@@ -12,7 +12,7 @@ from hil.schema import ConfigError
 from planning.legged_models import example_robot_data_root
 
 pytestmark = pytest.mark.skipif(example_robot_data_root() is None, reason="example-robot-data is not installed")
-ARMS = ["panda_torque", "panda_velocity", "panda_position", "ur5", "kinova"]
+ARMS = ["panda_torque", "panda_velocity", "panda_position", "ur5", "kinova", "xarm7"]
 
 
 def start(cfg):
