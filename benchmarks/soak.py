@@ -7,6 +7,8 @@ loop's deadline misses are shown beside those of a bare loop that only waits on 
 --floor seconds (the machine's floor), per million ticks.
 
     nice python benchmarks/soak.py [--minutes 60] [--sample 10] [--floor 60] [--json soak.json]
+    chrt -f 30 python benchmarks/soak.py ...      # both processes under SCHED_FIFO (inherited)
+    python benchmarks/soak.py --from-json soak.json   # the table of a saved run again
 """
 from __future__ import annotations
 
@@ -42,6 +44,13 @@ def sample(pid: int) -> dict | None:
     return {"rss_mb": int(fields["VmRSS"].split()[0]) / 1024, "fds": fds, "threads": int(fields["Threads"])}
 
 
+def scheduling() -> str:
+    """How this process (and so the two it starts) is scheduled: 'SCHED_FIFO 30' or 'nice 0'."""
+    if os.sched_getscheduler(0) == os.SCHED_FIFO:
+        return f"SCHED_FIFO {os.sched_getparam(0).sched_priority}"
+    return f"nice {os.nice(0)}"
+
+
 def soak(minutes: float, every_s: float, floor_s: float, config: Path) -> dict:
     url = f"udpm://239.255.76.67:{random.randint(20000, 60000)}?ttl=0"
     duration = minutes * 60
@@ -71,7 +80,7 @@ def soak(minutes: float, every_s: float, floor_s: float, config: Path) -> dict:
     period_ns = round(1e9 / cfg.loop.rate_hz)
     bare = bare_loop(floor_s, period_ns, int(cfg.loop.spin_us * 1e3))
     budget = cfg.loop.deadline_budget_us
-    return {"minutes": minutes, "summary": summary, "samples": samples, "budget_us": budget,
+    return {"minutes": minutes, "scheduling": scheduling(), "summary": summary, "samples": samples, "budget_us": budget,
             "bare": {"ticks": int(bare.size), "misses": int((bare > budget).sum()),
                      "p99_us": float(sorted(bare)[int(0.99 * bare.size)]), "max_us": float(bare.max())}}
 
@@ -80,7 +89,7 @@ def table(r: dict) -> str:
     s, bare = r["summary"], r["bare"]
     per_m = 1e6 / max(1, s["ticks"])
     lines = [f"Soak: `hil run` vs `hil sim`, 1 kHz over UDP multicast (ttl=0), {r['minutes']:g} min, "
-             f"configs/demo.yaml, under `nice`",
+             f"configs/demo.yaml, under {r.get('scheduling', 'nice')}",
              "",
              "| ticks | rate Hz | misses (> %g µs) | per million ticks | bare loop floor per million | "
              "lateness p99 µs | p99.9 | max | faults | final state |" % r["budget_us"],
@@ -109,7 +118,14 @@ def main(argv=None) -> int:
     ap.add_argument("--floor", type=float, default=60.0, metavar="S", help="seconds of the bare loop (default 60)")
     ap.add_argument("--config", type=Path, default=CONFIG, help="run config (default configs/demo.yaml)")
     ap.add_argument("--json", metavar="FILE", help="also write the samples and summary here")
+    ap.add_argument("--from-json", metavar="FILE", help="print the table of a run saved with --json; run nothing")
     args = ap.parse_args(argv)
+    if args.from_json:
+        try:
+            print(table(json.loads(Path(args.from_json).read_text())))
+        except (OSError, ValueError, KeyError) as e:
+            ap.exit(2, f"soak: {args.from_json}: not a saved soak run ({e})\n")
+        return 0
     result = soak(args.minutes, args.sample, args.floor, args.config)
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=1))
