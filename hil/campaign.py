@@ -33,9 +33,10 @@ from typing import Any, Literal, Optional
 
 import numpy as np
 
-from .config import resolve
+from core.config import resolve
+from core.schema import ConfigError, load, read_yaml
+
 from .scenario import Scenario, ScenarioSpec, load_scenario
-from .schema import ConfigError, load, read_yaml
 
 KIND = ("uniform", "normal", "choice", "grid")
 
@@ -136,7 +137,7 @@ def message(e: ConfigError) -> str:
 
 def scenario_from_data(data: dict, path: Path, name: str) -> Scenario:
     """A Scenario from a scenario file's mapping whose relative paths are relative to `path`'s folder."""
-    from .config import parse_config
+    from drivers.run_config import parse_config
     data = copy.deepcopy(data)
     spec = load(ScenarioSpec, data.pop("scenario"), "scenario")
     cfg = parse_config(data, path.resolve().parent, str(path))

@@ -31,15 +31,15 @@ from typing import Optional
 import lcm
 import numpy as np
 
+from core.config import NONNEGATIVE, POSITIVE
+from core.schema import ConfigError, load, read_yaml
 from drivers.sim.config import SimConfig
 from drivers.sim.legged import SimulatedLeggedRobot
 from planning.legged_models import LEGGED, load_legged
 from planning.whole_body import WholeBodyWeights
 
-from .config import NONNEGATIVE, POSITIVE
 from .legged import LeggedTorqueControl
 from .legged_loop import feet_of
-from .schema import ConfigError, load, read_yaml
 
 
 @dataclass
@@ -199,7 +199,7 @@ def run_legged_scenario(path: str | Path, *, realtime: bool = False, lcm_url: st
 def run_legged_demo(path: str | Path, duration: float, lcm_url: str) -> int:
     """`hil demo --config LEGGED.yaml`: the scenario paced to the wall clock on `lcm_url`, with the
     robot, the ground and the contact forces for Meldis; prints the outcome. Exit 0, or 1 on a fault."""
-    from .viz import VizConfig
+    from viz import VizConfig
     print(f"hil demo: simulated {load_legged_scenario(path)[0].robot} under whole-body torque control on "
           f"{lcm_url}; {duration:g} s. Watch it in Meldis: python -m pydrake.visualization.meldis")
     summary, checks, _ = run_legged_scenario(path, realtime=True, lcm_url=lcm_url, viz=VizConfig(),

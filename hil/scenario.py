@@ -33,8 +33,9 @@ from typing import Any, Literal
 
 import numpy as np
 
-from .config import RunConfig, parse_config
-from .schema import ConfigError, load, read_yaml
+from core.config import RunConfig
+from core.schema import ConfigError, load, read_yaml
+from drivers.run_config import parse_config
 
 NONNEGATIVE = {"min": 0}
 PerJoint = float | list[float]

@@ -2,7 +2,7 @@
 
 Every key, its unit and default is documented in docs/serial_protocol.md (section 9).
 `load_serial_config(mapping)` validates the section into a SerialConfig; errors are
-hil.schema.ConfigError naming the key, e.g. `serial.link_timeout: must be longer than
+core.schema.ConfigError naming the key, e.g. `serial.link_timeout: must be longer than
 stale_timeout (0.01 s), got 0.005`. Per-joint values (safe_damping, torque_constant) are checked
 against the joint count where the driver or board is built.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Optional
 
-from hil.schema import PERIOD_S, RATE_HZ, TIMEOUT_S, ConfigError, load
+from core.schema import PERIOD_S, RATE_HZ, TIMEOUT_S, ConfigError, load
 
 from .protocol import MAX_FAULT_TEXT, MAX_JOINTS, FaultCode
 

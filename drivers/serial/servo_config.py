@@ -1,7 +1,7 @@
 """The `servo_bus:` section of a run config: the bus, its servos and how they map to URDF joints.
 
 Every key, its unit and default is in docs/servo_bus.md. `load_servo_config(mapping)` validates
-the section into a ServoBusConfig (errors are hil.schema.ConfigError naming the key, e.g.
+the section into a ServoBusConfig (errors are core.schema.ConfigError naming the key, e.g.
 `servo_bus.joints[2].model: unknown servo model 'XM540'; known: ...`); `check_joints(config,
 plant)` checks the joint names against the robot model.
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, Optional
 
-from hil.schema import RATE_HZ, TIMEOUT_S, ConfigError, load
+from core.schema import RATE_HZ, TIMEOUT_S, ConfigError, load
 
 from .config import ReconnectConfig
 from .servo_models import BAUD_RATES, ServoModel, model

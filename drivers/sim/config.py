@@ -2,7 +2,7 @@
 
 Every key, its unit and default is documented in docs/sim.md. `load_sim_config(mapping)` validates a
 mapping (the YAML section) into a SimConfig; `SimConfig.validate()` runs the cross-field checks again
-on a config built in code. Errors are hil.schema.ConfigError naming the key, e.g.
+on a config built in code. Errors are core.schema.ConfigError naming the key, e.g.
 `sim.faults[1].delay: is required for a latency fault`.
 """
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any, Literal, Optional
 
 import numpy as np
 
-from hil.schema import ConfigError, load
+from core.schema import ConfigError, load
 
 from .real_drivers import FrankaDriverConfig, KukaDriverConfig
 

@@ -5,14 +5,14 @@ from pathlib import Path
 import lcm
 import pytest
 
+from core.config import channels_for
+from core.robot import build_plant
+from core.schema import ConfigError, read_yaml
 from drivers.serial.config import SerialConfig, load_serial_config
 from drivers.serial.device import SimulatedBoard
 from drivers.serial.device import run_from_config as run_device
 from drivers.serial.driver import SerialDriver
 from drivers.sim.config import load_sim_config
-from hil.loop import channels_for
-from hil.robot import build_plant
-from hil.schema import ConfigError, read_yaml
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs" / "serial"
 

@@ -9,7 +9,7 @@ import copy
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Optional
+from typing import Any, Callable, Literal, Optional
 
 import yaml
 
@@ -149,7 +149,7 @@ class RunConfig:
     trajectory: TrajectoryConfig = field(default_factory=TrajectoryConfig)
     safety: SafetyConfig = field(default_factory=SafetyConfig)
     telemetry: TelemetryConfig = field(default_factory=TelemetryConfig)
-    viz: Any = None                  # validated by hil.viz (true means its defaults)
+    viz: Any = None                  # validated by viz (true means its defaults)
     sim: Any = None                  # validated by drivers.sim
     serial: Any = None               # validated by drivers.serial
     servo_bus: Any = None            # validated by drivers.serial.servo_config
@@ -158,7 +158,7 @@ class RunConfig:
 
 def resolve(path: str, base: Path, packages: dict[str, str] | None = None) -> Path:
     """A path from a config: absolute, relative to the config's folder, or to the project's configs/;
-    a package:// URI is resolved by hil.paths.package_map(packages) as Drake's PackageMap does."""
+    a package:// URI is resolved by core.paths.package_map(packages) as Drake's PackageMap does."""
     if "://" in path:
         try:
             return Path(package_map(packages, base).ResolveUrl(path))
@@ -173,26 +173,8 @@ def resolve(path: str, base: Path, packages: dict[str, str] | None = None) -> Pa
     return base / p
 
 
-def _validate_legged(cfg: RunConfig) -> None:
-    """protocol floating_base: a legged preset, torque commands, the whole_body controller, its weights."""
-    from planning.legged_models import LEGGED
-    from planning.whole_body import WholeBodyWeights
-    if cfg.robot.model not in LEGGED:
-        raise ConfigError("robot.model", f"protocol floating_base takes a legged preset, one of {', '.join(LEGGED)}; "
-                                         f"got {cfg.robot.model!r}")
-    if cfg.controller.type != "whole_body":
-        raise ConfigError("controller.type", f"protocol floating_base needs whole_body, got {cfg.controller.type!r}")
-    if cfg.robot.command != "torque":
-        raise ConfigError("robot.command", "protocol floating_base commands torque")
-    if cfg.trajectory.type != "hold":
-        raise ConfigError("trajectory.type", "protocol floating_base holds the standing pose (hold)")
-    if not isinstance(cfg.controller.whole_body.weights, dict):
-        raise ConfigError("controller.whole_body.weights", "must be a mapping of WholeBodyWeights fields")
-    load(WholeBodyWeights, cfg.controller.whole_body.weights, "controller.whole_body.weights")
-
-
-def _validate_sections(cfg: RunConfig) -> None:
-    """The sections other packages own, checked now so that a bad key fails at start."""
+def _validate_core(cfg: RunConfig) -> None:
+    """The cross-key rules of the sections core owns."""
     command, protocol = cfg.robot.command, cfg.robot.protocol
     if cfg.controller.type == "whole_body" and protocol != "floating_base":
         raise ConfigError("controller.type", "whole_body drives a legged robot: robot.protocol floating_base")
@@ -203,32 +185,29 @@ def _validate_sections(cfg: RunConfig) -> None:
         channels_for(cfg)
     except ValueError as e:
         raise ConfigError("channels", str(e)) from None
-    viz_config(cfg)
-    timeouts = {"loop.start_timeout": cfg.loop.start_timeout}     # each at least one loop period
-    if cfg.sim is not None:
-        from drivers.sim.config import load_sim_config
-        load_sim_config(cfg.sim, "sim")
-    if cfg.serial is not None:
-        from drivers.serial.config import load_serial_config
-        timeouts["serial.command_timeout"] = load_serial_config(cfg.serial, "serial").command_timeout
-    if cfg.servo_bus is not None:
-        from drivers.serial.servo_config import load_servo_config
-        timeouts["servo_bus.command_timeout"] = load_servo_config(cfg.servo_bus, "servo_bus").command_timeout
-    for key, value in timeouts.items():
-        if value * cfg.loop.rate_hz < 1:
-            raise ConfigError(key, f"must be at least one loop period, 1/loop.rate_hz = {1 / cfg.loop.rate_hz:g} s "
-                                   f"(the loop can meet no shorter timeout), got {value:g}")
+    check_timeout(cfg, "loop.start_timeout", cfg.loop.start_timeout)
 
 
-def load_config(path: str | Path, overrides: dict | None = None) -> RunConfig:
-    """The validated RunConfig of a YAML file; `overrides` replace top-level sections' keys."""
-    return parse_config(read_yaml(path), Path(path).resolve().parent, str(path), overrides)
+def check_timeout(cfg: RunConfig, key: str, value: float) -> None:
+    """A ConfigError naming `key` if the timeout is shorter than one loop period."""
+    if value * cfg.loop.rate_hz < 1:
+        raise ConfigError(key, f"must be at least one loop period, 1/loop.rate_hz = {1 / cfg.loop.rate_hz:g} s "
+                               f"(the loop can meet no shorter timeout), got {value:g}")
 
 
-def parse_config(data: dict, base: Path, source: str, overrides: dict | None = None) -> RunConfig:
+def load_config(path: str | Path, overrides: dict | None = None, *, sections: Callable[[RunConfig], None]) -> RunConfig:
+    """The validated RunConfig of a YAML file; `overrides` replace top-level sections' keys; `sections`
+    as parse_config's."""
+    return parse_config(read_yaml(path), Path(path).resolve().parent, str(path), overrides, sections=sections)
+
+
+def parse_config(data: dict, base: Path, source: str, overrides: dict | None = None, *,
+                 sections: Callable[[RunConfig], None]) -> RunConfig:
     """The validated RunConfig of a config mapping whose relative paths are relative to `base`;
     errors name `source` (a file, or e.g. a log's run-info). A regression scenario's `scenario`
-    section is not part of the run config (hil.scenario reads it), so a scenario file runs as is."""
+    section is not part of the run config (hil.scenario reads it), so a scenario file runs as is.
+    `sections(cfg)` checks the sections the packages above core own (viz, sim, serial, servo_bus, a
+    legged robot's preset and weights) and raises ConfigError: drivers.run_config passes its own."""
     data = copy.deepcopy(data)
     for section, values in (overrides or {}).items():
         if isinstance(values, dict):
@@ -244,21 +223,19 @@ def parse_config(data: dict, base: Path, source: str, overrides: dict | None = N
         except RuntimeError as e:
             raise ConfigError("robot.package_map", str(e)) from None
         cfg.robot.package_map = {n: packages.GetPath(n) for n in cfg.robot.package_map}
-        legged = cfg.robot.protocol == "floating_base"
         model = resolve(cfg.robot.model, base, cfg.robot.package_map)
-        if legged:
-            _validate_legged(cfg)
-        elif not model.is_file():
-            raise ConfigError("robot.model", f"no such model file '{cfg.robot.model}' (looked in {base} and "
-                                             f"{CONFIGS})")
-        else:
+        if cfg.robot.protocol != "floating_base":      # else a legged preset's name (the sections check it)
+            if not model.is_file():
+                raise ConfigError("robot.model", f"no such model file '{cfg.robot.model}' (looked in {base} and "
+                                                 f"{CONFIGS})")
             cfg.robot.model = str(model)
         if cfg.telemetry.rate_hz > cfg.loop.rate_hz:
             raise ConfigError("telemetry.rate_hz", f"must be at most loop.rate_hz ({cfg.loop.rate_hz:g}), "
                                                    f"got {cfg.telemetry.rate_hz:g}")
         if cfg.telemetry.log:
             cfg.telemetry.log = str(resolve(cfg.telemetry.log, base))
-        _validate_sections(cfg)
+        _validate_core(cfg)
+        sections(cfg)
     except ConfigError as e:
         raise ConfigError(e.key, str(e).split(": ", 1)[-1] if e.key else str(e), source) from None
     cfg.source = source
@@ -270,14 +247,6 @@ def dump_config(cfg: RunConfig) -> str:
     data = dataclasses.asdict(cfg)
     data.pop("source")
     return yaml.safe_dump(data, sort_keys=False)
-
-
-def viz_config(cfg: RunConfig):
-    """The validated `viz:` section (hil.viz.VizConfig): `true` means its defaults, absent means off."""
-    from .viz import VizConfig
-    if cfg.viz is None:
-        return VizConfig(enabled=False)
-    return load(VizConfig, cfg.viz, "viz")
 
 
 def channels_for(cfg: RunConfig):

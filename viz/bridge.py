@@ -1,5 +1,5 @@
 """ViewerBridge: Drake's viewer messages for one plant, rate-limited so a control loop can call it
-every tick; VizConfig, the `viz:` config section."""
+every tick; VizConfig, the `viz:` config section, and viz_config(cfg), a run config's."""
 from __future__ import annotations
 
 import dataclasses
@@ -7,6 +7,7 @@ from typing import Optional
 
 import numpy as np
 
+from core.schema import load
 from messages import lcmt_viewer_command
 from messages.channels import DRAKE_VIEWER_STATUS, Channels
 
@@ -43,6 +44,14 @@ class VizConfig:
     status_joints: Optional[int] = dataclasses.field(default=None, metadata={
         "min": 1, "help": "`hil viz`: joints in the robot's status message; they set the first entries of q "
                           "(default: all of the model's positions)"})
+
+
+def viz_config(cfg) -> VizConfig:
+    """The validated `viz:` section of a run config (core.config.RunConfig): `true` means its
+    defaults, absent means off."""
+    if cfg.viz is None:
+        return VizConfig(enabled=False)
+    return load(VizConfig, cfg.viz, "viz")
 
 
 class ViewerBridge:
