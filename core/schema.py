@@ -23,7 +23,8 @@ Struct classes (every config class and its users would change) and reports an er
 ("Expected `float` > 0.0 - at `$.loop.rate_hz`") without the value, to be parsed back. msgspec is
 cheaper to start: measured on this loaded 2-core VM (medians of 5 runs), importing msgspec ~45 ms,
 pydantic ~155 ms, and building the run config's validator ~190 ms: ~0.35 s once per process, paid
-when the first config is loaded (`hil --help` and `import hil.cli`, ~0.4 s, do not import pydantic).
+when the first config is loaded (`hil --help` and `import hil.cli`, ~0.4 s, do not import pydantic);
+`hil sim configs/demo.yaml` prints its start line after ~0.8 s instead of ~0.6 s (medians of 10).
 After that, validating the run config costs the same as before (~40 µs; loading configs/demo.yaml
 whole, ~8 ms, is mostly the package map). The loop's hot path never validates.
 """
