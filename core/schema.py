@@ -308,8 +308,6 @@ def _message(cls, error: dict, data) -> ConfigError:
     if kind in ("too_short", "too_long"):
         return ConfigError(path, f"must have {ctx.get('min_length', ctx.get('max_length'))} entries, "
                                  f"got {ctx['actual_length']}")
-    if kind in ("value_error", "assertion_error") and isinstance(ctx.get("error"), ConfigError):
-        return ctx["error"]
     if kind in _TYPE:
         return ConfigError(path, f"{_TYPE[kind]}, got {shown}")
     return ConfigError(path, error["msg"])
@@ -318,7 +316,7 @@ def _message(cls, error: dict, data) -> ConfigError:
 def load(cls, data, path: str = ""):
     """An instance of the dataclass `cls` from the mapping `data` (None means all defaults); a
     ConfigError naming `path` + the key for the first thing wrong (an unknown key first)."""
-    from pydantic import ValidationError
+    from pydantic_core import ValidationError
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -330,16 +328,6 @@ def load(cls, data, path: str = ""):
         first = next((x for x in errors if x["type"] in ("unexpected_keyword_argument", "extra_forbidden")),
                      errors[0])
         error = _message(cls, first, data)
-    except RecursionError:
-        error = ConfigError("", "nested too deeply")
     key = _join(path, error.key) if path and error.key else (error.key or path)
     raise ConfigError(key, str(error).split(": ", 1)[-1] if error.key else str(error)) from None
 
-
-def load_file(cls, path: str | Path, section: str | None = None):
-    """`cls` from a YAML file (or one top-level section of it); errors name the file."""
-    data = read_yaml(path)
-    try:
-        return load(cls, data.get(section) if section else data, section or "")
-    except ConfigError as e:
-        raise ConfigError(e.key, str(e).split(": ", 1)[-1] if e.key else str(e), str(path)) from None
