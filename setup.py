@@ -1,4 +1,4 @@
-"""Builds the Cython extensions (dynamics_cy._kernels, messages._codec, hil._control, drivers.sim._physics,
+"""Builds the Cython extensions (dynamics_cy._kernels, messages._codec, core._control, drivers.sim._physics,
 drivers.serial._servo_wire,
 planning._wbc_qp; -O3, numpy headers)."""
 import numpy
@@ -13,7 +13,7 @@ extensions = [
         extra_compile_args=["-O3", "-fno-math-errno"],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
     )
-    for name in ("dynamics_cy._kernels", "messages._codec", "hil._control", "drivers.sim._physics",
+    for name in ("dynamics_cy._kernels", "messages._codec", "core._control", "drivers.sim._physics",
                  "drivers.serial._servo_wire", "planning._wbc_qp")
 ]
 

@@ -29,14 +29,15 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from hil.clock import RealTimeClock  # noqa: E402
-from hil.config import channels_for, load_config, viz_config  # noqa: E402
+from core.clock import RealTimeClock  # noqa: E402
+from core.config import channels_for  # noqa: E402
+from core.robot import load_robot  # noqa: E402
+from drivers.run_config import load_config  # noqa: E402
 from hil.loop import ControlLoop  # noqa: E402
-from hil.robot import load_robot  # noqa: E402
 from hil.telemetry import fault_count  # noqa: E402
-from hil.viz import ViewerBridge  # noqa: E402
 from messages import lcmt_iiwa_command, lcmt_iiwa_status  # noqa: E402
 from messages.codec import StatusEncoder  # noqa: E402
+from viz import ViewerBridge, viz_config  # noqa: E402
 
 CONFIG = REPO / "configs" / "demo.yaml"
 KP, KD = 400.0, 40.0
@@ -196,7 +197,7 @@ def realtime_table(duration_s: float, viz: bool) -> str:
         lc = lcm.LCM(url)
         viz_bridge = None
         if viz:
-            from hil.viz import ViewerBridge
+            from viz import ViewerBridge
             robot = load_robot(cfg.robot)
             viz_bridge = ViewerBridge(robot.plant, lc)
         else:

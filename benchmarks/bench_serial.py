@@ -70,10 +70,10 @@ import numpy as np
 import serial
 import yaml
 
+from core.robot import load_robot
+from core.schema import read_yaml
+from drivers.run_config import load_config
 from drivers.serial.protocol import MsgType, frame_size
-from hil.config import load_config
-from hil.robot import load_robot
-from hil.schema import read_yaml
 from messages.codec import CommandEncoder, StatusDecoder
 from messages.hilmsg import lcmt_hil_driver_health
 
@@ -104,9 +104,9 @@ def child(kind: str, path: str) -> int:
     if kind == "driver-pyserial":
         from drivers.serial.driver import run_from_config
         return run_from_config(cfg, fd_io=False)
+    from core.config import channels_for
+    from core.robot import build_plant
     from drivers.sim import SimulatedRobot, load_sim_config
-    from hil.loop import channels_for
-    from hil.robot import build_plant
     lc = lcm.LCM(cfg.lcm.url)
     robot = SimulatedRobot(build_plant(cfg.robot, simulated=True), load_sim_config(cfg.sim or {}, "sim"),
                            cfg.robot.protocol, channels_for(cfg), lc)

@@ -1,4 +1,4 @@
-"""Cost of the viewer bridge (hil.viz) in a control tick, and of Drake's DrakeVisualizer for the same plant.
+"""Cost of the viewer bridge (viz) in a control tick, and of Drake's DrakeVisualizer for the same plant.
 
     python benchmarks/bench_viz.py [--repeats 15] [--calls 2000]
 
@@ -27,8 +27,8 @@ import lcm
 import numpy as np
 
 from dynamics_cy import MultibodyPlant, Parser
-from hil.viz import DrawPublisher, ViewerBridge, VizConfig, draw_bodies, link_name, load_robot_message
 from messages import lcmt_viewer_draw
+from viz import DrawPublisher, ViewerBridge, VizConfig, draw_bodies, link_name, load_robot_message
 
 REPO = Path(__file__).resolve().parents[1]
 ROBOT_DATA = Path(sysconfig.get_paths()["purelib"]) / "cmeel.prefix" / "share" / "example-robot-data"

@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from benchmarks.bench_loop import bare_loop  # noqa: E402
-from hil.config import load_config  # noqa: E402
+from drivers.run_config import load_config  # noqa: E402
 from hil.telemetry import fault_count  # noqa: E402
 
 CONFIG = REPO / "configs" / "demo.yaml"

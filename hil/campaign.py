@@ -29,20 +29,22 @@ import itertools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Optional
+from typing import Annotated, Any, Literal, Optional
 
 import numpy as np
+from annotated_types import Ge, Len
 
-from .config import resolve
+from core.config import resolve
+from core.schema import ConfigError, Help, NonNegative, Positive, load, read_yaml
+
 from .scenario import Scenario, ScenarioSpec, load_scenario
-from .schema import ConfigError, load, read_yaml
 
 KIND = ("uniform", "normal", "choice", "grid")
 
 
 @dataclass
 class Normal:
-    std: float = field(metadata={"min": 0})
+    std: NonNegative
     mean: float = 0.0
 
 
@@ -50,15 +52,15 @@ class Normal:
 class Distribution:
     """Exactly one of uniform, normal, choice, grid."""
 
-    uniform: Optional[list[float]] = field(default=None, metadata={"len": 2})   # [low, high)
+    uniform: Optional[Annotated[list[float], Len(2, 2)]] = None   # [low, high)
     normal: Optional[Normal] = None
     choice: Optional[list[Any]] = None
     weights: Optional[list[float]] = None            # choice: probabilities (normalized), default equal
     grid: Optional[list[Any]] = None
     mode: Literal["set", "add", "scale"] = "set"
     per_element: bool = True                         # list base values: one draw per entry
-    size: Optional[int] = field(default=None, metadata={"min": 1})   # a list of this many (no base value)
-    round: Optional[float] = field(default=None, metadata={"min": 0, "exclusive": True})
+    size: Optional[Annotated[int, Ge(1)]] = None   # a list of this many (no base value)
+    round: Optional[Positive] = None
     min: Optional[float] = None
     max: Optional[float] = None
 
@@ -69,12 +71,12 @@ class Distribution:
 
 @dataclass
 class CampaignSpec:
-    base: str = field(metadata={"help": "the base scenario file"})
+    base: Annotated[str, Help("the base scenario file")]
     vary: dict[str, Distribution] = field(default_factory=dict)
     seed: int = 0
     set: dict[str, Any] = field(default_factory=dict)    # dotted keys set in every run, before `vary`
-    runs: int = field(default=100, metadata={"min": 1})
-    duration: Optional[float] = field(default=None, metadata={"min": 0, "exclusive": True})
+    runs: Annotated[int, Ge(1)] = 100
+    duration: Optional[Positive] = None
     description: str = ""
 
 
@@ -136,7 +138,7 @@ def message(e: ConfigError) -> str:
 
 def scenario_from_data(data: dict, path: Path, name: str) -> Scenario:
     """A Scenario from a scenario file's mapping whose relative paths are relative to `path`'s folder."""
-    from .config import parse_config
+    from drivers.run_config import parse_config
     data = copy.deepcopy(data)
     spec = load(ScenarioSpec, data.pop("scenario"), "scenario")
     cfg = parse_config(data, path.resolve().parent, str(path))

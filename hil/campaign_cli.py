@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from .schema import ConfigError
+from core.schema import ConfigError
 
 
 def add_parsers(sub) -> None:

@@ -31,15 +31,15 @@ ENGINES = ("ray", "pool", "sequential")
 
 @functools.lru_cache(maxsize=4)
 def _robot(model: str, weld, end_effector, protocol: str, command: str):
-    from .config import RobotConfig
-    from .robot import load_robot
+    from core.config import RobotConfig
+    from core.robot import load_robot
     return load_robot(RobotConfig(model, protocol, weld, end_effector, command))
 
 
 @functools.lru_cache(maxsize=4)
 def _parsed(model: str, weld):
-    from .config import RobotConfig
-    from .robot import parse_model
+    from core.config import RobotConfig
+    from core.robot import parse_model
     return parse_model(RobotConfig(model, weld=weld))
 
 
@@ -47,10 +47,9 @@ def _parsed(model: str, weld):
 def _plant(model: str, weld, end_effector, payload: tuple):
     """The simulated plant with this payload: the parsed model copied (a varied payload costs a copy
     and a Finalize, ~3 ms for the iiwa, not a parse), the same payload reused."""
+    from core.config import RobotConfig
+    from core.robot import build_plant
     from drivers.sim.config import PayloadConfig
-
-    from .config import RobotConfig
-    from .robot import build_plant
     mass, com, inertia, frame = payload
     return build_plant(RobotConfig(model, weld=weld, end_effector=end_effector),
                        PayloadConfig(mass, list(com), list(inertia), frame), _parsed(model, weld))
@@ -200,7 +199,7 @@ def _run_ray(campaign: Campaign, seeds: list[int], workers: int, on_rows: Callab
         try:
             ray.init(address=address, **kwargs)
         except ConnectionError as e:
-            from .schema import ConfigError
+            from core.schema import ConfigError
             raise ConfigError("", f"--address {address}: no Ray cluster to join ({e}); start one with "
                                   "`ray start --head`, or leave out --address for a local one") from None
     try:

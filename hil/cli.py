@@ -11,9 +11,10 @@ import sys
 import time
 from pathlib import Path
 
+from core.paths import CONFIGS
+from core.schema import ConfigError, LogError
+
 from . import campaign_cli
-from .paths import CONFIGS
-from .schema import ConfigError, LogError
 
 DEMO_CONFIG = CONFIGS / "demo.yaml"
 
@@ -157,7 +158,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def _load(path: str, lcm_url: str | None, log: str | None = None):
-    from .config import load_config
+    from drivers.run_config import load_config
     overrides = {}
     if lcm_url:
         overrides["lcm"] = {"url": lcm_url}
@@ -214,9 +215,10 @@ def _finish(loop, summary: dict, args) -> int:
 
 
 def cmd_run(args, live: StatusLine | None = None) -> int:
-    from .config import open_lcm
+    from core.config import open_lcm
+    from core.robot import load_robot
+
     from .loop import ControlLoop
-    from .robot import load_robot
     cfg = _load(args.config, args.lcm_url, args.log)
     if cfg.robot.protocol == "floating_base":            # a legged robot: whole-body control (docs/wbc.md)
         return _run_legged(cfg, args)
@@ -249,7 +251,8 @@ def cmd_run(args, live: StatusLine | None = None) -> int:
 def _run_legged(cfg, args) -> int:
     """`hil run` of a floating_base config: hil.legged_loop in real time; exit 0, 3 on a fault, 2
     without a robot."""
-    from .config import open_lcm
+    from core.config import open_lcm
+
     from .legged_loop import LeggedLoop, format_legged_summary
     loop = LeggedLoop(cfg, open_lcm(cfg.lcm.url))
     stop = _stop_on_signals()
@@ -266,17 +269,17 @@ def _run_legged(cfg, args) -> int:
 
 def _viewer(cfg, plant, lc):
     """The viewer bridge of the config's `viz:` section, or None when it is off."""
-    from .config import channels_for, viz_config
-    from .viz import ViewerBridge
+    from core.config import channels_for
+    from viz import ViewerBridge, viz_config
     viz = viz_config(cfg)
     return ViewerBridge(plant, lc, channels_for(cfg), viz) if viz.enabled else None
 
 
 def _meldis_command(cfg, plant=None) -> str:
     """The Meldis command line whose camera frames the config's robot at its initial positions
-    (hil.viz.camera), the parameters written to a temporary file."""
-    from .robot import build_plant
-    from .viz.camera import write_meshcat_params
+    (viz.camera), the parameters written to a temporary file."""
+    from core.robot import build_plant
+    from viz.camera import write_meshcat_params
     plant = plant or build_plant(cfg.robot)
     q = (cfg.sim or {}).get("initial_positions") if isinstance(cfg.sim, dict) else None
     q = q if q is not None and len(q) == plant.num_positions() else None
@@ -285,9 +288,10 @@ def _meldis_command(cfg, plant=None) -> str:
 
 
 def cmd_viz(args) -> int:
-    from .config import channels_for, open_lcm, viz_config
-    from .robot import build_plant
-    from .viz.standalone import run
+    from core.config import channels_for, open_lcm
+    from core.robot import build_plant
+    from viz import viz_config
+    from viz.standalone import run
     cfg = _load(args.config, args.lcm_url)
     channels = channels_for(cfg)
     plant = build_plant(cfg.robot)
@@ -308,7 +312,7 @@ def cmd_demo(args) -> int:
     if Path(args.config).is_file() and is_legged_scenario(args.config):      # a legged robot (docs/wbc.md)
         from messages.channels import DEFAULT_LCM_URL
         return run_legged_demo(args.config, args.duration, args.lcm_url or DEFAULT_LCM_URL)
-    from .robot import build_plant
+    from core.robot import build_plant
     cfg = _load(args.config, args.lcm_url)
     legged = cfg.robot.protocol == "floating_base"       # the simulated legged robot draws itself
     if not legged:
@@ -372,8 +376,9 @@ def cmd_servo_bus_device(args) -> int:
 
 
 def cmd_regress(args) -> int:
+    from core.robot import build_plant
+
     from .regress import DEFAULT_DIR, find_scenarios, format_table, run_all, write_report
-    from .robot import build_plant
     from .scenario import load_scenario
     target = Path(args.target) if args.target else DEFAULT_DIR
     if not target.exists():

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _control
-from .config import ControllerConfig
-from .schema import ConfigError
+from core import _control
+from core.config import ControllerConfig
+from core.schema import ConfigError
 
 
 def gains(values: list[float], n: int, key: str) -> np.ndarray:

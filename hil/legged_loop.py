@@ -20,15 +20,15 @@ import time
 
 import numpy as np
 
+from core.config import RunConfig, channels_for
+from core.schema import load
 from drivers.sim.config import load_sim_config
 from drivers.sim.legged import SimulatedLeggedRobot
 from planning.legged_models import load_legged
 from planning.whole_body import WholeBodyWeights
 
-from .config import RunConfig, channels_for
 from .legged import LeggedTorqueControl
 from .process import RealtimeProcess
-from .schema import load
 
 COMPUTE_SAMPLES = 1 << 16          # compute times kept for the percentiles (a ring)
 
@@ -209,7 +209,8 @@ def format_legged_summary(s: dict) -> str:
 def run_legged_sim(cfg: RunConfig, duration: float | None = None, stop=None, viz: bool | None = None, out=None) -> dict:
     """`hil sim CONFIG` for protocol floating_base: the simulated legged robot paced to the wall
     clock on cfg.lcm.url; prints a start line and the summary, returns the summary."""
-    from .config import open_lcm, viz_config
+    from core.config import open_lcm
+    from viz import viz_config
     out = out or sys.stdout
     plant, contacts, q0 = load_legged(cfg.robot.model, simulation=True)
     viz_cfg = viz_config(cfg)

@@ -26,36 +26,35 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Annotated, Optional
 
 import lcm
 import numpy as np
 
+from core.schema import ConfigError, Help, NonNegative, Positive, load, read_yaml
 from drivers.sim.config import SimConfig
 from drivers.sim.legged import SimulatedLeggedRobot
 from planning.legged_models import LEGGED, load_legged
 from planning.whole_body import WholeBodyWeights
 
-from .config import NONNEGATIVE, POSITIVE
 from .legged import LeggedTorqueControl
 from .legged_loop import feet_of
-from .schema import ConfigError, load, read_yaml
 
 
 @dataclass
 class LeggedEvent:
-    at: float = field(metadata=NONNEGATIVE)                          # s of simulated time
+    at: NonNegative                          # s of simulated time
     push: Optional[list[float]] = None                               # N, in W, on the base origin
-    duration: float = field(default=0.1, metadata=POSITIVE)          # s, of the push
+    duration: Positive = 0.1          # s, of the push
     com_shift: Optional[list[float]] = None                          # m, from the CoM target at `at`
-    ramp: float = field(default=1.0, metadata=POSITIVE)              # s, of the CoM shift
+    ramp: Positive = 1.0              # s, of the CoM shift
 
 
 @dataclass
 class LeggedRun:
     robot: str
-    mu: float = field(default=0.6, metadata=POSITIVE)
-    f_min: float = field(default=0.0, metadata=NONNEGATIVE)
+    mu: Positive = 0.6
+    f_min: NonNegative = 0.0
     effort_limit: Optional[float] = None
     weights: WholeBodyWeights = field(default_factory=WholeBodyWeights)
     sim: SimConfig = field(default_factory=SimConfig)
@@ -64,7 +63,7 @@ class LeggedRun:
 
 @dataclass
 class LeggedCriteria:
-    settle: float = field(default=0.5, metadata=NONNEGATIVE)
+    settle: NonNegative = 0.5
     max_base_drift: Optional[float] = None
     feet_in_contact: Optional[bool] = None
     fault: Optional[str] = None
@@ -72,7 +71,7 @@ class LeggedCriteria:
 
 @dataclass
 class LeggedScenarioSpec:
-    duration: float = field(metadata={"min": 0, "exclusive": True, "help": "seconds of simulated time"})
+    duration: Annotated[Positive, Help("seconds of simulated time")]
     description: str = ""
     criteria: LeggedCriteria = field(default_factory=LeggedCriteria)
 
@@ -199,7 +198,7 @@ def run_legged_scenario(path: str | Path, *, realtime: bool = False, lcm_url: st
 def run_legged_demo(path: str | Path, duration: float, lcm_url: str) -> int:
     """`hil demo --config LEGGED.yaml`: the scenario paced to the wall clock on `lcm_url`, with the
     robot, the ground and the contact forces for Meldis; prints the outcome. Exit 0, or 1 on a fault."""
-    from .viz import VizConfig
+    from viz import VizConfig
     print(f"hil demo: simulated {load_legged_scenario(path)[0].robot} under whole-body torque control on "
           f"{lcm_url}; {duration:g} s. Watch it in Meldis: python -m pydrake.visualization.meldis")
     summary, checks, _ = run_legged_scenario(path, realtime=True, lcm_url=lcm_url, viz=VizConfig(),

@@ -14,20 +14,21 @@ from __future__ import annotations
 
 import lcm
 
+from core.config import RunConfig, channels_for
+from core.robot import build_plant, load_robot
+from core.schema import ConfigError
 from drivers.sim.config import load_sim_config
 from drivers.sim.robot import SimulatedRobot
+from viz import viz_config
 
-from .config import RunConfig, channels_for, viz_config
 from .loop import ControlLoop
-from .robot import build_plant, load_robot
-from .schema import ConfigError
 
 
 def make_lockstep(cfg: RunConfig, lc=None, viz=None, trace_every: int = 1, plant=None, robot=None):
     """(loop, simulated robot) sharing `lc` (default: a new memq:// LCM), ready to run. `viz`: a
     ViewerBridge for the loop, or None: then the simulated robot publishes the viewer messages if
     the config's viz section is enabled (its `viewer`). `plant` (the simulated robot's, with its
-    payload) and `robot` (the loop's hil.robot.Robot): already loaded ones to reuse (default: loaded
+    payload) and `robot` (the loop's core.robot.Robot): already loaded ones to reuse (default: loaded
     from cfg.robot)."""
     lc = lc or lcm.LCM("memq://")
     sim_cfg = load_sim_config(cfg.sim or {}, "sim")

@@ -19,15 +19,15 @@ from contextlib import nullcontext
 
 import numpy as np
 
+from core import _control
+from core.clock import LockstepClock, RealTimeClock, StatusClock
+from core.config import RunConfig, channels_for
+from core.robot import Robot
 from messages.codec import CommandDecoder, CommandEncoder, StatusDecoder
 from messages.enums import SafetyState
 
-from . import _control
-from .clock import LockstepClock, RealTimeClock, StatusClock
-from .config import RunConfig, channels_for
 from .controllers import make_controller
 from .process import RealtimeProcess
-from .robot import Robot
 from .safety import SafetyMonitor, describe
 from .sketch import HeadTail
 from .telemetry import TelemetryPublisher, TickRecorder

@@ -14,12 +14,11 @@ import json
 import math
 from pathlib import Path
 
+from core.schema import LogError
 from messages import errors
 from messages.logs import read_events
 from messages.registry import type_for_fingerprint
 from messages.validation import decode_message
-
-from .schema import LogError
 
 _JSON = {"int8_t": "integer", "int16_t": "integer", "int32_t": "integer", "int64_t": "integer",
          "byte": "integer", "float": "number", "double": "number", "boolean": "boolean", "string": "string"}

@@ -24,9 +24,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .paths import CONFIGS
+from core.paths import CONFIGS
+from core.schema import ConfigError
+
 from .scenario import Scenario, check, compare_golden, load_scenario, outcome, read_golden, write_golden
-from .schema import ConfigError
 from .telemetry import fault_count
 
 DEFAULT_DIR = CONFIGS / "scenarios"
@@ -151,9 +152,11 @@ def _run_serial(sc: Scenario, link: str = "serial"):
     """The loop against `hil serial-device` and `hil serial` on a private multicast group and pty."""
     import lcm
 
-    from .config import dump_config, parse_config
+    from core.config import dump_config
+    from core.robot import load_robot
+    from drivers.run_config import parse_config
+
     from .loop import ControlLoop
-    from .robot import load_robot
     with tempfile.TemporaryDirectory(prefix="hil-regress-") as tmp:
         url = f"udpm://239.255.76.67:{random.randint(20000, 60000)}?ttl=0"
         section, device, ready, driver = CHAINS[link]

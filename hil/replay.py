@@ -21,18 +21,19 @@ from pathlib import Path
 import lcm
 import numpy as np
 
+from core.config import RunConfig, channels_for
+from core.paths import CONFIGS
+from core.robot import load_robot
+from core.schema import ConfigError, LogError, parse_yaml
+from drivers.run_config import parse_config
 from messages import lcmt_hil_safety_event
 from messages.codec import CommandDecoder, StatusDecoder
 from messages.enums import FaultCode, SafetyState
 from messages.logs import read_events
 from messages.validation import decode_message
 
-from .config import RunConfig, channels_for, parse_config
 from .loop import ControlLoop
-from .paths import CONFIGS
-from .robot import load_robot
 from .runlog import read_run_info
-from .schema import ConfigError, LogError, parse_yaml
 
 
 def log_config(path: str | Path, skip_corrupt: bool = False) -> RunConfig:

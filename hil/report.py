@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from core.schema import LogError, parse_yaml
 from messages import lcmt_hil_telemetry
 from messages.channels import Channels
 from messages.codec import CommandDecoder, StatusDecoder
@@ -22,7 +23,6 @@ from messages.validation import decode_message
 
 from .replay import _event_text
 from .runlog import read_run_info
-from .schema import LogError, parse_yaml
 
 
 def _channels(path, start, corrupt) -> tuple[Channels, str, int, float]:

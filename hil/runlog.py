@@ -15,12 +15,11 @@ import time
 from importlib import metadata
 from pathlib import Path
 
+from core.config import RunConfig, channels_for, dump_config
 from messages import lcmt_hil_run_info
 from messages.lcm_tools import lcm_tool
 from messages.logs import LogRecorder, read_events
 from messages.validation import decode_message
-
-from .config import RunConfig, channels_for, dump_config
 
 HANDSHAKE_S = 5.0           # how long lcm-logger may take to record the first run-info
 LOGGER_RECV_BUF = 1 << 23   # bytes: seconds of a robot's traffic, so a stalled moment loses nothing

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from core import _control
+from core.config import SafetyConfig
 from messages import lcmt_hil_estop
 from messages.enums import FaultCode, SafetyState
 from messages.validation import MessageDecoder
 
-from . import _control
-from .config import SafetyConfig
 from .controllers import gains
 from .sketch import HeadTail
 

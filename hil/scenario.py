@@ -29,22 +29,22 @@ import difflib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
 
-from .config import RunConfig, parse_config
-from .schema import ConfigError, load, read_yaml
+from core.config import RunConfig
+from core.schema import ConfigError, Help, NonNegative, Positive, load, read_yaml
+from drivers.run_config import parse_config
 
-NONNEGATIVE = {"min": 0}
 PerJoint = float | list[float]
 
 
 @dataclass
 class TripSpec:
     fault: str                                                   # a FaultCode name, e.g. STATUS_TIMEOUT
-    at: float = field(metadata=NONNEGATIVE)                      # s of loop time when its cause starts
-    within_ms: float = field(default=5.0, metadata=NONNEGATIVE)  # the trip comes at most this long after
+    at: NonNegative                      # s of loop time when its cause starts
+    within_ms: NonNegative = 5.0  # the trip comes at most this long after
 
 
 @dataclass
@@ -64,19 +64,19 @@ class Criteria:
 @dataclass
 class GoldenSpec:
     file: str
-    rtol: float = field(default=1e-6, metadata=NONNEGATIVE)
-    atol: float = field(default=1e-9, metadata=NONNEGATIVE)
+    rtol: NonNegative = 1e-6
+    atol: NonNegative = 1e-9
 
 
 @dataclass
 class ScenarioSpec:
-    duration: float = field(metadata={"min": 0, "exclusive": True, "help": "seconds of simulated time"})
+    duration: Annotated[Positive, Help("seconds of simulated time")]
     description: str = ""
     link: Literal["sim", "serial", "servo"] = "sim"
     # sim link: together (the robot's first status, then the loop), driver_first (the robot runs
     # `lead` s alone first) or loop_first (the loop ticks `lead` s before the robot's first status)
     start_order: Literal["together", "driver_first", "loop_first"] = "together"
-    lead: float = field(default=1.0, metadata=NONNEGATIVE)
+    lead: NonNegative = 1.0
     criteria: Criteria = field(default_factory=Criteria)
     golden: GoldenSpec | None = None
 

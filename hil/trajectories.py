@@ -11,12 +11,11 @@ import logging
 
 import numpy as np
 
+from core import _control
+from core.config import SafetyConfig, TrajectoryConfig
+from core.schema import ConfigError
 from messages import lcmt_hil_joint_plan, lcmt_robot_state
 from messages.validation import MessageDecoder
-
-from . import _control
-from .config import SafetyConfig, TrajectoryConfig
-from .schema import ConfigError
 
 log = logging.getLogger(__name__)
 

@@ -2,21 +2,20 @@
 
 Every key, its unit and default is documented in docs/serial_protocol.md (section 9).
 `load_serial_config(mapping)` validates the section into a SerialConfig; errors are
-hil.schema.ConfigError naming the key, e.g. `serial.link_timeout: must be longer than
+core.schema.ConfigError naming the key, e.g. `serial.link_timeout: must be longer than
 stale_timeout (0.01 s), got 0.005`. Per-joint values (safe_damping, torque_constant) are checked
 against the joint count where the driver or board is built.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, Optional
+from typing import Annotated, Any, Literal, Optional
 
-from hil.schema import PERIOD_S, RATE_HZ, TIMEOUT_S, ConfigError, load
+from annotated_types import Ge, Gt, Le
+
+from core.schema import ConfigError, Fraction, Help, NonNegative, Period, Rate, Timeout, load
 
 from .protocol import MAX_FAULT_TEXT, MAX_JOINTS, FaultCode
-
-POSITIVE = {"min": 0, "exclusive": True}
-NONNEGATIVE = {"min": 0}
 
 SAFE_COMMAND_PERIOD = 0.01
 """s: how often the driver repeats its safe command while it has no fresh command to forward."""
@@ -36,11 +35,11 @@ class BoardFaultSpec:
     or a random (`probability`) frame the board sends.
     """
 
-    type: BoardFaultType = field(metadata={"help": "one of " + ", ".join(BoardFaultType.__args__)})
-    start: float = field(default=0.0, metadata=NONNEGATIVE)
+    type: Annotated[BoardFaultType, Help("one of " + ", ".join(BoardFaultType.__args__))]
+    start: NonNegative = 0.0
     stop: Optional[float] = None           # None: until the end
-    every: Optional[int] = field(default=None, metadata={"min": 1})
-    probability: Optional[float] = field(default=None, metadata={"min": 0, "max": 1, "exclusive": True})
+    every: Optional[Annotated[int, Ge(1)]] = None
+    probability: Optional[Fraction] = None
     code: Any = None                       # board_fault: a FaultCode name or a number (default INTERNAL)
     joint: Optional[int] = None            # board_fault: joint index; None: a board-level fault
     text: str = ""                         # board_fault: up to 64 bytes of UTF-8
@@ -57,40 +56,40 @@ class DeviceConfig:
     """The simulated motor board (`hil serial-device`); its plant comes from the `sim:` section."""
 
     link: Optional[str] = None             # symlink to the board's pty, re-pointed on replug; default: port
-    state_rate: float = field(default=1000.0, metadata=RATE_HZ)   # Hz: JOINT_STATE and control period
+    state_rate: Rate = 1000.0   # Hz: JOINT_STATE and control period
     lockstep: bool = False                 # answer each COMMAND with one period and one JOINT_STATE
     effort: Literal["torque", "current"] = "torque"                # what JOINT_STATE effort and CONFIG carry
     torque_constant: Any = 1.0             # Nm/A (or N/A), number or one per joint: torque = constant * current
-    command_timeout: float = field(default=0.1, metadata=TIMEOUT_S)  # s: watchdog when a COMMAND says 0
+    command_timeout: Timeout = 0.1  # s: watchdog when a COMMAND says 0
     safe_command: Literal["disable", "damping"] = "disable"         # what the board does when it expires
     safe_damping: Any = 5.0                # Nm s/rad, number or one per joint (safe_command: damping)
-    firmware_version: int = field(default=1, metadata={"min": 0, "max": 0xFFFF})
+    firmware_version: Annotated[int, Ge(0), Le(65535)] = 1
     faults: list[BoardFaultSpec] = field(default_factory=list)
     seed: int = 0                          # of the random corruptions
 
 
 @dataclass
 class ReconnectConfig:
-    initial: float = field(default=0.05, metadata=TIMEOUT_S)       # s: first wait after losing the link
-    max: float = field(default=2.0, metadata=TIMEOUT_S)            # s: the wait doubles up to this
+    initial: Timeout = 0.05       # s: first wait after losing the link
+    max: Timeout = 2.0            # s: the wait doubles up to this
 
 
 @dataclass
 class SerialConfig:
-    port: str = field(metadata={"help": "the board's port: a device path or any pyserial URL"})
-    baudrate: int = field(default=2_000_000, metadata=POSITIVE)
-    joint_count: Optional[int] = field(default=None, metadata={"min": 1, "max": MAX_JOINTS})  # default: robot's
+    port: Annotated[str, Help("the board's port: a device path or any pyserial URL")]
+    baudrate: Annotated[int, Gt(0)] = 2_000_000
+    joint_count: Optional[Annotated[int, Ge(1), Le(MAX_JOINTS)]] = None  # default: robot's
     effort: Literal["auto", "torque", "current"] = "auto"           # the board's effort units; auto: its CONFIG
-    command_timeout: float = field(default=0.05, metadata=TIMEOUT_S)  # s: no fresh LCM command → safe command
+    command_timeout: Timeout = 0.05  # s: no fresh LCM command → safe command
     safe_command: Literal["disable", "damping"] = "disable"
     safe_damping: Any = 5.0                # Nm s/rad, number or one per joint (safe_command: damping)
-    board_watchdog: float = field(default=0.1, metadata=NONNEGATIVE)  # s, sent in every COMMAND; 0: board's
-    heartbeat_period: float = field(default=0.1, metadata=PERIOD_S)  # s, at least 100 µs
-    stale_timeout: float = field(default=0.01, metadata=TIMEOUT_S)    # s without JOINT_STATE → stale
-    link_timeout: float = field(default=0.5, metadata=TIMEOUT_S)      # s without JOINT_STATE → reconnect
-    config_timeout: float = field(default=0.5, metadata=TIMEOUT_S)    # s to wait for CONFIG after opening
+    board_watchdog: NonNegative = 0.1  # s, sent in every COMMAND; 0: board's
+    heartbeat_period: Period = 0.1  # s, at least 100 µs
+    stale_timeout: Timeout = 0.01    # s without JOINT_STATE → stale
+    link_timeout: Timeout = 0.5      # s without JOINT_STATE → reconnect
+    config_timeout: Timeout = 0.5    # s to wait for CONFIG after opening
     reconnect: ReconnectConfig = field(default_factory=ReconnectConfig)
-    health_rate: float = field(default=10.0, metadata=RATE_HZ)      # Hz of lcmt_hil_driver_health
+    health_rate: Rate = 10.0      # Hz of lcmt_hil_driver_health
     device: DeviceConfig = field(default_factory=DeviceConfig)
 
     def validate(self, path: str = "serial") -> "SerialConfig":

@@ -37,12 +37,12 @@ from pathlib import Path
 
 import numpy as np
 
+from core import _control
+from core.schema import ConfigError
 from drivers.sim._physics import gather, scatter
 from drivers.sim.config import SimConfig, load_sim_config, per_joint
 from drivers.sim.physics import Physics, joint_inertias
 from drivers.sim.robot import SimulatedRobot
-from hil import _control
-from hil.schema import ConfigError
 
 from .codec import FrameEncoder
 from .config import CORRUPTIONS, DeviceConfig, load_serial_config
@@ -443,11 +443,11 @@ def format_summary(s: dict) -> str:
 
 
 def run_from_config(cfg, duration: float | None = None, port: str | None = None, out=sys.stdout) -> int:
-    """`hil serial-device CONFIG`: the simulated board of a run config (hil.config.RunConfig with a
+    """`hil serial-device CONFIG`: the simulated board of a run config (core.config.RunConfig with a
     `serial` section) until `duration` s, SIGINT or SIGTERM. `port` overrides the link path
     (default: serial.device.link, else serial.port). Prints `device ready: <pty> (link <path>)`,
     then a summary; returns 0."""
-    from hil.robot import build_plant
+    from core.robot import build_plant
     serial_cfg = load_serial_config(getattr(cfg, "serial", None))
     sim = load_sim_config(cfg.sim or {}, "sim")
     if sim.faults:

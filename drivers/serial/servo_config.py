@@ -1,7 +1,7 @@
 """The `servo_bus:` section of a run config: the bus, its servos and how they map to URDF joints.
 
 Every key, its unit and default is in docs/servo_bus.md. `load_servo_config(mapping)` validates
-the section into a ServoBusConfig (errors are hil.schema.ConfigError naming the key, e.g.
+the section into a ServoBusConfig (errors are core.schema.ConfigError naming the key, e.g.
 `servo_bus.joints[2].model: unknown servo model 'XM540'; known: ...`); `check_joints(config,
 plant)` checks the joint names against the robot model.
 
@@ -13,29 +13,29 @@ Joint mapping, per joint (direction d = ±1, gear ratio g = servo turns per join
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal, Optional
+from typing import Annotated, Literal, Optional
 
-from hil.schema import RATE_HZ, TIMEOUT_S, ConfigError, load
+from annotated_types import Ge, Gt, Le
+
+from core.schema import ConfigError, Help, NonNegative, Positive, Rate, Timeout, load
 
 from .config import ReconnectConfig
 from .servo_models import BAUD_RATES, ServoModel, model
-
-POSITIVE = {"min": 0, "exclusive": True}
 
 
 @dataclass
 class ServoJoint:
     """One URDF joint driven by one servo."""
 
-    joint: str = field(metadata={"help": "the joint's name in the URDF"})
-    id: int = field(metadata={"min": 0, "max": 252})
-    model: str = field(metadata={"help": "XL330-M288, XL430-W250, XM430-W350 or STS3215"})
+    joint: Annotated[str, Help("the joint's name in the URDF")]
+    id: Annotated[int, Ge(0), Le(252)]
+    model: Annotated[str, Help("XL330-M288, XL430-W250, XM430-W350 or STS3215")]
     direction: int = 1                     # +1 or -1: servo rotation sign relative to the joint axis
     offset: float = 0.0                    # rad: joint position at the servo's center tick
-    gear_ratio: float = field(default=1.0, metadata=POSITIVE)  # servo turns per joint turn
-    torque_constant: Optional[float] = field(default=None, metadata=POSITIVE)  # N·m/A; default: the model's
-    kp: Optional[int] = field(default=None, metadata={"min": 0})   # position P gain (register units); default: model's
-    kd: Optional[int] = field(default=None, metadata={"min": 0})   # position D gain (register units)
+    gear_ratio: Positive = 1.0  # servo turns per joint turn
+    torque_constant: Optional[Positive] = None  # N·m/A; default: the model's
+    kp: Optional[Annotated[int, Ge(0)]] = None   # position P gain (register units); default: model's
+    kd: Optional[Annotated[int, Ge(0)]] = None   # position D gain (register units)
 
     @property
     def servo_model(self) -> ServoModel:
@@ -47,22 +47,22 @@ class ServoDeviceConfig:
     """The simulated bus (`hil servo-bus-device`)."""
 
     link: Optional[str] = None             # symlink to the bus's pty; default: port
-    return_delay_time: int = field(default=0, metadata={"min": 0, "max": 254})   # 2 µs units, every servo
-    inertia: float = field(default=5e-3, metadata=POSITIVE)       # kg m² at each servo's output (no plant)
-    damping: float = field(default=0.02, metadata={"min": 0})     # N m s/rad
-    backdrive_damping: float = field(default=0.5, metadata={"min": 0})   # N m s/rad, torque off (gear train)
+    return_delay_time: Annotated[int, Ge(0), Le(254)] = 0   # 2 µs units, every servo
+    inertia: Positive = 5e-3       # kg m² at each servo's output (no plant)
+    damping: NonNegative = 0.02     # N m s/rad
+    backdrive_damping: NonNegative = 0.5   # N m s/rad, torque off (gear train)
 
 
 @dataclass
 class ServoBusConfig:
-    port: str = field(metadata={"help": "the bus adapter's device path (e.g. /dev/ttyUSB0) or a pty link"})
+    port: Annotated[str, Help("the bus adapter's device path (e.g. /dev/ttyUSB0) or a pty link")]
     protocol: Literal["dynamixel", "feetech"] = "dynamixel"
-    baudrate: int = field(default=1_000_000, metadata=POSITIVE)
+    baudrate: Annotated[int, Gt(0)] = 1_000_000
     control: Literal["auto", "current", "position"] = "auto"      # auto: current where every model has it
-    rate: float = field(default=500.0, metadata=RATE_HZ)          # Hz: one SYNC READ + one SYNC WRITE each
-    read_timeout: float = field(default=0.005, metadata=TIMEOUT_S)  # s for a SYNC READ's answers
-    command_timeout: float = field(default=0.05, metadata=TIMEOUT_S)  # s without an LCM command → torque off
-    link_timeout: float = field(default=0.2, metadata=TIMEOUT_S)   # s without a full SYNC READ → reconnect
+    rate: Rate = 500.0          # Hz: one SYNC READ + one SYNC WRITE each
+    read_timeout: Timeout = 0.005  # s for a SYNC READ's answers
+    command_timeout: Timeout = 0.05  # s without an LCM command → torque off
+    link_timeout: Timeout = 0.2   # s without a full SYNC READ → reconnect
     reconnect: ReconnectConfig = field(default_factory=ReconnectConfig)
     lockstep: bool = False                 # one cycle per LCM command; the simulated bus one period per cycle
     fast_read: bool = False                # Dynamixel FAST SYNC READ (servo firmware that has it)

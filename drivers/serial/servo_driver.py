@@ -31,7 +31,7 @@ import time
 import numpy as np
 import serial
 
-from hil.config import open_lcm
+from core.config import open_lcm
 from messages.codec import CommandDecoder, StatusEncoder
 
 from . import dynamixel as dxl
@@ -513,8 +513,8 @@ class ServoDriver:
 
 def run_from_config(cfg, duration: float | None = None, out=sys.stdout) -> int:
     """`hil servo-bus CONFIG`: the driver of a run config with a `servo_bus` section."""
-    from hil.loop import channels_for
-    from hil.robot import load_robot
+    from core.config import channels_for
+    from core.robot import load_robot
     config = load_servo_config(getattr(cfg, "servo_bus", None))
     robot = load_robot(cfg.robot)
     channels = channels_for(cfg)

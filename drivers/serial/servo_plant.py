@@ -65,7 +65,7 @@ class PlantLoad:
 def build_bus(cfg, link: str | None = None) -> SimulatedServoBus:
     """The simulated bus of a run config (robot, servo_bus and sim sections), its pty linked at
     `link` (default: servo_bus.device.link or servo_bus.port)."""
-    from hil.robot import build_plant, load_robot
+    from core.robot import build_plant, load_robot
     config = load_servo_config(getattr(cfg, "servo_bus", None))
     robot = load_robot(cfg.robot)
     sim = load_sim_config(cfg.sim or {})

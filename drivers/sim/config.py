@@ -2,23 +2,21 @@
 
 Every key, its unit and default is documented in docs/sim.md. `load_sim_config(mapping)` validates a
 mapping (the YAML section) into a SimConfig; `SimConfig.validate()` runs the cross-field checks again
-on a config built in code. Errors are hil.schema.ConfigError naming the key, e.g.
+on a config built in code. Errors are core.schema.ConfigError naming the key, e.g.
 `sim.faults[1].delay: is required for a latency fault`.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Literal, Optional
+from typing import Annotated, Any, Literal, Optional
 
 import numpy as np
+from annotated_types import Len
 
-from hil.schema import ConfigError, load
+from core.schema import ConfigError, Help, NonNegative, Positive, load
 
 from .real_drivers import FrankaDriverConfig, KukaDriverConfig
-
-POSITIVE = {"min": 0, "exclusive": True}
-NONNEGATIVE = {"min": 0}
 
 FaultType = Literal["latency", "drop_status", "duplicate_status", "freeze_sensor", "sensor_noise",
                     "joint_unresponsive", "silent", "bad_command"]
@@ -42,8 +40,8 @@ _OPTIONAL_PARAMETERS = ("delay", "probability", "every", "joints", "position_std
 class FaultSpec:
     """One injected fault, active while start <= t < stop (seconds of simulated time)."""
 
-    type: FaultType = field(metadata={"help": "one of " + ", ".join(_FAULT_PARAMETERS)})
-    start: float = field(default=0.0, metadata=NONNEGATIVE)
+    type: Annotated[FaultType, Help("one of " + ", ".join(_FAULT_PARAMETERS))]
+    start: NonNegative = 0.0
     stop: Optional[float] = None                  # None: until the end of the run
     delay: Optional[float] = None                 # latency: s, a whole number of status periods
     probability: Optional[float] = None           # drop/duplicate_status: chance per status message
@@ -56,8 +54,8 @@ class FaultSpec:
 
 @dataclass
 class FrictionConfig:
-    static: float = field(default=1.0, metadata=NONNEGATIVE)
-    dynamic: float = field(default=1.0, metadata=NONNEGATIVE)
+    static: NonNegative = 1.0
+    dynamic: NonNegative = 1.0
 
 
 @dataclass
@@ -71,12 +69,12 @@ class GroundConfig:
 class ContactConfig:
     enabled: bool = False
     ground: GroundConfig = field(default_factory=GroundConfig)
-    stiffness: float = field(default=1e5, metadata=POSITIVE)             # N/m per contact point
-    dissipation: float = field(default=2.0, metadata=NONNEGATIVE)        # s/m, Hunt–Crossley
-    stiction_tolerance: float = field(default=1e-4, metadata=POSITIVE)   # m/s
+    stiffness: Positive = 1e5             # N/m per contact point
+    dissipation: NonNegative = 2.0        # s/m, Hunt–Crossley
+    stiction_tolerance: Positive = 1e-4   # m/s
     between_bodies: bool = False                  # also contacts between the model's bodies
     exclude: list[list[str]] = field(default_factory=list)               # body-name pairs never in contact
-    publish_rate: float = field(default=60.0, metadata=NONNEGATIVE)      # Hz of CONTACT_RESULTS; 0: off
+    publish_rate: NonNegative = 60.0      # Hz of CONTACT_RESULTS; 0: off
 
 
 @dataclass
@@ -96,15 +94,15 @@ class PositionControlConfig:
 class PayloadConfig:
     """A rigid load at the flange, in the simulated robot only (the controller's model does not have it)."""
 
-    mass: float = field(default=0.0, metadata=NONNEGATIVE)          # kg; 0: no payload
-    com: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0], metadata={"len": 3})   # m, p_FBcm in F
+    mass: NonNegative = 0.0          # kg; 0: no payload
+    com: Annotated[list[float], Len(3, 3)] = field(default_factory=lambda: [0.0, 0.0, 0.0])   # m, p_FBcm in F
     inertia: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0])   # kg·m² about Bcm, in F: Ixx Iyy Izz
     frame: Optional[str] = None                   # F; default: robot.end_effector, else the model's last frame
 
 
 @dataclass
 class SimConfig:
-    time_step: float = field(default=0.001, metadata=POSITIVE)          # s, a whole number of ns
+    time_step: Positive = 0.001          # s, a whole number of ns
     integrator: Literal["semi_implicit_euler", "rk4"] = "semi_implicit_euler"
     initial_positions: Optional[list[float]] = None                     # nq, default: the model's
     initial_velocities: Optional[list[float]] = None                    # nv, default: zero
@@ -115,7 +113,7 @@ class SimConfig:
     control_mode: Optional[list[Literal["position", "velocity", "torque"]]] = None
     position_control: PositionControlConfig = field(default_factory=PositionControlConfig)
     joint_limits: JointLimitsConfig = field(default_factory=JointLimitsConfig)
-    command_timeout: float = field(default=0.1, metadata=POSITIVE)      # s without a valid command
+    command_timeout: Positive = 0.1      # s without a valid command
     safe_command: Literal["zero_torque", "damping"] = "damping"
     brakes: bool = False                          # hold the joints still until the first valid command
     safe_damping: Any = None                      # N·m·s/rad: number or one per joint; None: automatic

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from core.schema import ConfigError
 from dynamics_cy import (
     Box,
     CalcContactFrictionFromSurfaceProperties,
@@ -28,7 +29,6 @@ from dynamics_cy import (
     RigidTransform,
     Sphere,
 )
-from hil.schema import ConfigError
 
 from ._physics import SHAPE_CODES, PointContact
 from .config import ContactConfig

@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from core.schema import ConfigError
 from dynamics_cy import ContactResults
-from hil.schema import ConfigError
 
 from ._physics import Stepper
 from .config import SimConfig, per_joint

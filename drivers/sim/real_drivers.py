@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal, Optional
 
 import numpy as np
 
-from hil.schema import ConfigError
+from core.schema import ConfigError, NonNegative, Positive
 from messages.drake import lcmt_iiwa_command, lcmt_panda_command
 
 LOCKSTEP_EPOCH_US = 1_700_000_000_000_000      # the lockstep wall clock at simulated time 0
@@ -32,26 +32,25 @@ KUKA_JOINT_LIMITS_DEG = (170, 120, 170, 120, 170, 120, 175)
 FRANKA_KD = (37.5, 50.0, 37.5, 25.0, 5.0, 3.75, 2.5)   # SetGainsForJointStiffnessErrorToTorque
 FRANKA_MODE_BITS = {"status_only": 0, "position": 1, "velocity": 2, "torque": 4}
 ABORT_STATUS = 134                             # an uncaught C++ exception: std::terminate → SIGABRT
-POSITIVE = {"min": 0, "exclusive": True}
 
 
 @dataclass
 class KukaDriverConfig:
     """kuka_driver's flags (same names and defaults), plus the Sunrise application's side."""
 
-    time_step: float = field(default=0.005, metadata=POSITIVE)       # s: FRI period, one status each
+    time_step: Positive = 0.005       # s: FRI period, one status each
     torque_only: bool = False                    # torques only; the cabinet compensates gravity
-    command_expire: float = field(default=0.05, metadata=POSITIVE)   # s (torque_only): then hold
-    start_command_guard: float = field(default=0.25, metadata={"min": 0})   # s after the first status
-    ext_trq_limit: float = field(default=60.0, metadata=POSITIVE)    # N·m, scaled per joint
+    command_expire: Positive = 0.05   # s (torque_only): then hold
+    start_command_guard: NonNegative = 0.25   # s after the first status
+    ext_trq_limit: Positive = 60.0    # N·m, scaled per joint
     joint_ext_trq_limit: Optional[list[float]] = None                # 7 values; overrides ext_trq_limit
-    torque_only_kp_scale: float = field(default=1.0, metadata={"min": 0})
-    torque_only_kd_scale: float = field(default=1.0, metadata={"min": 0})
-    velocity_filter_cutoff: float = field(default=40.0, metadata=POSITIVE)   # Hz
+    torque_only_kp_scale: NonNegative = 1.0
+    torque_only_kd_scale: NonNegative = 1.0
+    velocity_filter_cutoff: Positive = 40.0   # Hz
     # Not flags: the Sunrise application's FRI client command mode (TORQUE: positions and torques;
     # POSITION: positions only) and how long FRI monitors before it commands.
     client_command_mode: Literal["torque", "position"] = "torque"
-    monitoring: float = field(default=0.5, metadata={"min": 0})      # s of MONITORING (ipo NaN, arm held)
+    monitoring: NonNegative = 0.5      # s of MONITORING (ipo NaN, arm held)
 
 
 @dataclass
@@ -59,9 +58,9 @@ class FrankaDriverConfig:
     """franka_driver's flags (same names and defaults) that reach the LCM behaviour."""
 
     control_mode: Literal["status_only", "velocity", "position", "torque"] = "velocity"
-    expire_sec: float = field(default=0.1, metadata={"min": 0})      # |wall clock − command.utime| limit
+    expire_sec: NonNegative = 0.1      # |wall clock − command.utime| limit
     latch: bool = False                          # keep using the previous command when none is new
-    joint_torque_limit: float = field(default=100.0, metadata=POSITIVE)   # N·m: collision reflex
+    joint_torque_limit: Positive = 100.0   # N·m: collision reflex
 
 
 @dataclass

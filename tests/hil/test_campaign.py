@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 import yaml
 
+from core.schema import ConfigError
 from hil.campaign import load_campaign
 from hil.campaign_run import run_one
 from hil.cli import main
-from hil.schema import ConfigError
 
 REPO = Path(__file__).resolve().parents[2]
 BASE = REPO / "configs" / "scenarios" / "joint_pd_quintic.yaml"
@@ -95,9 +95,9 @@ def test_payload_matches_pydrake_gravity(tmp_path):
     from pydrake.multibody.tree import RotationalInertia as DRot
     from pydrake.multibody.tree import SpatialInertia as DSpatial
 
+    from core.config import RobotConfig
+    from core.robot import build_plant
     from drivers.sim.config import PayloadConfig
-    from hil.config import RobotConfig
-    from hil.robot import build_plant
     payload = PayloadConfig(mass=2.5, com=[0.01, -0.02, 0.08], inertia=[0.01, 0.012, 0.008])
     ours = build_plant(RobotConfig(str(REPO / "configs/robots/iiwa14.urdf"), end_effector="iiwa_link_ee"), payload)
     d = DPlant(0.0)

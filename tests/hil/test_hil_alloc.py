@@ -10,9 +10,9 @@ import lcm
 import numpy as np
 import pytest
 
-from hil.config import load_config
+from core.robot import load_robot
+from drivers.run_config import load_config
 from hil.loop import ControlLoop
-from hil.robot import load_robot
 from messages.codec import StatusEncoder
 
 SCALARS_PEAK, SCALARS_MEDIAN = 384, 256     # bytes: about a dozen (resp. eight) live scalar objects

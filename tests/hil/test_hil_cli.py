@@ -67,9 +67,9 @@ def test_the_simulated_robot_refuses_a_nonphysical_inertia_that_the_controller_a
     whose physics the tests trust, stops at start naming the link."""
     from pathlib import Path
 
-    from hil.config import parse_config
-    from hil.robot import build_plant
-    from hil.schema import ConfigError
+    from core.robot import build_plant
+    from core.schema import ConfigError
+    from drivers.run_config import parse_config
     urdf = Path("configs/robots/iiwa14.urdf").read_text()
     link3 = urdf.index('<link name="iiwa_link_3">')
     start = urdf.index("<inertia ", link3)

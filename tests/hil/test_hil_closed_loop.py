@@ -6,7 +6,7 @@ import gc
 import numpy as np
 import pytest
 
-from hil.config import load_config
+from drivers.run_config import load_config
 from hil.lockstep import make_lockstep, run_lockstep
 
 DEMO = "configs/demo.yaml"
@@ -82,8 +82,8 @@ def test_realtime_watchdog_trips_when_the_plant_goes_silent_and_recovers(tmp_pat
     import lcm
     import yaml
 
+    from core.robot import load_robot
     from hil.loop import ControlLoop
-    from hil.robot import load_robot
 
     port = random.randint(20000, 60000)
     url = f"udpm://239.255.76.67:{port}?ttl=0"
@@ -126,8 +126,8 @@ def test_realtime_watchdog_trips_when_the_plant_goes_silent_and_recovers(tmp_pat
 
 def test_cartesian_goal_planned_with_ik_and_toppra_is_reached():
     """trajectory: cartesian: IK + TOPP-RA under the joint limits, then tracked by computed torque."""
+    from core.robot import load_robot
     from dynamics_cy import RigidTransform, RollPitchYaw
-    from hil.robot import load_robot
     start = [0.0, 0.6, 0.0, -1.2, 0.0, 0.8, 0.0]
     robot = load_robot(load_config(DEMO).robot)        # the goal: where the hand is at a reachable q
     ctx = robot.plant.CreateDefaultContext()

@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from hil.config import load_config, parse_config
+from core.paths import CONFIGS
+from core.schema import ConfigError
+from drivers.run_config import load_config, parse_config
 from hil.lockstep import run_lockstep
-from hil.paths import CONFIGS
 from hil.replay import format_replay, replay
 from hil.report import format_report, read_log
 from hil.runlog import read_run_info
-from hil.schema import ConfigError
 from messages.logs import LogRecorder, read_events
 
 DEMO = CONFIGS / "demo.yaml"

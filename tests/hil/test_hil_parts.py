@@ -6,14 +6,15 @@ import numpy as np
 import pytest
 import yaml
 
+from core import _control
+from core.config import ControllerConfig, SafetyConfig, TrajectoryConfig
+from core.paths import CONFIGS
+from core.robot import load_robot
+from core.schema import ConfigError
+from drivers.run_config import load_config
 from dynamics_cy import JacobianWrtVariable
-from hil import _control
-from hil.config import ControllerConfig, SafetyConfig, TrajectoryConfig, load_config
 from hil.controllers import make_controller
-from hil.paths import CONFIGS
-from hil.robot import load_robot
 from hil.safety import SafetyMonitor
-from hil.schema import ConfigError
 from hil.trajectories import make_trajectory
 from messages import lcmt_hil_estop, lcmt_hil_joint_plan, lcmt_robot_state
 from messages.enums import FaultCode, SafetyState
@@ -266,7 +267,8 @@ def test_every_config_round_trips_through_its_dump(path):
     """dump_config (what a run log stores) reads back to the same config."""
     import yaml
 
-    from hil.config import dump_config, parse_config
+    from core.config import dump_config
+    from drivers.run_config import parse_config
     data = yaml.safe_load((CONFIGS / path).read_text())
     data.pop("scenario", None)
     cfg = parse_config(data, (CONFIGS / path).parent, path)

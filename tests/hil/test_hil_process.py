@@ -4,9 +4,9 @@ import os
 
 import pytest
 
-from hil.config import LoopConfig
+from core.config import LoopConfig
+from core.schema import ConfigError
 from hil.process import RealtimeProcess
-from hil.schema import ConfigError
 
 
 def vm_locked_kib() -> int:

@@ -14,9 +14,9 @@ import lcm
 import numpy as np
 import pytest
 
-from hil.config import load_config
+from core.robot import load_robot
+from drivers.run_config import load_config
 from hil.loop import ControlLoop
-from hil.robot import load_robot
 
 pytest.importorskip("pydrake", reason="pydrake is not installed (make test installs it)")
 

@@ -5,11 +5,12 @@ import lcm
 import numpy as np
 import pytest
 
+from core.config import channels_for
+from core.robot import build_plant, load_robot
+from drivers.run_config import load_config
 from drivers.sim import SimulatedRobot, load_sim_config
-from hil.config import channels_for, load_config
 from hil.lockstep import start_lockstep
 from hil.loop import ControlLoop
-from hil.robot import build_plant, load_robot
 from messages.codec import CommandDecoder
 from messages.drake import lcmt_iiwa_command
 

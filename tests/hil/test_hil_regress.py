@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from core.schema import ConfigError
 from hil.regress import find_scenarios, format_table, run_scenario
 from hil.scenario import compare_golden, load_scenario
-from hil.schema import ConfigError
 
 REPO = Path(__file__).resolve().parents[2]
 SCENARIOS = REPO / "configs" / "scenarios"
@@ -32,8 +32,8 @@ def test_scenario_passes(path):
 def test_the_scenarios_cover_the_controllers_contact_each_fault_and_the_serial_chain():
     import typing
 
+    from core.config import ControllerConfig
     from drivers.sim.config import FaultType
-    from hil.config import ControllerConfig
     from hil.legged_scenario import is_legged_scenario  # legged robots: tests/wbc/test_legged_scenarios.py
     scenarios = [load_scenario(p) for p in find_scenarios(SCENARIOS) if not is_legged_scenario(p)]
     controllers = {s.cfg.controller.type for s in scenarios}

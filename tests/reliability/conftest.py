@@ -12,7 +12,7 @@ from tests.reliability.inputs import good_config
 def run_log(tmp_path_factory) -> Path:
     """A real run log: 0.3 s of the loop against the simulated iiwa in lockstep, recorded in-process
     (its config, good.yaml, beside it)."""
-    from hil.config import load_config
+    from drivers.run_config import load_config
     from hil.lockstep import run_lockstep
     folder = tmp_path_factory.mktemp("runlog")
     path = folder / "run.lcmlog"

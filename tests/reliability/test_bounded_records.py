@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import tracemalloc
 
-from hil.config import load_config
+from drivers.run_config import load_config
 from hil.lockstep import make_lockstep
 from hil.sketch import HeadTail
 from hil.telemetry import fault_count, format_summary

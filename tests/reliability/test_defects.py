@@ -7,8 +7,9 @@ import importlib.util
 import numpy as np
 import pytest
 
-from hil.config import RobotConfig, load_config
-from hil.schema import ConfigError, parse_yaml
+from core.config import RobotConfig
+from core.schema import ConfigError, parse_yaml
+from drivers.run_config import load_config
 from tests.reliability.inputs import good_config
 
 HAVE_DRAKE = importlib.util.find_spec("pydrake") is not None
@@ -54,7 +55,7 @@ def test_telemetry_and_serial_rates_are_bounded_too(tmp_path):
     ("bad.urdf", '<robot name="r"><link name="a">', False, "bad.urdf:1: malformed XML"),
 ])
 def test_a_model_that_does_not_parse_is_a_config_error(tmp_path, name, text, simulated, message):
-    from hil.robot import build_plant
+    from core.robot import build_plant
     (tmp_path / name).write_text(text)
     with pytest.raises(ConfigError, match=message) as e:
         build_plant(RobotConfig(model=str(tmp_path / name)), simulated=simulated)

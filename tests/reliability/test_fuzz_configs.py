@@ -10,12 +10,12 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
+from core.config import RunConfig
+from core.schema import ConfigError, parse_yaml
+from drivers.run_config import load_config
 from drivers.serial.config import SerialConfig
 from drivers.serial.servo_config import ServoBusConfig
 from drivers.sim.config import SimConfig
-from hil.config import RunConfig, load_config
-from hil.schema import ConfigError, parse_yaml
-from hil.viz import VizConfig
 from tests.conftest import IIWA_URDF
 from tests.reliability.inputs import (
     apply_edits,
@@ -26,6 +26,7 @@ from tests.reliability.inputs import (
     load_or_error,
     mutations,
 )
+from viz import VizConfig
 
 GOOD = good_config()
 BASE = parse_yaml(GOOD, "good.yaml")
@@ -86,7 +87,7 @@ def test_deep_nesting_and_alias_bombs_are_config_errors_in_a_moment(tmp_path):
 def test_error_messages_show_values_shortened():
     data = copy.deepcopy(BASE)
     data["loop"]["rate_hz"] = [list(range(1000))] * 1000
-    from hil.config import parse_config
+    from drivers.run_config import parse_config
     try:
         parse_config(data, IIWA_URDF.parent, "big.yaml")
     except ConfigError as e:

@@ -7,9 +7,9 @@ from __future__ import annotations
 import yaml
 from hypothesis import given
 
+from core.schema import parse_yaml
 from hil.campaign import CampaignSpec, Distribution, load_campaign
 from hil.legged_scenario import LeggedEvent, LeggedRun, LeggedScenarioSpec, load_legged_scenario
-from hil.schema import parse_yaml
 from tests.conftest import REPO
 from tests.reliability.inputs import (
     GOOD_LEGGED,

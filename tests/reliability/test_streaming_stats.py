@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hil import _control
+from core import _control
 from hil.sketch import HeadTail, LogHistogram, bin_bounds
 from hil.telemetry import TickRecorder
 

@@ -13,6 +13,10 @@ import pytest
 import serial
 import yaml
 
+from core.config import channels_for
+from core.robot import build_plant, load_robot
+from core.schema import read_yaml
+from drivers.run_config import load_config
 from drivers.serial import (
     Command,
     CommandMode,
@@ -33,10 +37,6 @@ from drivers.serial.device import SimulatedBoard
 from drivers.serial.driver import SerialDriver, robot_joint_kinds
 from drivers.serial.protocol import CRC
 from drivers.sim.config import load_sim_config
-from hil.config import load_config
-from hil.loop import channels_for
-from hil.robot import build_plant, load_robot
-from hil.schema import read_yaml
 from messages.codec import CommandEncoder, StatusDecoder
 from messages.hilmsg import lcmt_hil_driver_health
 

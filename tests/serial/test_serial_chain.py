@@ -13,8 +13,8 @@ import lcm
 import numpy as np
 import pytest
 
+from core.robot import load_robot
 from hil.loop import ControlLoop, channels_for
-from hil.robot import load_robot
 from messages.hilmsg import lcmt_hil_driver_health
 
 REPO = Path(__file__).resolve().parents[2]

@@ -5,14 +5,14 @@ from pathlib import Path
 import lcm
 import pytest
 
+from core.config import channels_for
+from core.robot import build_plant
+from core.schema import ConfigError, read_yaml
 from drivers.serial.config import SerialConfig, load_serial_config
 from drivers.serial.device import SimulatedBoard
 from drivers.serial.device import run_from_config as run_device
 from drivers.serial.driver import SerialDriver
 from drivers.sim.config import load_sim_config
-from hil.loop import channels_for
-from hil.robot import build_plant
-from hil.schema import ConfigError, read_yaml
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs" / "serial"
 
@@ -45,7 +45,7 @@ def test_example_configs_load(run_config, name):
                                             "command_timeout (0.05 s)"),
     ({"port": "x", "board_watchdog": 70}, "serial.board_watchdog: must be <= 65.535 s (a u16 of ms), got 70"),
     ({"port": "x", "reconnect": {"initial": 3.0}}, "serial.reconnect.max: must be >= initial (3 s), got 2"),
-    ({"port": "x", "command_timeout": -1}, "serial.command_timeout: must be >= 0.0001, got -1.0 (a timeout shorter"),
+    ({"port": "x", "command_timeout": -1}, "serial.command_timeout: must be >= 0.0001, got -1 (a timeout shorter"),
     ({"port": "x", "device": {"lockstep": "yes"}}, "serial.device.lockstep: must be true or false, got 'yes'"),
     ({"port": "x", "device": {"faults": [{"type": "bit_flip"}]}},
      "serial.device.faults[0].every: a bit_flip fault needs exactly one of every or probability"),

@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 import serial
 
+from core.robot import build_plant
+from drivers.run_config import load_config
 from drivers.serial import (
     Command,
     CommandMode,
@@ -26,8 +28,6 @@ from drivers.serial.config import load_serial_config
 from drivers.serial.device import SimulatedBoard
 from drivers.sim.config import load_sim_config
 from drivers.sim.physics import joint_inertias
-from hil.config import load_config
-from hil.robot import build_plant
 
 Q0 = [0.0, 0.6, 0.0, -1.2, 0.0, 0.8, 0.0]
 

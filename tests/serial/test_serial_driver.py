@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 import serial
 
+from core.schema import ConfigError
 from drivers.serial import CommandMode, StatusFlag
-from hil.schema import ConfigError
 from messages.drake import lcmt_iiwa_command
 
 Q0 = np.array([0.0, 0.6, 0.0, -1.2, 0.0, 0.8, 0.0])

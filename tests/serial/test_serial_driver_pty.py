@@ -11,6 +11,7 @@ import lcm
 import numpy as np
 import pytest
 
+from core.schema import ConfigError
 from drivers.serial import (
     CommandMode,
     Config,
@@ -24,7 +25,6 @@ from drivers.serial import (
 )
 from drivers.serial.config import load_serial_config
 from drivers.serial.driver import SerialDriver
-from hil.schema import ConfigError
 from messages.channels import Channels
 from messages.codec import CommandEncoder, StatusDecoder
 from messages.hilmsg import lcmt_hil_driver_health

@@ -9,11 +9,11 @@ import lcm
 import numpy as np
 import pytest
 
+from core.config import channels_for
+from core.robot import load_robot
+from drivers.run_config import load_config
 from drivers.serial.servo_driver import ServoDriver
 from drivers.serial.servo_plant import build_bus
-from hil.config import load_config
-from hil.loop import channels_for
-from hil.robot import load_robot
 from messages.codec import CommandEncoder, StatusDecoder
 
 CONFIG = "configs/servo/dxl_arm.yaml"

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 import yaml
 
+from drivers.run_config import load_config
 from drivers.serial.servo_plant import build_bus
-from hil.config import load_config
 
 CONFIGS = Path("configs/servo")
 

@@ -8,11 +8,11 @@ import lcm
 import numpy as np
 import pytest
 
+from core.schema import ConfigError
 from drivers.serial.servo_bus import SimulatedServoBus
 from drivers.serial.servo_config import load_servo_config
 from drivers.serial.servo_driver import ServoDriver
 from drivers.serial.servo_sim import SimulatedServo
-from hil.schema import ConfigError
 from messages.channels import Channels
 from messages.codec import CommandEncoder, StatusDecoder
 

@@ -4,11 +4,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from core.config import RobotConfig, channels_for
+from core.robot import build_plant
+from core.schema import ConfigError
+from drivers.run_config import load_config
 from drivers.sim import SimConfig, SimulatedRobot, load_sim_config
 from drivers.sim.config import per_joint
-from hil.config import RobotConfig, channels_for, load_config
-from hil.robot import build_plant
-from hil.schema import ConfigError
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs" / "sim"
 

@@ -3,8 +3,8 @@ import lcm
 import numpy as np
 import pytest
 
+from core.schema import ConfigError
 from drivers.sim import SimulatedRobot, load_sim_config
-from hil.schema import ConfigError
 from messages.channels import Channels
 from messages.codec import CommandEncoder, StatusDecoder
 

@@ -6,9 +6,9 @@ import math
 import numpy as np
 import pytest
 
+from core.schema import ConfigError
 from drivers.sim import SimulatedRobot, load_sim_config
 from drivers.sim.real_drivers import KUKA_EXT_TRQ_SCALE, LOCKSTEP_EPOCH_US
-from hil.schema import ConfigError
 from messages.channels import Channels
 from messages.drake import lcmt_iiwa_command, lcmt_iiwa_status, lcmt_panda_command, lcmt_panda_status
 

@@ -15,8 +15,8 @@ import lcm
 import numpy as np
 import pytest
 
+from drivers.run_config import load_config
 from drivers.sim import SimulatedRobot, load_sim_config, run_sim
-from hil.config import load_config
 from messages import lcmt_viewer_draw, lcmt_viewer_load_robot
 from messages.codec import CommandEncoder, StatusDecoder
 

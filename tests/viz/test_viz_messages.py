@@ -22,9 +22,9 @@ from dynamics_cy import (
     Sphere,
 )
 from dynamics_cy.spatial_math import quaternion_to_matrix
-from hil.viz import DEFAULT_COLOR, DrawPublisher, geometry_data, load_robot_message
 from messages import lcmt_viewer_draw, lcmt_viewer_geometry_data, lcmt_viewer_load_robot
 from messages.validation import check_message
+from viz import DEFAULT_COLOR, DrawPublisher, geometry_data, load_robot_message
 
 REPO = Path(__file__).resolve().parents[2]
 IIWA = REPO / "configs" / "robots" / "iiwa14.urdf"

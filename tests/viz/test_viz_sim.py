@@ -6,15 +6,16 @@ from pathlib import Path
 import lcm
 import numpy as np
 
+from core.config import channels_for
+from core.robot import build_plant
+from core.schema import read_yaml
+from drivers.run_config import load_config
 from drivers.sim import SimulatedRobot, load_sim_config
 from drivers.sim.contact import GROUND_COLOR
-from hil.config import channels_for, load_config, viz_config
 from hil.lockstep import make_lockstep, run_lockstep
-from hil.robot import build_plant
-from hil.schema import read_yaml
 from hil.telemetry import format_summary
-from hil.viz import ViewerBridge, load_robot_message
 from messages import lcmt_viewer_draw, lcmt_viewer_geometry_data, lcmt_viewer_load_robot
+from viz import ViewerBridge, load_robot_message, viz_config
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "configs" / "demo.yaml"

@@ -10,10 +10,10 @@ import lcm
 import numpy as np
 import pytest
 
-from hil.config import load_config, parse_config
+from core.paths import CONFIGS
+from core.schema import ConfigError
+from drivers.run_config import load_config, parse_config
 from hil.legged_loop import LeggedLoop
-from hil.paths import CONFIGS
-from hil.schema import ConfigError
 from planning.legged_models import example_robot_data_root
 
 ROOT = CONFIGS.parent

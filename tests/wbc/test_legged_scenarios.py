@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from core.schema import ConfigError
 from hil.legged_scenario import load_legged_scenario
-from hil.schema import ConfigError
 from planning.legged_models import example_robot_data_root
 
 REPO = Path(__file__).resolve().parents[2]

@@ -1,12 +1,14 @@
 """ViewerBridge: Drake's viewer messages for one plant, rate-limited so a control loop can call it
-every tick; VizConfig, the `viz:` config section."""
+every tick; VizConfig, the `viz:` config section, and viz_config(cfg), a run config's."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Optional
+from typing import Annotated, Optional
 
 import numpy as np
+from annotated_types import Gt, Le
 
+from core.schema import Count, NonNegative, load
 from messages import lcmt_viewer_command
 from messages.channels import DRAKE_VIEWER_STATUS, Channels
 
@@ -33,16 +35,23 @@ _NEVER = (1 << 63) - 1
 class VizConfig:
     """The `viz:` section: what ViewerBridge publishes and how often (`viz: true` is the defaults)."""
 
-    enabled: bool = dataclasses.field(default=True, metadata={"help": "run the viewer bridge"})
-    draw_rate_hz: float = dataclasses.field(default=60.0, metadata={
-        "min": 0, "exclusive": True, "max": 1000.0, "help": "lcmt_viewer_draw messages per second"})
-    load_period_s: float = dataclasses.field(default=2.0, metadata={
-        "min": 0, "help": "republish lcmt_viewer_load_robot this often (0: only at start and on request)"})
-    status_channel: str = dataclasses.field(default=DRAKE_VIEWER_STATUS, metadata={
-        "help": "where a starting drake_visualizer asks for the load message ('' to not listen)"})
-    status_joints: Optional[int] = dataclasses.field(default=None, metadata={
-        "min": 1, "help": "`hil viz`: joints in the robot's status message; they set the first entries of q "
-                          "(default: all of the model's positions)"})
+    enabled: bool = True                            # run the viewer bridge
+    draw_rate_hz: Annotated[float, Gt(0), Le(1000.0)] = 60.0   # lcmt_viewer_draw messages per second
+    load_period_s: NonNegative = 2.0                # republish lcmt_viewer_load_robot this often (0: only at
+                                                    # start and on request)
+    status_channel: str = DRAKE_VIEWER_STATUS       # where a starting drake_visualizer asks for the load
+                                                    # message ('' to not listen)
+    # `hil viz`: joints in the robot's status message; they set the first entries of q (default: all of
+    # the model's positions)
+    status_joints: Optional[Count] = None
+
+
+def viz_config(cfg) -> VizConfig:
+    """The validated `viz:` section of a run config (core.config.RunConfig): `true` means its
+    defaults, absent means off."""
+    if cfg.viz is None:
+        return VizConfig(enabled=False)
+    return load(VizConfig, cfg.viz, "viz")
 
 
 class ViewerBridge:

@@ -9,23 +9,21 @@ import copy
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Optional
+from typing import Annotated, Any, Callable, Literal, Optional
 
 import yaml
+from annotated_types import Ge, Gt, Le, Len, Lt
 
 from messages.channels import DEFAULT_LCM_URL
 
 from .paths import CONFIGS, package_map
-from .schema import RATE_HZ, TIMEOUT_S, ConfigError, load, read_yaml
-
-POSITIVE = {"min": 0, "exclusive": True}
-NONNEGATIVE = {"min": 0}
+from .schema import ConfigError, Fraction, Help, NonNegative, Positive, Rate, Timeout, load, read_yaml
 
 
 @dataclass
 class RobotConfig:
     # URDF or SDF file; protocol floating_base: a planning.legged_models preset (go2, g1)
-    model: str = field(metadata={"help": "URDF or SDF file of the robot, or a legged preset"})
+    model: Annotated[str, Help("URDF or SDF file of the robot, or a legged preset")]
     # floating_base: a legged robot (lcmt_hil_floating_base_status / lcmt_hil_joint_command, docs/wbc.md)
     protocol: Literal["iiwa", "panda", "floating_base"] = "iiwa"
     weld: Optional[str] = None            # a frame to weld to the world, if the model does not
@@ -36,7 +34,7 @@ class RobotConfig:
     # The driver in front of the robot: drake_sim (Drake's simulated drivers, `hil sim`'s default),
     # kuka_driver or franka_driver (the real ones): sets the start guard and the command's clock.
     driver: Literal["drake_sim", "kuka_driver", "franka_driver"] = "drake_sim"
-    velocity_gain: float = field(default=10.0, metadata={"min": 0})   # 1/s: v_cmd = v_d + gain (q_d − q)
+    velocity_gain: NonNegative = 10.0   # 1/s: v_cmd = v_d + gain (q_d − q)
     # package name -> folder or package.xml, added to the default map (installed packages, e.g.
     # example-robot-data) that resolves package:// URIs of robot.model and of its meshes
     package_map: dict[str, str] = field(default_factory=dict)
@@ -53,16 +51,16 @@ class LcmConfig:
 
 @dataclass
 class LoopConfig:
-    rate_hz: float = field(default=1000.0, metadata=RATE_HZ)
-    deadline_budget_us: float = field(default=200.0, metadata=POSITIVE)   # lateness above it is a miss
-    spin_us: float = field(default=300.0, metadata=NONNEGATIVE)           # sleep until deadline - spin, then spin
-    duration: Optional[float] = field(default=None, metadata=POSITIVE)    # seconds; None runs until stopped
-    start_timeout: float = field(default=5.0, metadata=TIMEOUT_S)         # wait this long for the first status
+    rate_hz: Rate = 1000.0
+    deadline_budget_us: Positive = 200.0   # lateness above it is a miss
+    spin_us: NonNegative = 300.0           # sleep until deadline - spin, then spin
+    duration: Optional[Positive] = None    # seconds; None runs until stopped
+    start_timeout: Timeout = 5.0         # wait this long for the first status
     # s after the first status before the first command; None: 0.3 for robot.driver kuka_driver (its
     # --start_command_guard is 0.25 s), else 0
-    start_guard: Optional[float] = field(default=None, metadata=NONNEGATIVE)
+    start_guard: Optional[NonNegative] = None
     cpus: Optional[list[int]] = None          # pin the loop's process to these CPUs (sched_setaffinity)
-    priority: Optional[int] = field(default=None, metadata={"min": 1, "max": 99})   # SCHED_FIFO priority
+    priority: Optional[Annotated[int, Ge(1), Le(99)]] = None   # SCHED_FIFO priority
     lock_memory: bool = False                 # mlockall: no page faults in the loop
     gc: Literal["on", "off"] = "off"          # Python's cyclic garbage collector during the run
 
@@ -73,12 +71,12 @@ Gains = list[float]
 @dataclass
 class WholeBodyConfig:
     """controller.type whole_body (planning.whole_body, docs/wbc.md): the QP's contact model and weights."""
-    mu: float = field(default=0.6, metadata=POSITIVE)               # friction coefficient of the pyramids
-    f_min: float = field(default=0.0, metadata=NONNEGATIVE)         # N, least normal force on a foot in contact
-    effort_limit: Optional[float] = field(default=None, metadata=POSITIVE)   # N·m, every joint (None: none)
+    mu: Positive = 0.6               # friction coefficient of the pyramids
+    f_min: NonNegative = 0.0         # N, least normal force on a foot in contact
+    effort_limit: Optional[Positive] = None   # N·m, every joint (None: none)
     weights: Any = field(default_factory=dict)                     # planning.whole_body.WholeBodyWeights fields
-    foot_loss_ticks: int = field(default=5, metadata={"min": 1})    # statuses without contact: safe state
-    safe_damping: float = field(default=2.0, metadata=NONNEGATIVE)  # N·m·s/rad of the safe (damping) command
+    foot_loss_ticks: Annotated[int, Ge(1)] = 5    # statuses without contact: safe state
+    safe_damping: NonNegative = 2.0  # N·m·s/rad of the safe (damping) command
 
 
 @dataclass
@@ -87,11 +85,12 @@ class ControllerConfig:
                   "cartesian_impedance", "whole_body"] = "computed_torque"
     kp: Gains = field(default_factory=lambda: [100.0])     # 1/s² (computed torque) or N·m/rad
     kd: Gains = field(default_factory=lambda: [20.0])      # 1/s or N·m·s/rad
-    cartesian_stiffness: list[float] = field(default_factory=lambda: [30.0, 30.0, 30.0, 500.0, 500.0, 500.0],
-                                             metadata={"len": 6})   # [rotational N·m/rad; translational N/m]
-    cartesian_damping: list[float] = field(default_factory=lambda: [3.0, 3.0, 3.0, 40.0, 40.0, 40.0],
-                                           metadata={"len": 6})
-    nullspace_damping: float = field(default=1.0, metadata=NONNEGATIVE)
+    # [rotational N·m/rad; translational N/m]
+    cartesian_stiffness: Annotated[list[float], Len(6, 6)] = field(
+        default_factory=lambda: [30.0, 30.0, 30.0, 500.0, 500.0, 500.0])
+    cartesian_damping: Annotated[list[float], Len(6, 6)] = field(
+        default_factory=lambda: [3.0, 3.0, 3.0, 40.0, 40.0, 40.0])
+    nullspace_damping: NonNegative = 1.0
     robot_compensates_gravity: bool = False   # the robot adds gravity compensation itself (e.g. a real iiwa)
     whole_body: WholeBodyConfig = field(default_factory=WholeBodyConfig)   # type whole_body
 
@@ -99,43 +98,43 @@ class ControllerConfig:
 @dataclass
 class Waypoint:
     q: list[float]
-    duration: float = field(default=2.0, metadata=POSITIVE)   # seconds to reach it from the previous one
+    duration: Positive = 2.0   # seconds to reach it from the previous one
 
 
 @dataclass
 class TrajectoryConfig:
     type: Literal["hold", "quintic", "waypoints", "stream", "cartesian"] = "hold"
     goal: Optional[list[float]] = None          # quintic: joint goal
-    duration: float = field(default=2.0, metadata=POSITIVE)
+    duration: Positive = 2.0
     waypoints: list[Waypoint] = field(default_factory=list)
     loop: bool = False                          # waypoints: go back to the start and repeat
     channel: Optional[str] = None               # stream: lcmt_robot_state or lcmt_hil_joint_plan channel
     stream_type: Literal["robot_state", "joint_plan"] = "robot_state"
-    goal_position: Optional[list[float]] = field(default=None, metadata={"len": 3})   # cartesian: p_WG
-    goal_rpy: Optional[list[float]] = field(default=None, metadata={"len": 3})        # cartesian: R_WG
-    velocity_scale: float = field(default=0.5, metadata={"min": 0, "max": 1, "exclusive": True, "max_exclusive": True})
-    acceleration_scale: float = field(default=0.5, metadata={"min": 0, "max": 1, "exclusive": True})
-    effort_scale: Optional[float] = field(default=None, metadata={"min": 0, "max": 1, "exclusive": True})
+    goal_position: Optional[Annotated[list[float], Len(3, 3)]] = None   # cartesian: p_WG
+    goal_rpy: Optional[Annotated[list[float], Len(3, 3)]] = None        # cartesian: R_WG
+    velocity_scale: Annotated[float, Gt(0), Lt(1)] = 0.5
+    acceleration_scale: Fraction = 0.5
+    effort_scale: Optional[Fraction] = None
 
 
 @dataclass
 class SafetyConfig:
-    status_timeout_periods: int = field(default=3, metadata={"min": 1})
+    status_timeout_periods: Annotated[int, Ge(1)] = 3
     on_fault: Literal["zero_torque", "damping"] = "damping"
     damping: Gains = field(default_factory=lambda: [5.0])               # N·m·s/rad in damping mode
-    torque_rate_limit: float = field(default=5000.0, metadata=POSITIVE)  # N·m/s
-    effort_scale: float = field(default=1.0, metadata={"min": 0, "max": 1, "exclusive": True})
-    position_margin: float = field(default=0.02, metadata=NONNEGATIVE)  # rad inside the joint limits
-    velocity_scale: float = field(default=1.0, metadata=POSITIVE)       # of the model's velocity limits
-    max_tracking_error: Optional[float] = field(default=None, metadata=POSITIVE)  # rad
+    torque_rate_limit: Positive = 5000.0  # N·m/s
+    effort_scale: Fraction = 1.0
+    position_margin: NonNegative = 0.02  # rad inside the joint limits
+    velocity_scale: Positive = 1.0       # of the model's velocity limits
+    max_tracking_error: Optional[Positive] = None  # rad
     recover: bool = False        # return to RUNNING when the fault clears (status comes back)
-    recover_after_periods: int = field(default=50, metadata={"min": 1})
-    recover_max_speed: float = field(default=0.2, metadata=POSITIVE)   # rad/s: resume only near rest
+    recover_after_periods: Annotated[int, Ge(1)] = 50
+    recover_max_speed: Positive = 0.2   # rad/s: resume only near rest
 
 
 @dataclass
 class TelemetryConfig:
-    rate_hz: float = field(default=100.0, metadata=RATE_HZ)   # at most loop.rate_hz
+    rate_hz: Rate = 100.0   # at most loop.rate_hz
     log: Optional[str] = None     # record the run's LCM traffic to this lcm-logger file
 
 
@@ -149,7 +148,7 @@ class RunConfig:
     trajectory: TrajectoryConfig = field(default_factory=TrajectoryConfig)
     safety: SafetyConfig = field(default_factory=SafetyConfig)
     telemetry: TelemetryConfig = field(default_factory=TelemetryConfig)
-    viz: Any = None                  # validated by hil.viz (true means its defaults)
+    viz: Any = None                  # validated by viz (true means its defaults)
     sim: Any = None                  # validated by drivers.sim
     serial: Any = None               # validated by drivers.serial
     servo_bus: Any = None            # validated by drivers.serial.servo_config
@@ -158,7 +157,7 @@ class RunConfig:
 
 def resolve(path: str, base: Path, packages: dict[str, str] | None = None) -> Path:
     """A path from a config: absolute, relative to the config's folder, or to the project's configs/;
-    a package:// URI is resolved by hil.paths.package_map(packages) as Drake's PackageMap does."""
+    a package:// URI is resolved by core.paths.package_map(packages) as Drake's PackageMap does."""
     if "://" in path:
         try:
             return Path(package_map(packages, base).ResolveUrl(path))
@@ -173,26 +172,8 @@ def resolve(path: str, base: Path, packages: dict[str, str] | None = None) -> Pa
     return base / p
 
 
-def _validate_legged(cfg: RunConfig) -> None:
-    """protocol floating_base: a legged preset, torque commands, the whole_body controller, its weights."""
-    from planning.legged_models import LEGGED
-    from planning.whole_body import WholeBodyWeights
-    if cfg.robot.model not in LEGGED:
-        raise ConfigError("robot.model", f"protocol floating_base takes a legged preset, one of {', '.join(LEGGED)}; "
-                                         f"got {cfg.robot.model!r}")
-    if cfg.controller.type != "whole_body":
-        raise ConfigError("controller.type", f"protocol floating_base needs whole_body, got {cfg.controller.type!r}")
-    if cfg.robot.command != "torque":
-        raise ConfigError("robot.command", "protocol floating_base commands torque")
-    if cfg.trajectory.type != "hold":
-        raise ConfigError("trajectory.type", "protocol floating_base holds the standing pose (hold)")
-    if not isinstance(cfg.controller.whole_body.weights, dict):
-        raise ConfigError("controller.whole_body.weights", "must be a mapping of WholeBodyWeights fields")
-    load(WholeBodyWeights, cfg.controller.whole_body.weights, "controller.whole_body.weights")
-
-
-def _validate_sections(cfg: RunConfig) -> None:
-    """The sections other packages own, checked now so that a bad key fails at start."""
+def _validate_core(cfg: RunConfig) -> None:
+    """The cross-key rules of the sections core owns."""
     command, protocol = cfg.robot.command, cfg.robot.protocol
     if cfg.controller.type == "whole_body" and protocol != "floating_base":
         raise ConfigError("controller.type", "whole_body drives a legged robot: robot.protocol floating_base")
@@ -203,32 +184,29 @@ def _validate_sections(cfg: RunConfig) -> None:
         channels_for(cfg)
     except ValueError as e:
         raise ConfigError("channels", str(e)) from None
-    viz_config(cfg)
-    timeouts = {"loop.start_timeout": cfg.loop.start_timeout}     # each at least one loop period
-    if cfg.sim is not None:
-        from drivers.sim.config import load_sim_config
-        load_sim_config(cfg.sim, "sim")
-    if cfg.serial is not None:
-        from drivers.serial.config import load_serial_config
-        timeouts["serial.command_timeout"] = load_serial_config(cfg.serial, "serial").command_timeout
-    if cfg.servo_bus is not None:
-        from drivers.serial.servo_config import load_servo_config
-        timeouts["servo_bus.command_timeout"] = load_servo_config(cfg.servo_bus, "servo_bus").command_timeout
-    for key, value in timeouts.items():
-        if value * cfg.loop.rate_hz < 1:
-            raise ConfigError(key, f"must be at least one loop period, 1/loop.rate_hz = {1 / cfg.loop.rate_hz:g} s "
-                                   f"(the loop can meet no shorter timeout), got {value:g}")
+    check_timeout(cfg, "loop.start_timeout", cfg.loop.start_timeout)
 
 
-def load_config(path: str | Path, overrides: dict | None = None) -> RunConfig:
-    """The validated RunConfig of a YAML file; `overrides` replace top-level sections' keys."""
-    return parse_config(read_yaml(path), Path(path).resolve().parent, str(path), overrides)
+def check_timeout(cfg: RunConfig, key: str, value: float) -> None:
+    """A ConfigError naming `key` if the timeout is shorter than one loop period."""
+    if value * cfg.loop.rate_hz < 1:
+        raise ConfigError(key, f"must be at least one loop period, 1/loop.rate_hz = {1 / cfg.loop.rate_hz:g} s "
+                               f"(the loop can meet no shorter timeout), got {value:g}")
 
 
-def parse_config(data: dict, base: Path, source: str, overrides: dict | None = None) -> RunConfig:
+def load_config(path: str | Path, overrides: dict | None = None, *, sections: Callable[[RunConfig], None]) -> RunConfig:
+    """The validated RunConfig of a YAML file; `overrides` replace top-level sections' keys; `sections`
+    as parse_config's."""
+    return parse_config(read_yaml(path), Path(path).resolve().parent, str(path), overrides, sections=sections)
+
+
+def parse_config(data: dict, base: Path, source: str, overrides: dict | None = None, *,
+                 sections: Callable[[RunConfig], None]) -> RunConfig:
     """The validated RunConfig of a config mapping whose relative paths are relative to `base`;
     errors name `source` (a file, or e.g. a log's run-info). A regression scenario's `scenario`
-    section is not part of the run config (hil.scenario reads it), so a scenario file runs as is."""
+    section is not part of the run config (hil.scenario reads it), so a scenario file runs as is.
+    `sections(cfg)` checks the sections the packages above core own (viz, sim, serial, servo_bus, a
+    legged robot's preset and weights) and raises ConfigError: drivers.run_config passes its own."""
     data = copy.deepcopy(data)
     for section, values in (overrides or {}).items():
         if isinstance(values, dict):
@@ -244,21 +222,19 @@ def parse_config(data: dict, base: Path, source: str, overrides: dict | None = N
         except RuntimeError as e:
             raise ConfigError("robot.package_map", str(e)) from None
         cfg.robot.package_map = {n: packages.GetPath(n) for n in cfg.robot.package_map}
-        legged = cfg.robot.protocol == "floating_base"
         model = resolve(cfg.robot.model, base, cfg.robot.package_map)
-        if legged:
-            _validate_legged(cfg)
-        elif not model.is_file():
-            raise ConfigError("robot.model", f"no such model file '{cfg.robot.model}' (looked in {base} and "
-                                             f"{CONFIGS})")
-        else:
+        if cfg.robot.protocol != "floating_base":      # else a legged preset's name (the sections check it)
+            if not model.is_file():
+                raise ConfigError("robot.model", f"no such model file '{cfg.robot.model}' (looked in {base} and "
+                                                 f"{CONFIGS})")
             cfg.robot.model = str(model)
         if cfg.telemetry.rate_hz > cfg.loop.rate_hz:
             raise ConfigError("telemetry.rate_hz", f"must be at most loop.rate_hz ({cfg.loop.rate_hz:g}), "
                                                    f"got {cfg.telemetry.rate_hz:g}")
         if cfg.telemetry.log:
             cfg.telemetry.log = str(resolve(cfg.telemetry.log, base))
-        _validate_sections(cfg)
+        _validate_core(cfg)
+        sections(cfg)
     except ConfigError as e:
         raise ConfigError(e.key, str(e).split(": ", 1)[-1] if e.key else str(e), source) from None
     cfg.source = source
@@ -270,14 +246,6 @@ def dump_config(cfg: RunConfig) -> str:
     data = dataclasses.asdict(cfg)
     data.pop("source")
     return yaml.safe_dump(data, sort_keys=False)
-
-
-def viz_config(cfg: RunConfig):
-    """The validated `viz:` section (hil.viz.VizConfig): `true` means its defaults, absent means off."""
-    from .viz import VizConfig
-    if cfg.viz is None:
-        return VizConfig(enabled=False)
-    return load(VizConfig, cfg.viz, "viz")
 
 
 def channels_for(cfg: RunConfig):

@@ -24,9 +24,23 @@ cdef double* _vec(object a, Py_ssize_t n, bint writable, str name) except NULL:
     return <double*>cnp.PyArray_DATA(arr)
 
 
+cdef inline Py_ssize_t _size(object a):
+    """The number of values of a numpy array; -1 for anything else (which _vec then refuses)."""
+    return cnp.PyArray_SIZE(<cnp.ndarray>a) if cnp.PyArray_Check(a) else -1
+
+
+cdef double* _row(object a, Py_ssize_t row, Py_ssize_t n, bint writable, str name) except NULL:
+    """The start of row `row` of a C-contiguous float64 (rows, n) array (_vec's checks), bounds checked."""
+    cdef Py_ssize_t rows = cnp.PyArray_DIM(<cnp.ndarray>a, 0) if cnp.PyArray_Check(a) else 0
+    cdef double* data = _vec(a, rows * n, writable, name)
+    if not 0 <= row < rows:
+        raise ValueError(f"row {row} is out of range [0, {rows})")
+    return data + row * n
+
+
 def pd(q, v, q_d, v_d, kp, kd, base, double sign, out):
     """out = sign·base + kp∘(q_d − q) + kd∘(v_d − v)."""
-    cdef Py_ssize_t n = cnp.PyArray_SIZE(<cnp.ndarray>out) if cnp.PyArray_Check(out) else -1
+    cdef Py_ssize_t n = _size(out)
     cdef double* o = _vec(out, n, True, "out")
     cdef double* a = _vec(q, n, False, "q")
     cdef double* b = _vec(v, n, False, "v")
@@ -42,7 +56,7 @@ def pd(q, v, q_d, v_d, kp, kd, base, double sign, out):
 
 def damping(v, d, base, double sign, out):
     """out = sign·base − d∘v."""
-    cdef Py_ssize_t n = cnp.PyArray_SIZE(<cnp.ndarray>out) if cnp.PyArray_Check(out) else -1
+    cdef Py_ssize_t n = _size(out)
     cdef double* o = _vec(out, n, True, "out")
     cdef double* a = _vec(v, n, False, "v")
     cdef double* b = _vec(d, n, False, "d")
@@ -55,7 +69,7 @@ def damping(v, d, base, double sign, out):
 def saturate(tau, prev, limit, double max_step, out):
     """out = clip(clip(tau, prev ± max_step), ±limit), and prev = out; returns how many entries hit the
     effort limit."""
-    cdef Py_ssize_t n = cnp.PyArray_SIZE(<cnp.ndarray>out) if cnp.PyArray_Check(out) else -1
+    cdef Py_ssize_t n = _size(out)
     cdef double* o = _vec(out, n, True, "out")
     cdef double* t = _vec(tau, n, False, "tau")
     cdef double* p = _vec(prev, n, True, "prev")
@@ -82,7 +96,7 @@ def saturate(tau, prev, limit, double max_step, out):
 
 def first_nonfinite(x):
     """The index of the first NaN or infinite entry, or -1."""
-    cdef Py_ssize_t n = cnp.PyArray_SIZE(<cnp.ndarray>x) if cnp.PyArray_Check(x) else -1
+    cdef Py_ssize_t n = _size(x)
     cdef double* a = _vec(x, n, False, "x")
     cdef Py_ssize_t i
     for i in range(n):
@@ -93,7 +107,7 @@ def first_nonfinite(x):
 
 def first_outside(x, lo, hi):
     """The index of the first entry of x outside [lo, hi], or -1."""
-    cdef Py_ssize_t n = cnp.PyArray_SIZE(<cnp.ndarray>x) if cnp.PyArray_Check(x) else -1
+    cdef Py_ssize_t n = _size(x)
     cdef double* a = _vec(x, n, False, "x")
     cdef double* l = _vec(lo, n, False, "lo")
     cdef double* h = _vec(hi, n, False, "hi")
@@ -106,7 +120,7 @@ def first_outside(x, lo, hi):
 
 def track_error(q, q_d, sumsq, maxabs):
     """sumsq += (q_d − q)², maxabs = max(maxabs, |q_d − q|); returns max_i |q_d − q|."""
-    cdef Py_ssize_t n = cnp.PyArray_SIZE(<cnp.ndarray>q) if cnp.PyArray_Check(q) else -1
+    cdef Py_ssize_t n = _size(q)
     cdef double* a = _vec(q, n, False, "q")
     cdef double* b = _vec(q_d, n, False, "q_d")
     cdef double* s = _vec(sumsq, n, True, "sumsq")
@@ -125,7 +139,7 @@ def track_error(q, q_d, sumsq, maxabs):
 
 def max_abs(x, maxabs):
     """maxabs = max(maxabs, |x|), elementwise."""
-    cdef Py_ssize_t n = cnp.PyArray_SIZE(<cnp.ndarray>x) if cnp.PyArray_Check(x) else -1
+    cdef Py_ssize_t n = _size(x)
     cdef double* a = _vec(x, n, False, "x")
     cdef double* m = _vec(maxabs, n, True, "maxabs")
     cdef Py_ssize_t i
@@ -138,7 +152,7 @@ def cartesian_impedance(X_WE, J, v, X_WG, V_WG, K, D, tau_g, double joint_dampin
     """τ = Jᵀ F − τ_g − joint_damping·v with F = K∘e + D∘(V_WG − J v) and the pose error
     e = [log(R_WG R_WEᵀ); p_WG − p_WE] (a rotation vector and a translation, in W). J is the (6, n)
     Jacobian of frame E's origin with V_WE = [w; v] in W. Returns |e| of the rotation (rad)."""
-    cdef Py_ssize_t n = cnp.PyArray_SIZE(<cnp.ndarray>out) if cnp.PyArray_Check(out) else -1
+    cdef Py_ssize_t n = _size(out)
     cdef double* o = _vec(out, n, True, "out")
     cdef double* X = _vec(X_WE, 16, False, "X_WE")
     cdef double* G = _vec(X_WG, 16, False, "X_WG")
@@ -185,7 +199,7 @@ def cartesian_impedance(X_WE, J, v, X_WG, V_WG, K, D, tau_g, double joint_dampin
 def quintic(q0, dq, double t, double T, q_d, v_d, a_d):
     """q_d = q0 + s dq, v_d = ṡ dq, a_d = s̈ dq for the rest-to-rest quintic s(τ) = 10τ³ − 15τ⁴ + 6τ⁵,
     τ = t / T clamped to [0, 1]."""
-    cdef Py_ssize_t n = cnp.PyArray_SIZE(<cnp.ndarray>q_d) if cnp.PyArray_Check(q_d) else -1
+    cdef Py_ssize_t n = _size(q_d)
     cdef double* a = _vec(q0, n, False, "q0")
     cdef double* d = _vec(dq, n, False, "dq")
     cdef double* p = _vec(q_d, n, True, "q_d")
@@ -211,7 +225,7 @@ def quintic(q0, dq, double t, double T, q_d, v_d, a_d):
 def hermite(p0, v0, a0, p1, v1, a1, double h, double t, int order, q, qd, qdd):
     """Interpolates one segment of length h at t in [0, h]: order 1 linear in p, 3 cubic Hermite in
     (p, v), 5 quintic Hermite in (p, v, a). Writes position, velocity and acceleration."""
-    cdef Py_ssize_t n = cnp.PyArray_SIZE(<cnp.ndarray>q) if cnp.PyArray_Check(q) else -1
+    cdef Py_ssize_t n = _size(q)
     cdef double* P0 = _vec(p0, n, False, "p0")
     cdef double* V0 = _vec(v0, n, False, "v0")
     cdef double* A0 = _vec(a0, n, False, "a0")
@@ -266,33 +280,21 @@ def hermite(p0, v0, a0, p1, v1, a1, double h, double t, int order, q, qd, qdd):
 
 def copy_row(src, Py_ssize_t row, dst):
     """dst = src[row] for a C-contiguous (rows, n) array, without making a view."""
-    cdef Py_ssize_t n = cnp.PyArray_SIZE(<cnp.ndarray>dst) if cnp.PyArray_Check(dst) else -1
+    cdef Py_ssize_t n = _size(dst)
     cdef double* d = _vec(dst, n, True, "dst")
-    cdef Py_ssize_t rows = cnp.PyArray_DIM(<cnp.ndarray>src, 0) if cnp.PyArray_Check(src) else 0
-    cdef double* s = _vec(src, rows * n, False, "src")
-    cdef Py_ssize_t i
-    if not 0 <= row < rows:
-        raise ValueError(f"row {row} is out of range [0, {rows})")
-    for i in range(n):
-        d[i] = s[row * n + i]
+    memcpy(d, _row(src, row, n, False, "src"), n * sizeof(double))
 
 
 def set_row(dst, Py_ssize_t row, src):
     """dst[row] = src for a C-contiguous (rows, n) array, without making a view."""
-    cdef Py_ssize_t n = cnp.PyArray_SIZE(<cnp.ndarray>src) if cnp.PyArray_Check(src) else -1
+    cdef Py_ssize_t n = _size(src)
     cdef double* s = _vec(src, n, False, "src")
-    cdef Py_ssize_t rows = cnp.PyArray_DIM(<cnp.ndarray>dst, 0) if cnp.PyArray_Check(dst) else 0
-    cdef double* d = _vec(dst, rows * n, True, "dst")
-    cdef Py_ssize_t i
-    if not 0 <= row < rows:
-        raise ValueError(f"row {row} is out of range [0, {rows})")
-    for i in range(n):
-        d[row * n + i] = s[i]
+    memcpy(_row(dst, row, n, True, "dst"), s, n * sizeof(double))
 
 
 def add(x, y, double a, out):
     """out = x + a·y."""
-    cdef Py_ssize_t n = cnp.PyArray_SIZE(<cnp.ndarray>out) if cnp.PyArray_Check(out) else -1
+    cdef Py_ssize_t n = _size(out)
     cdef double* o = _vec(out, n, True, "out")
     cdef double* p = _vec(x, n, False, "x")
     cdef double* q = _vec(y, n, False, "y")
@@ -384,7 +386,7 @@ def hist_bin(long long value):
 
 def decimate_rows(a, Py_ssize_t rows):
     """a[i] = a[2i] for i < rows // 2, in place, for a C-contiguous float64 array of `rows` or more rows."""
-    cdef Py_ssize_t total = cnp.PyArray_SIZE(<cnp.ndarray>a) if cnp.PyArray_Check(a) else -1
+    cdef Py_ssize_t total = _size(a)
     cdef Py_ssize_t have = cnp.PyArray_DIM(<cnp.ndarray>a, 0) if cnp.PyArray_Check(a) else 0
     if have == 0 or rows > have:
         raise ValueError(f"rows {rows} is out of range [0, {have}]")
