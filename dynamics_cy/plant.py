@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _kernels
+from ._facade import Evaluator
+from ._kernels import Kernels
+from ._model import Model
 from .context import Context, MultibodyForces
 from .errors import ModelError
 from .geometry import CoulombFriction, GeometryInstance, Shape
 from .inertia import SpatialInertia
-from .joints import BALL_RPY, QUATERNION_FLOATING, Joint, WeldJoint
+from .joints import QUATERNION_FLOATING, Joint, WeldJoint
 from .spatial_math import RigidTransform, SpatialAcceleration, SpatialMomentum, SpatialVelocity
 from .topology import compile_arrays, floating_joint_for, inboard_joints, mobilizer_frames, plan_forest
 from .tree import (
@@ -261,8 +263,8 @@ class MultibodyPlant:
         for k, a in enumerate(self._actuators):
             a._input_start = k
         self._inboard = inboard
-        self._model_arrays = compile_arrays(self, order, inboard)
-        self._tree = _kernels.CompiledTree(self._model_arrays)
+        self._model = Model(compile_arrays(self, order, inboard))
+        self._tree = Evaluator(self._model)
         self._ws_key = None
         self._body_poses = self._body_velocities = None
         self._finalized = True
@@ -278,11 +280,17 @@ class MultibodyPlant:
         self._throw_if_not_finalized("inboard_joint")
         return self._inboard.get(int(body.index()))
 
-    def kernels(self) -> "_kernels.Kernels":
-        """A new allocation-free kernel object with its own workspace (one per thread)."""
+    def kernels(self) -> Kernels:
+        """A new allocation-free kernel object over the plant's one compiled model, with its own
+        workspace (one per thread)."""
         self._throw_if_not_finalized("kernels")
-        return _kernels.Kernels(_kernels.CompiledTree(self._model_arrays),
-                                {f: int(f.index()) for f in self._frames})
+        return Kernels(self._model, {f: int(f.index()) for f in self._frames})
+
+    def compiled_model(self) -> Model:
+        """The compiled model every kernels object of this plant shares (read-only to the algorithms;
+        ``set_body_inertia`` changes a body's inertia, e.g. a payload, for all of them at once)."""
+        self._throw_if_not_finalized("compiled_model")
+        return self._model
 
     # ------------------------------------------------------------------------------------------
     # Sizes and element access
@@ -627,24 +635,7 @@ class MultibodyPlant:
     def MakeQDotToVelocityMap(self, context: Context) -> np.ndarray:
         """N⁺(q) (nv x nq) with v = N⁺ q̇."""
         self._check_context(context)
-        q = context._q
-        Np = np.zeros((self._nv, self._nq))
-        for j in self._joints:
-            qs, vs, nq, nv = j._q_start, j._v_start, j.num_positions(), j.num_velocities()
-            qj = q[qs:qs + nq]
-            if j._type_code == QUATERNION_FLOATING:
-                w, x, y, z = qj[:4]
-                # w_F = (2/|q|²) [-qv, qw 1 + [qv]x] q̇_quat
-                E = np.array([[-x, w, -z, y], [-y, z, w, -x], [-z, -y, x, w]])
-                Np[vs:vs + 3, qs:qs + 4] = 2.0 / (qj[:4] @ qj[:4]) * E
-                Np[vs + 3:vs + 6, qs + 4:qs + 7] = np.eye(3)
-            elif j._type_code == BALL_RPY:
-                _, p, yaw = qj
-                cp, sp, cy, sy = np.cos(p), np.sin(p), np.cos(yaw), np.sin(yaw)
-                Np[vs:vs + 3, qs:qs + 3] = [[cy * cp, -sy, 0], [sy * cp, cy, 0], [-sp, 0, 1]]
-            else:
-                Np[vs:vs + nv, qs:qs + nq] = np.eye(nv)
-        return Np
+        return self._tree.qdot_to_velocity_map(context._q)
 
     def MapQDotToVelocity(self, context: Context, qdot) -> np.ndarray:
         return self.MakeQDotToVelocityMap(context) @ self._vector(qdot, self._nq, "qdot")
