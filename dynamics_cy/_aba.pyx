@@ -2,6 +2,7 @@
 """Forward dynamics on (Model, Data): v̇ by the articulated-body algorithm in world coordinates."""
 from dynamics_cy._crba cimport world_subspaces
 from dynamics_cy._linalg cimport cholesky_inverse
+from dynamics_cy._rnea cimport world_acceleration
 from dynamics_cy._spatial cimport (cross_force_add, dot6, force_to_world, inertia6, inertia_mul, mat6_vec,
                                    motion_to_world, rigid_inertia_to_parent_add)
 from libc.string cimport memcpy, memset
@@ -112,9 +113,7 @@ cdef int aba(Model m, Data d, const double* tau, bint use_gravity, bint use_fext
             d.IA[36 * p + k] += Ia[k]
         for k in range(6):
             d.pA[6 * p + k] += pa[k]
-    memset(d.A, 0, 6 * sizeof(double))
-    if use_gravity:
-        d.A[3], d.A[4], d.A[5] = -m.g[0], -m.g[1], -m.g[2]
+    world_acceleration(m, d, use_gravity)
     for t in range(1, m.nb):
         a = d.A + 6 * t
         U = d.U + 36 * t

@@ -9,6 +9,7 @@ cdef void copy_f64(double* dst, object src, Py_ssize_t n) except *
 cdef double* new_f64(object src, Py_ssize_t n) except NULL
 cdef int* new_i32(object src, Py_ssize_t n, str name) except NULL
 cdef double* f64_data(object a) except NULL
+cdef double* f64_or_null(object a, Py_ssize_t n0, Py_ssize_t n1, str name) except? NULL
 cdef int* i32_data(object a) except NULL
 cdef object owned_f64(object values, tuple shape)
 cdef object owned_i32(object values, tuple shape)

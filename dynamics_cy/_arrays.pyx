@@ -53,20 +53,28 @@ cdef double* f64_flat(object a, Py_ssize_t n, str name) except NULL:
     return <double*>cnp.PyArray_DATA(arr)
 
 
+cdef void* _owned_data(object a, int typenum, str what) except NULL:
+    if not cnp.PyArray_Check(a) or cnp.PyArray_TYPE(<cnp.ndarray>a) != typenum \
+            or not cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>a):
+        raise ValueError(f"expected a C-contiguous {what} array")
+    return cnp.PyArray_DATA(<cnp.ndarray>a)
+
+
 cdef double* f64_data(object a) except NULL:
     """The data pointer of a C-contiguous float64 array the caller owns (any shape)."""
-    if not cnp.PyArray_Check(a) or cnp.PyArray_TYPE(<cnp.ndarray>a) != cnp.NPY_DOUBLE \
-            or not cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>a):
-        raise ValueError("expected a C-contiguous float64 array")
-    return <double*>cnp.PyArray_DATA(<cnp.ndarray>a)
+    return <double*>_owned_data(a, cnp.NPY_DOUBLE, "float64")
 
 
 cdef int* i32_data(object a) except NULL:
     """The data pointer of a C-contiguous int32 array the caller owns (any shape)."""
-    if not cnp.PyArray_Check(a) or cnp.PyArray_TYPE(<cnp.ndarray>a) != cnp.NPY_INT32 \
-            or not cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>a):
-        raise ValueError("expected a C-contiguous int32 array")
-    return <int*>cnp.PyArray_DATA(<cnp.ndarray>a)
+    return <int*>_owned_data(a, cnp.NPY_INT32, "int32")
+
+
+cdef double* f64_or_null(object a, Py_ssize_t n0, Py_ssize_t n1, str name) except? NULL:
+    """NULL for None, else f64(a, n0, n1, False, name): an optional input such as body forces."""
+    if a is None:
+        return NULL
+    return f64(a, n0, n1, False, name)
 
 
 cdef object owned_f64(object values, tuple shape):
@@ -79,22 +87,23 @@ cdef object owned_i32(object values, tuple shape):
     return np.ascontiguousarray(np.array(values, dtype=np.int32).reshape(shape))
 
 
-cdef double* alloc_f64(Py_ssize_t n) except NULL:
-    """A zeroed C array of n doubles (at least one), freed by the caller."""
-    cdef double* p = <double*>malloc((n if n > 0 else 1) * sizeof(double))
+cdef void* _zeroed(Py_ssize_t n, size_t size) except NULL:
+    cdef size_t bytes = (n if n > 0 else 1) * size
+    cdef void* p = malloc(bytes)
     if p == NULL:
         raise MemoryError()
-    memset(p, 0, (n if n > 0 else 1) * sizeof(double))
+    memset(p, 0, bytes)
     return p
+
+
+cdef double* alloc_f64(Py_ssize_t n) except NULL:
+    """A zeroed C array of n doubles (at least one), freed by the caller."""
+    return <double*>_zeroed(n, sizeof(double))
 
 
 cdef int* alloc_i32(Py_ssize_t n) except NULL:
     """A zeroed C array of n ints (at least one), freed by the caller."""
-    cdef int* p = <int*>malloc((n if n > 0 else 1) * sizeof(int))
-    if p == NULL:
-        raise MemoryError()
-    memset(p, 0, (n if n > 0 else 1) * sizeof(int))
-    return p
+    return <int*>_zeroed(n, sizeof(int))
 
 
 cdef void copy_f64(double* dst, object src, Py_ssize_t n) except *:

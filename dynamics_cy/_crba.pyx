@@ -13,10 +13,21 @@ cdef void world_subspaces(Model m, Data d) noexcept nogil:
             motion_to_world(d.R_WB + 9 * t, d.p_WB + 3 * t, d.S + 36 * t + 6 * k, d.Sw + 36 * t + 6 * k)
 
 
+cdef void subtree_sum(Model m, double* x, int width) noexcept nogil:
+    """x[t] ← Σ x[i] over node t's subtree (the moving nodes below the world), for per-node rows of
+    `width` doubles; leaves x[0] alone."""
+    cdef int t, k, p
+    for t in range(m.nb - 1, 0, -1):
+        p = m.parent[t]
+        if p > 0:
+            for k in range(width):
+                x[width * p + k] += x[width * t + k]
+
+
 cdef void crba(Model m, Data d, double* M) noexcept nogil:
     """M(q) (nv x nv, row-major): motion subspaces and composite inertias about the world origin, so
     M_ji = S_jᵀ (Ic_i S_i) needs no transforms up the tree. Needs positions()."""
-    cdef int t, k, kk, j, p, nv = m.nv, row, col
+    cdef int t, k, kk, j, nv = m.nv, row, col
     cdef double Fc[6]
     cdef double* Sw
     memset(M, 0, nv * nv * sizeof(double))
@@ -27,14 +38,9 @@ cdef void crba(Model m, Data d, double* M) noexcept nogil:
     for t in range(1, m.nb):
         rigid_inertia_to_parent_add(d.R_WB + 9 * t, d.p_WB + 3 * t, m.mass[t], m.mcom + 3 * t,
                                     m.Io + 9 * t, d.Ic_m + t, d.Ic_mcom + 3 * t, d.Ic_I + 9 * t)
-    for t in range(m.nb - 1, 0, -1):
-        p = m.parent[t]
-        if p > 0:
-            d.Ic_m[p] += d.Ic_m[t]
-            for k in range(3):
-                d.Ic_mcom[3 * p + k] += d.Ic_mcom[3 * t + k]
-            for k in range(9):
-                d.Ic_I[9 * p + k] += d.Ic_I[9 * t + k]
+    subtree_sum(m, d.Ic_m, 1)
+    subtree_sum(m, d.Ic_mcom, 3)
+    subtree_sum(m, d.Ic_I, 9)
     for t in range(1, m.nb):
         Sw = d.Sw + 36 * t
         for k in range(m.nvj[t]):

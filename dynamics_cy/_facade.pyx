@@ -4,7 +4,7 @@ whose methods return new numpy arrays (it allocates; the control loop uses ``Ker
 cimport numpy as cnp
 
 from dynamics_cy._aba cimport aba
-from dynamics_cy._arrays cimport copy_f64, f64
+from dynamics_cy._arrays cimport copy_f64, f64, f64_or_null
 from dynamics_cy._crba cimport crba
 from dynamics_cy._jacobians cimport point_jacobian
 from dynamics_cy._kinematics cimport (body_pose, body_velocity, frame_pose, positions, qdot_to_velocity_map,
@@ -109,12 +109,8 @@ cdef class Evaluator:
         """M v̇ + [C v] - [τ_g] - Σ Jᵀ F_W for the last update(); F_W (nbodies, 6) by BodyIndex."""
         cdef Model m = self.model
         cdef Data d = self.data
-        cdef double* vd = NULL
-        cdef double* fw = NULL
-        if vdot is not None:
-            vd = f64(vdot, m.nv, -1, False, "known_vdot")
-        if F_W is not None:
-            fw = f64(F_W, m.nbodies, 6, False, "body forces")
+        cdef double* vd = f64_or_null(vdot, m.nv, -1, "known_vdot")
+        cdef double* fw = f64_or_null(F_W, m.nbodies, 6, "body forces")
         tau = _zeros(1, m.nv)
         cdef double* tp = <double*>cnp.PyArray_DATA(tau)
         with nogil:
@@ -135,10 +131,8 @@ cdef class Evaluator:
         cdef Model m = self.model
         cdef Data d = self.data
         cdef double* tp = f64(tau, m.nv, -1, False, "tau")
-        cdef double* fw = NULL
+        cdef double* fw = f64_or_null(F_W, m.nbodies, 6, "body forces")
         cdef int bad
-        if F_W is not None:
-            fw = f64(F_W, m.nbodies, 6, False, "body forces")
         vdot = _zeros(1, m.nv)
         cdef double* vp = <double*>cnp.PyArray_DATA(vdot)
         with nogil:

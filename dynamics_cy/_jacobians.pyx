@@ -10,11 +10,19 @@ from libc.string cimport memset
 cdef void point_jacobian(Model m, Data d, int n, const double* p_WQ, double* J, int ld) noexcept nogil:
     """Writes the columns of the joints from node n to the world of J_WQ (6 x nv, row stride ld):
     the spatial velocity Jacobian of the point Q (given in W) fixed to node n, expressed in W."""
+    _point_columns(m, d, n, p_WQ, J, J + 3 * ld, ld)
+
+
+cdef inline void _point_columns(Model m, Data d, int n, const double* p_WQ, double* Jw, double* Jv,
+                                int ld) noexcept nogil:
+    """The columns of the joints from node n to the world: w_s into the 3 rows at Jw (NULL: none) and
+    v_s + w_s × (p_WQ − p_WJo) into the 3 rows at Jv (row stride ld), for each motion subspace column
+    s = [w_s; v_s] of joint J in W."""
     cdef int j = n, k, col
     cdef double w[3]
     cdef double vo[3]
     cdef double r[3]
-    cdef double wd[3]
+    cdef double wr[3]
     cdef double* s
     while j > 0:
         for k in range(m.nvj[j]):
@@ -24,10 +32,11 @@ cdef void point_jacobian(Model m, Data d, int n, const double* p_WQ, double* J, 
             r[0] = p_WQ[0] - d.p_WB[3 * j]
             r[1] = p_WQ[1] - d.p_WB[3 * j + 1]
             r[2] = p_WQ[2] - d.p_WB[3 * j + 2]
-            cross3(w, r, wd)
+            cross3(w, r, wr)
             col = m.vs[j] + k
-            J[col], J[ld + col], J[2 * ld + col] = w[0], w[1], w[2]
-            J[3 * ld + col], J[4 * ld + col], J[5 * ld + col] = vo[0] + wd[0], vo[1] + wd[1], vo[2] + wd[2]
+            if Jw != NULL:
+                Jw[col], Jw[ld + col], Jw[2 * ld + col] = w[0], w[1], w[2]
+            Jv[col], Jv[ld + col], Jv[2 * ld + col] = vo[0] + wr[0], vo[1] + wr[1], vo[2] + wr[2]
         j = m.parent[j]
 
 
@@ -46,15 +55,12 @@ cdef void point_translational(Model m, Data d, int f, const double* p_FQ, double
     """Rows 3 x nv of Jv_WQ_W into J (zeroed by the caller; NULL: none) and aBias_WQ_W into a_W for
     the point Q fixed in frame f: a_Q = a_Bo + α × r + w × (v_Bo + w × r) with r = p_BoQ (classical
     acceleration from the spatial one). Needs bias_spatial_accelerations()."""
-    cdef int n = m.frame_node[f], j, s, col, ld = m.nv
+    cdef int n = m.frame_node[f], s
     cdef double r[3]
     cdef double p_WQ[3]
     cdef double a[3]
     cdef double x[3]
     cdef double y[3]
-    cdef double w[3]
-    cdef double vo[3]
-    cdef double* S
     cdef double* A = d.A + 6 * n
     cdef double* V = d.V + 6 * n
     matvec(m.R_NF + 9 * f, p_FQ, r)
@@ -73,16 +79,5 @@ cdef void point_translational(Model m, Data d, int f, const double* p_FQ, double
     for s in range(3):
         a[s] = A[3 + s] + x[s] + y[s]
     matvec(d.R_WB + 9 * n, a, a_W)
-    j = n if J != NULL else 0
-    while j > 0:
-        for s in range(m.nvj[j]):
-            S = d.S + 36 * j + 6 * s
-            matvec(d.R_WB + 9 * j, S, w)
-            matvec(d.R_WB + 9 * j, S + 3, vo)
-            x[0] = p_WQ[0] - d.p_WB[3 * j]
-            x[1] = p_WQ[1] - d.p_WB[3 * j + 1]
-            x[2] = p_WQ[2] - d.p_WB[3 * j + 2]
-            cross3(w, x, y)
-            col = m.vs[j] + s
-            J[col], J[ld + col], J[2 * ld + col] = vo[0] + y[0], vo[1] + y[1], vo[2] + y[2]
-        j = m.parent[j]
+    if J != NULL:
+        _point_columns(m, d, n, p_WQ, NULL, J, m.nv)

@@ -2,7 +2,7 @@
 """The real-time kernel API: ``Kernels`` is (the plant's shared Model, its own Data) with one method per
 query, each checking its numpy arguments and then running the algorithms GIL-free and allocation-free."""
 from dynamics_cy._aba cimport aba
-from dynamics_cy._arrays cimport f64, f64_3d
+from dynamics_cy._arrays cimport f64, f64_3d, f64_or_null
 from dynamics_cy._com cimport center_of_mass
 from dynamics_cy._crba cimport crba
 from dynamics_cy._jacobians cimport bias_spatial_accelerations, point_jacobian, point_translational
@@ -15,6 +15,14 @@ from dynamics_cy._vec3 cimport matvec
 from dynamics_cy._facade import singular_message
 from dynamics_cy.errors import GimbalLockError, SingularInertiaError
 from libc.string cimport memset
+
+
+cdef inline void _load_state(Model m, Data d, const double* q, const double* v, const double* F_W) noexcept nogil:
+    """positions(q), velocities(v) and, unless F_W is NULL, the body forces F_W."""
+    positions(m, d, q)
+    velocities(m, d, v)
+    if F_W != NULL:
+        load_body_forces(m, d, F_W)
 
 
 cdef class Kernels:
@@ -71,14 +79,9 @@ cdef class Kernels:
         cdef double* vp = f64(v, self.nv, -1, False, "v")
         cdef double* ap = f64(vdot, self.nv, -1, False, "vdot")
         cdef double* op = f64(out, self.nv, -1, True, "out")
-        cdef double* fp = NULL
-        if body_forces is not None:
-            fp = f64(body_forces, self.num_bodies, 6, False, "body_forces")
+        cdef double* fp = f64_or_null(body_forces, self.num_bodies, 6, "body_forces")
         with nogil:
-            positions(m, d, qp)
-            velocities(m, d, vp)
-            if fp != NULL:
-                load_body_forces(m, d, fp)
+            _load_state(m, d, qp, vp, fp)
             rnea(m, d, ap, True, True, fp != NULL, op)
 
     def bias(self, q, v, out):
@@ -89,8 +92,7 @@ cdef class Kernels:
         cdef double* vp = f64(v, self.nv, -1, False, "v")
         cdef double* op = f64(out, self.nv, -1, True, "out")
         with nogil:
-            positions(m, d, qp)
-            velocities(m, d, vp)
+            _load_state(m, d, qp, vp, NULL)
             rnea(m, d, NULL, True, False, False, op)
 
     def mass_matrix(self, q, out):
@@ -111,15 +113,10 @@ cdef class Kernels:
         cdef double* vp = f64(v, self.nv, -1, False, "v")
         cdef double* tp = f64(tau, self.nv, -1, False, "tau")
         cdef double* op = f64(out, self.nv, -1, True, "out")
-        cdef double* fp = NULL
+        cdef double* fp = f64_or_null(body_forces, self.num_bodies, 6, "body_forces")
         cdef int bad
-        if body_forces is not None:
-            fp = f64(body_forces, self.num_bodies, 6, False, "body_forces")
         with nogil:
-            positions(m, d, qp)
-            velocities(m, d, vp)
-            if fp != NULL:
-                load_body_forces(m, d, fp)
+            _load_state(m, d, qp, vp, fp)
             bad = aba(m, d, tp, True, fp != NULL, op)
         if bad:
             raise SingularInertiaError(singular_message(m, bad))
@@ -194,8 +191,7 @@ cdef class Kernels:
         cdef double* op = f64(out, self.num_bodies, 6, True, "out")
         cdef int b
         with nogil:
-            positions(m, d, qp)
-            velocities(m, d, vp)
+            _load_state(m, d, qp, vp, NULL)
             for b in range(m.nbodies):
                 body_velocity(m, d, b, op + 6 * b)
 
@@ -229,8 +225,7 @@ cdef class Kernels:
         cdef double* Jp = f64(J, 3 * k, self.nv, True, "J")
         cdef double* ap = f64(Jdot_v, 3 * k, -1, True, "Jdot_v")
         with nogil:
-            positions(m, d, qp)
-            velocities(m, d, vp)
+            _load_state(m, d, qp, vp, NULL)
             bias_spatial_accelerations(m, d)
             memset(Jp, 0, 3 * k * m.nv * sizeof(double))
         for i in range(k):
@@ -254,8 +249,7 @@ cdef class Kernels:
         cdef double p[3]
         zero[0], zero[1], zero[2] = 0.0, 0.0, 0.0
         with nogil:
-            positions(m, d, qp)
-            velocities(m, d, vp)
+            _load_state(m, d, qp, vp, NULL)
             bias_spatial_accelerations(m, d)
             memset(Jp, 0, 6 * m.nv * sizeof(double))
             frame_pose(m, d, f, X)
@@ -278,8 +272,7 @@ cdef class Kernels:
         cdef double* ap = f64(Jdot_v, 3, -1, True, "Jdot_v")
         cdef int bad
         with nogil:
-            positions(m, d, qp)
-            velocities(m, d, vp)
+            _load_state(m, d, qp, vp, NULL)
             bias_spatial_accelerations(m, d)
             bad = center_of_mass(m, d, cp, Jp, ap)
         if bad:

@@ -32,6 +32,14 @@ cdef void load_body_forces(Model m, Data d, const double* F_W) noexcept nogil:
         d.fext[6 * n + 5] += x[2]
 
 
+cdef void world_acceleration(Model m, Data d, bint use_gravity) noexcept nogil:
+    """d.A[0], the world's spatial acceleration the recursions start from: −g (gravity as a fictitious
+    upward acceleration of the base, Featherstone's trick) or 0."""
+    memset(d.A, 0, 6 * sizeof(double))
+    if use_gravity:
+        d.A[3], d.A[4], d.A[5] = -m.g[0], -m.g[1], -m.g[2]
+
+
 cdef void rnea(Model m, Data d, const double* vdot, bint use_velocity, bint use_gravity, bint use_fext,
                double* tau) noexcept nogil:
     """tau = M v̇ + [C v] - [τ_g] - [Σ Jᵀ F_ext]; vdot may be NULL (v̇ = 0).
@@ -44,9 +52,7 @@ cdef void rnea(Model m, Data d, const double* vdot, bint use_velocity, bint use_
     cdef double* f
     cdef double* S
     cdef double s
-    memset(d.A, 0, 6 * sizeof(double))
-    if use_gravity:
-        d.A[3], d.A[4], d.A[5] = -m.g[0], -m.g[1], -m.g[2]
+    world_acceleration(m, d, use_gravity)
     for t in range(1, m.nb):
         a = d.A + 6 * t
         f = d.F + 6 * t

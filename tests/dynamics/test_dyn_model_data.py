@@ -91,3 +91,4 @@ def test_set_body_inertia_rejects_bad_input(iiwa):
         model.set_body_inertia(1, -1.0, np.zeros(3), np.eye(3))
     with pytest.raises(ValueError, match="expected 9 values"):
         model.set_body_inertia(1, 1.0, np.zeros(3), np.eye(2))
+
