@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """The centre of mass on (Model, Data): its position, its Jacobian and J̇ v, from subtree masses and
 first moments of mass."""
-from dynamics_cy._crba cimport subtree_sum
+from dynamics_cy._model cimport subtree_sum
 from dynamics_cy._vec3 cimport cross3, matvec
 from libc.string cimport memset
 

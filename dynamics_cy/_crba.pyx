@@ -1,6 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """The mass matrix M(q) on (Model, Data) by the composite-rigid-body algorithm in world coordinates,
 and the motion subspaces at the world origin it (and the articulated-body algorithm) works with."""
+from dynamics_cy._model cimport subtree_sum
 from dynamics_cy._spatial cimport dot6, inertia_mul, motion_to_world, rigid_inertia_to_parent_add
 from libc.string cimport memset
 
@@ -11,17 +12,6 @@ cdef void world_subspaces(Model m, Data d) noexcept nogil:
     for t in range(1, m.nb):
         for k in range(m.nvj[t]):
             motion_to_world(d.R_WB + 9 * t, d.p_WB + 3 * t, d.S + 36 * t + 6 * k, d.Sw + 36 * t + 6 * k)
-
-
-cdef void subtree_sum(Model m, double* x, int width) noexcept nogil:
-    """x[t] ← Σ x[i] over node t's subtree (the moving nodes below the world), for per-node rows of
-    `width` doubles; leaves x[0] alone."""
-    cdef int t, k, p
-    for t in range(m.nb - 1, 0, -1):
-        p = m.parent[t]
-        if p > 0:
-            for k in range(width):
-                x[width * p + k] += x[width * t + k]
 
 
 cdef void crba(Model m, Data d, double* M) noexcept nogil:

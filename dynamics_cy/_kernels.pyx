@@ -73,16 +73,31 @@ cdef class Kernels:
 
     def inverse_dynamics(self, q, v, vdot, out, body_forces=None):
         """out = M(q) v̇ + C(q, v) v - τ_g(q) [- Σ J_Bᵀ F_Bo_W for body_forces (num_bodies, 6)]."""
+        self._dynamics(q, v, vdot, "vdot", out, body_forces, False)
+
+    def forward_dynamics(self, q, v, tau, out, body_forces=None):
+        """out = v̇ with M v̇ + C v - τ_g = tau [+ Σ J_Bᵀ F_Bo_W], by the articulated-body algorithm."""
+        self._dynamics(q, v, tau, "tau", out, body_forces, True)
+
+    cdef int _dynamics(self, q, v, x, str x_name, out, body_forces, bint forward) except -1:
+        """Inverse (x = v̇, RNEA) or forward (x = τ, ABA) dynamics at (q, v) with optional body forces."""
         cdef Model m = self.model
         cdef Data d = self.data
         cdef double* qp = f64(q, self.nq, -1, False, "q")
         cdef double* vp = f64(v, self.nv, -1, False, "v")
-        cdef double* ap = f64(vdot, self.nv, -1, False, "vdot")
+        cdef double* xp = f64(x, self.nv, -1, False, x_name)
         cdef double* op = f64(out, self.nv, -1, True, "out")
         cdef double* fp = f64_or_null(body_forces, self.num_bodies, 6, "body_forces")
+        cdef int bad = 0
         with nogil:
             _load_state(m, d, qp, vp, fp)
-            rnea(m, d, ap, True, True, fp != NULL, op)
+            if forward:
+                bad = aba(m, d, xp, True, fp != NULL, op)
+            else:
+                rnea(m, d, xp, True, True, fp != NULL, op)
+        if bad:
+            raise SingularInertiaError(singular_message(m, bad))
+        return 0
 
     def bias(self, q, v, out):
         """out = C(q, v) v, the Coriolis, centrifugal and gyroscopic terms (no gravity)."""
@@ -104,22 +119,6 @@ cdef class Kernels:
         with nogil:
             positions(m, d, qp)
             crba(m, d, op)
-
-    def forward_dynamics(self, q, v, tau, out, body_forces=None):
-        """out = v̇ with M v̇ + C v - τ_g = tau [+ Σ J_Bᵀ F_Bo_W], by the articulated-body algorithm."""
-        cdef Model m = self.model
-        cdef Data d = self.data
-        cdef double* qp = f64(q, self.nq, -1, False, "q")
-        cdef double* vp = f64(v, self.nv, -1, False, "v")
-        cdef double* tp = f64(tau, self.nv, -1, False, "tau")
-        cdef double* op = f64(out, self.nv, -1, True, "out")
-        cdef double* fp = f64_or_null(body_forces, self.num_bodies, 6, "body_forces")
-        cdef int bad
-        with nogil:
-            _load_state(m, d, qp, vp, fp)
-            bad = aba(m, d, tp, True, fp != NULL, op)
-        if bad:
-            raise SingularInertiaError(singular_message(m, bad))
 
     def frame_pose(self, q, frame, out):
         """out (4, 4) = X_WF(q) for a Frame or FrameIndex."""

@@ -58,3 +58,14 @@ cdef class Data:
     cdef double* Dinv
     cdef double* u
     cdef int* path                   # scratch: a node's ancestors
+
+
+cdef inline void subtree_sum(Model m, double* x, int width) noexcept nogil:
+    """x[t] ← Σ x[i] over node t's subtree (the moving nodes below the world), for per-node rows of
+    `width` doubles; leaves x[0] alone."""
+    cdef int t, k, p
+    for t in range(m.nb - 1, 0, -1):
+        p = m.parent[t]
+        if p > 0:
+            for k in range(width):
+                x[width * p + k] += x[width * t + k]
