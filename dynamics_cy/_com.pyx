@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """The centre of mass on (Model, Data): its position, its Jacobian and J̇ v, from subtree masses and
 first moments of mass."""
-from dynamics_cy._model cimport subtree_sum
+from dynamics_cy._model cimport subtree_sums
 from dynamics_cy._vec3 cimport cross3, matvec
 from libc.string cimport memset
 
@@ -52,8 +52,7 @@ cdef int center_of_mass(Model m, Data d, double* p_W, double* J, double* a_W) no
     for s in range(3):
         p_W[s] = c[s] / mtot
         a_W[s] /= mtot
-    subtree_sum(m, d.Ic_m, 1)
-    subtree_sum(m, d.Ic_mcom, 3)
+    subtree_sums(m, d.Ic_m, d.Ic_mcom, NULL)
     memset(J, 0, 3 * ld * sizeof(double))
     for t in range(1, m.nb):
         for s in range(m.nvj[t]):

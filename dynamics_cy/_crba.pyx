@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """The mass matrix M(q) on (Model, Data) by the composite-rigid-body algorithm in world coordinates,
 and the motion subspaces at the world origin it (and the articulated-body algorithm) works with."""
-from dynamics_cy._model cimport subtree_sum
+from dynamics_cy._model cimport subtree_sums
 from dynamics_cy._spatial cimport dot6, inertia_mul, motion_to_world, rigid_inertia_to_parent_add
 from libc.string cimport memset
 
@@ -28,22 +28,24 @@ cdef void crba(Model m, Data d, double* M) noexcept nogil:
     for t in range(1, m.nb):
         rigid_inertia_to_parent_add(d.R_WB + 9 * t, d.p_WB + 3 * t, m.mass[t], m.mcom + 3 * t,
                                     m.Io + 9 * t, d.Ic_m + t, d.Ic_mcom + 3 * t, d.Ic_I + 9 * t)
-    subtree_sum(m, d.Ic_m, 1)
-    subtree_sum(m, d.Ic_mcom, 3)
-    subtree_sum(m, d.Ic_I, 9)
+    subtree_sums(m, d.Ic_m, d.Ic_mcom, d.Ic_I)
+    cdef const int* vs = m.vs
+    cdef const int* nvj = m.nvj
+    cdef const int* parent = m.parent
+    cdef const double* Sw_all = d.Sw
     for t in range(1, m.nb):
         Sw = d.Sw + 36 * t
-        for k in range(m.nvj[t]):
-            col = m.vs[t] + k
+        for k in range(nvj[t]):
+            col = vs[t] + k
             inertia_mul(d.Ic_m[t], d.Ic_mcom + 3 * t, d.Ic_I + 9 * t, Sw + 6 * k, Fc)
-            for kk in range(m.nvj[t]):
-                M[nv * (m.vs[t] + kk) + col] = dot6(Sw + 6 * kk, Fc)
-            j = m.parent[t]
+            for kk in range(nvj[t]):
+                M[nv * (vs[t] + kk) + col] = dot6(Sw + 6 * kk, Fc)
+            j = parent[t]
             while j > 0:
-                for kk in range(m.nvj[j]):
-                    row = m.vs[j] + kk
-                    M[nv * row + col] = dot6(d.Sw + 36 * j + 6 * kk, Fc)
+                for kk in range(nvj[j]):
+                    row = vs[j] + kk
+                    M[nv * row + col] = dot6(Sw_all + 36 * j + 6 * kk, Fc)
                     M[nv * col + row] = M[nv * row + col]
-                j = m.parent[j]
+                j = parent[j]
     for k in range(nv):                 # reflected inertia ρ² I_r on the diagonal, as in Drake
         M[nv * k + k] += m.armature[k]

@@ -60,12 +60,16 @@ cdef class Data:
     cdef int* path                   # scratch: a node's ancestors
 
 
-cdef inline void subtree_sum(Model m, double* x, int width) noexcept nogil:
-    """x[t] ← Σ x[i] over node t's subtree (the moving nodes below the world), for per-node rows of
-    `width` doubles; leaves x[0] alone."""
+cdef inline void subtree_sums(Model m, double* mass, double* mcom, double* I) noexcept nogil:
+    """Composite inertias: each node's (mass, first moment, rotational inertia) rows ← their sums over
+    its subtree (the moving nodes below the world; row 0 left alone). I may be NULL (not summed)."""
     cdef int t, k, p
     for t in range(m.nb - 1, 0, -1):
         p = m.parent[t]
         if p > 0:
-            for k in range(width):
-                x[width * p + k] += x[width * t + k]
+            mass[p] += mass[t]
+            for k in range(3):
+                mcom[3 * p + k] += mcom[3 * t + k]
+            if I != NULL:
+                for k in range(9):
+                    I[9 * p + k] += I[9 * t + k]
