@@ -1,5 +1,13 @@
 """dynamics_cy: compiled multibody dynamics with pydrake's MultibodyPlant API.
 
+It owns the multibody model and every dynamics computation on it: the Drake-compatible construction
+API and parsers (URDF, SDFormat), the Finalize-time topology, the one read-only compiled ``Model`` per
+plant with a ``Data`` workspace per user (_model), the algorithms as one module each on (Model, Data)
+(_kinematics, _rnea, _crba, _aba, _jacobians, _com; spatial algebra in _spatial.pxd, the joint table
+in _joints.pxd), the real-time ``Kernels`` API (_kernels) and the allocating facade (plant, _facade),
+and the shared compiled helpers other packages cimport (_arrays: argument checks; _linalg.pxd:
+Cholesky; _vec3.pxd). It imports no other package of the project. docs/dynamics.md has the layout.
+
     from dynamics_cy import MultibodyPlant, Parser
     plant = MultibodyPlant(time_step=0.0)
     Parser(plant).AddModels("configs/robots/iiwa14.urdf")
@@ -24,7 +32,8 @@ from .geometry import (
 from .inertia import RotationalInertia, SpatialInertia, UnitInertia
 from .joints import BallRpyJoint, Joint, PlanarJoint, PrismaticJoint, QuaternionFloatingJoint, RevoluteJoint, WeldJoint
 from .parsing import PackageMap, Parser
-from .plant import JacobianWrtVariable, MultibodyPlant
+from .plant import MultibodyPlant
+from .plant_algorithms import JacobianWrtVariable
 from .spatial_math import (
                        Quaternion,
                        RigidTransform,

@@ -1,5 +1,5 @@
-# 3-vectors and row-major 3×3 matrices, inline: shared by the compiled kernels (dynamics_cy._kernels)
-# and the simulator's physics (drivers.sim._physics).
+# 3-vectors and row-major 3×3 matrices, inline: shared by dynamics_cy's algorithms (_spatial.pxd builds on
+# them) and the simulator (drivers.sim._contact, _shapes.pxd).
 
 cdef inline double dot3(const double* a, const double* b) noexcept nogil:
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]

@@ -14,11 +14,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._joints import JointType
 from .spatial_math import Quaternion, RigidTransform, RotationMatrix, matrix_to_quaternion
 from .tree import Frame, MultibodyElement
 
-# Type codes shared with the compiled kernels (_kernels.pyx).
-WELD, REVOLUTE, PRISMATIC, BALL_RPY, QUATERNION_FLOATING, PLANAR = range(6)
+# Each class's code in the compiled joint table (_joints.pxd), where its kinematics live.
+WELD, REVOLUTE, PRISMATIC, BALL_RPY, QUATERNION_FLOATING, PLANAR = (
+    JointType.WELD, JointType.REVOLUTE, JointType.PRISMATIC, JointType.BALL_RPY, JointType.QUATERNION_FLOATING,
+    JointType.PLANAR)
 
 
 def _limits(value, n: int, what: str, joint: str) -> np.ndarray:

@@ -7,6 +7,8 @@ root not connected to the world gets a QuaternionFloatingJoint named after its b
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from .errors import ModelError
@@ -92,18 +94,47 @@ def floating_joint_for(plant, body) -> QuaternionFloatingJoint:
     return QuaternionFloatingJoint(name, plant.world_frame(), body.body_frame())
 
 
-def _merge_inertia(R, p, m, h, I, acc: dict) -> None:
-    """Adds the rigid body (m, h = m p_BoBcm_B, I about Bo in B) placed at X_NB = (R, p) into the node's
-    (m, h, I) about No in N."""
-    Rh = R @ h
-    acc["m"] += m
-    acc["h"] += Rh + m * p
-    acc["I"] += R @ I @ R.T + (2 * p @ Rh + m * p @ p) * np.eye(3) - np.outer(Rh, p) - np.outer(p, Rh) \
-        - m * np.outer(p, p)
+@dataclass(frozen=True)
+class ModelArrays:
+    """What the compiled Model (_model.pyx) is built from, in node order (node 0 is the world).
+
+    Per node t: parent node, joint type code, first q and v index, number of velocities, X_PF (joint
+    frame F on the parent node), X_MB (node frame on the joint frame M) and the joint axis. Per frame
+    and per body: the node it sits on and its fixed pose on that node, X_NF and X_NB; per body its own
+    inertia about Bo in B (mass, first moment m p_BoBcm, rotational inertia), which the Model sums per
+    node. Rotations are (n, 3, 3), translations (n, 3).
+    """
+    nb: int
+    nq: int
+    nv: int
+    nf: int
+    nbodies: int
+    node_joint: list
+    parent: list
+    jtype: list
+    qs: list
+    vs: list
+    nvj: list
+    R_PF: np.ndarray
+    p_PF: np.ndarray
+    R_MB: np.ndarray
+    p_MB: np.ndarray
+    axis: np.ndarray
+    frame_node: list
+    R_NF: np.ndarray
+    p_NF: np.ndarray
+    body_node: list
+    R_NB: np.ndarray
+    p_NB: np.ndarray
+    body_mass: np.ndarray
+    body_mcom: np.ndarray
+    body_I: np.ndarray
+    gravity: np.ndarray
+    armature: np.ndarray
 
 
-def compile_arrays(plant, order, inboard) -> dict:
-    """The flat arrays CompiledTree takes. Nodes are the world and the bodies with a moving inboard
+def compile_arrays(plant, order, inboard) -> ModelArrays:
+    """The flat arrays of the compiled Model. Nodes are the world and the bodies with a moving inboard
     joint, in the depth-first `order`; a welded body is placed on its nearest moving ancestor."""
     bodies = plant._bodies
     node_of, X_NB = {0: 0}, {0: RigidTransform()}
@@ -134,27 +165,22 @@ def compile_arrays(plant, order, inboard) -> dict:
         for k, value in (("parent", node_of[P]), ("jtype", j._type_code), ("qs", j._q_start),
                          ("vs", j._v_start), ("nvj", j.num_velocities())):
             cols[k].append(value)
-    acc = [{"m": 0.0, "h": np.zeros(3), "I": np.zeros((3, 3))} for _ in range(nb)]
-    for b, body in enumerate(bodies):
-        M = body.default_spatial_inertia()
-        X = X_NB[b]
-        _merge_inertia(X.rotation().matrix(), X.translation(), M.get_mass(), M.get_mass() * M.get_com(),
-                       M.CalcRotationalInertia().CopyToFullMatrix3(), acc[node_of[b]])
+    inertias = [body.default_spatial_inertia() for body in bodies]
     frames = plant._frames
     X_NF = [X_NB[int(f.body().index())] @ f.GetFixedPoseInBodyFrame() for f in frames]
-    cols.update(
+    return ModelArrays(
         node_joint=[""] + [inboard[b].name() for b in nodes[1:]],
-        nb=nb, nq=plant._nq, nv=plant._nv, nf=len(frames), nbodies=len(bodies),
+        nb=nb, nq=plant._nq, nv=plant._nv, nf=len(frames), nbodies=len(bodies), **cols,
         R_PF=R_PF, p_PF=p_PF, R_MB=R_MB, p_MB=p_MB, axis=axis,
-        mass=np.array([a["m"] for a in acc]), h=np.array([a["h"] for a in acc]),
-        Io=np.array([a["I"] for a in acc]),
         frame_node=[node_of[int(f.body().index())] for f in frames],
         R_NF=np.array([X.rotation().matrix() for X in X_NF]), p_NF=np.array([X.translation() for X in X_NF]),
         body_node=[node_of[b] for b in range(len(bodies))],
         R_NB=np.array([X_NB[b].rotation().matrix() for b in range(len(bodies))]),
         p_NB=np.array([X_NB[b].translation() for b in range(len(bodies))]),
+        body_mass=np.array([M.get_mass() for M in inertias]),
+        body_mcom=np.array([M.get_mass() * M.get_com() for M in inertias]),
+        body_I=np.array([M.CalcRotationalInertia().CopyToFullMatrix3() for M in inertias]),
         gravity=plant._gravity.gravity_vector(), armature=reflected_inertias(plant))
-    return cols
 
 
 def reflected_inertias(plant) -> np.ndarray:

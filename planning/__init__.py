@@ -1,6 +1,8 @@
 """planning: inverse kinematics, time-optimal path parameterization and multibody optimization on
 dynamics_cy, with the names and semantics of pydrake.solvers, pydrake.multibody.inverse_kinematics,
-pydrake.multibody.optimization and pydrake.trajectories. See docs/planning.md.
+pydrake.multibody.optimization and pydrake.trajectories, and whole-body control for floating-base
+robots (whole_body: the per-tick QP assembled in _wbc_qp and solved by DAQP). See docs/planning.md and
+docs/wbc.md.
 
     from planning import InverseKinematics, Solve
     ik = InverseKinematics(plant)

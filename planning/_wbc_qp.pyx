@@ -279,19 +279,16 @@ cdef class Assembly:
                 r0, nr, p0, npnt, flat = self.grp[gi, 0] + 6, self.grp[gi, 1], self.grp[gi, 2], self.grp[gi, 3], self.grp[gi, 4]
                 on = self.active[gi] != 0
                 if not flat:       # a point foot's rows of Jc
-                    for i in range(3):
-                        for j in range(nv):
-                            self.J_grp[gi, i, j] = self.Jc[3 * p0 + i, j]
-                        self.Jdv_grp[gi, i] = self.Jc_dot_v[3 * p0 + i]
+                    self.J_grp[gi, :3, :] = self.Jc[3 * p0:3 * p0 + 3, :]
+                    self.Jdv_grp[gi, :3] = self.Jc_dot_v[3 * p0:3 * p0 + 3]
                 for i in range(nr):
                     self.sense[r0 + i] = 5 if on else 0      # an inactive group's rows: free
                 for i in range(p0, p0 + npnt):               # normal force bounds; 0 in the air
                     self.l[5 * i + 4] = f_min if on else 0.0
                     self.u[5 * i + 4] = f_max if on else 0.0
                 if on:
+                    self.A[r0:r0 + nr, :nv] = self.J_grp[gi, :nr, :]
                     for i in range(nr):
-                        for j in range(nv):
-                            self.A[r0 + i, j] = self.J_grp[gi, i, j]
                         self.b[r0 + i] = -self.Jdv_grp[gi, i]
                 elif w_sw > 0:
                     if flat:       # orientation rows, then the frame origin
@@ -329,8 +326,7 @@ cdef class Assembly:
                 elif self.C_rows.shape[0] > 0:      # the torque limit rows
                     self.l_tau[i - 6] = -self.limits[i - 6] - self.h[i]
                     self.u_tau[i - 6] = self.limits[i - 6] - self.h[i]
-                    for j in range(n):
-                        self.C_rows[i - 6, j] = self.C_tau[i - 6, j]
+                    self.C_rows[i - 6, :] = self.C_tau[i - 6, :]
             if w_tau > 0:          # τ = C_τ x + h_a
                 _torque_cost(self.H, self.g, self.C_tau, self.h_a, w_tau)
             for e in range(self.n_eq):    # DAQP's equality rows bl = bu = b; a free row is unbounded

@@ -1,5 +1,9 @@
 """The simulated plant: a stand-in for the robot and its driver that speaks the robot's LCM protocol.
 
+It owns the simulated robot: its physics (the fixed-step integrator in _physics.pyx, point contact in
+_contact.pyx with the shapes' geometry in _shapes.pxd, all on dynamics_cy's kernels and compiled
+helpers), the simulated drivers' firmware and LCM protocol, fault injection and the real-time runner.
+
     from drivers.sim import SimulatedRobot, SimConfig, load_sim_config
     robot = SimulatedRobot(plant, load_sim_config({"integrator": "rk4"}), "iiwa", channels, lc)
 

@@ -30,7 +30,7 @@ from dynamics_cy import (
     Sphere,
 )
 
-from ._physics import SHAPE_CODES, PointContact
+from ._contact import SHAPE_CODES, PointContact
 from .config import ContactConfig
 
 GROUND_NAME = "ground"

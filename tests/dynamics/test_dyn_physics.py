@@ -365,3 +365,18 @@ def test_quaternion_rates_match_finite_differences_of_orientation():
     R_plus = plant.EvalBodyPoseInWorld(ctx, body).rotation().matrix()
     W = (R_plus - R) / h @ R.T           # Ṙ Rᵀ = [w_W]x
     np.testing.assert_allclose([W[2, 1], W[0, 2], W[1, 0]], v[:3], atol=1e-6)
+
+
+def test_the_joint_tables_maps_invert_each_other_for_every_joint_type():
+    """N⁺(q) N(q) = I for a tree with every joint type (N from map_velocity_to_qdot, N⁺ from
+    MakeQDotToVelocityMap: both from the joint table, _joints.pxd)."""
+    plant = every_joint_tree()
+    rng = np.random.default_rng(3)
+    ctx = plant.CreateDefaultContext()
+    types = {type(j).__name__ for j in plant._joints}
+    assert {"RevoluteJoint", "PrismaticJoint", "BallRpyJoint", "PlanarJoint", "QuaternionFloatingJoint"} <= types
+    for _ in range(5):
+        q, _ = random_state(plant, rng)
+        plant.SetPositions(ctx, q)
+        N, Np = plant.MakeVelocityToQDotMap(ctx), plant.MakeQDotToVelocityMap(ctx)
+        np.testing.assert_allclose(Np @ N, np.eye(plant.num_velocities()), atol=1e-12)

@@ -337,7 +337,7 @@ def test_time_is_an_integer_count_of_steps():
 
 def test_step_rejects_bad_actuation():
     p = physics(limited_arm())
-    with pytest.raises(ValueError, match=r"u must be a C-contiguous float64 array of shape \(1,\)"):
+    with pytest.raises(ValueError, match=r"u must have shape \(1,\)"):
         p.step(np.zeros(2))
     with pytest.raises(ValueError, match="float64"):
         p.step(np.zeros(1, dtype=np.float32))
