@@ -229,7 +229,7 @@ def main(argv=None) -> int:
         robots = ROBOT_DATA / "robots"
         specs += [("Franka Panda, base welded", robots / "panda_description/urdf/panda.urdf", "panda_link0"),
                   ("Unitree G1 humanoid, floating", robots / "g1_description/urdf/g1_29dof_rev_1_0.urdf", None),
-                  ("Talos humanoid (reduced), floating", robots / "talos_data/robots/talos_reduced.urdf", None)]
+                  ("Talos humanoid (full v2), floating", robots / "talos_data/robots/talos_full_v2.urdf", None)]
     else:
         print("example-robot-data is not installed: only the iiwa is measured", file=sys.stderr)
     specs = [s for s in specs if args.only.lower() in s[0].lower()]
