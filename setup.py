@@ -1,6 +1,6 @@
 """Builds the Cython extensions (dynamics_cy._kernels, messages._codec, hil._control, drivers.sim._physics,
 drivers.serial._servo_wire,
-planning._wbc_qp; -O3, numpy headers)."""
+planning._wbc_qp, planning._wbc_reduce; -O3, numpy headers)."""
 import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
@@ -14,7 +14,7 @@ extensions = [
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
     )
     for name in ("dynamics_cy._kernels", "messages._codec", "hil._control", "drivers.sim._physics",
-                 "drivers.serial._servo_wire", "planning._wbc_qp")
+                 "drivers.serial._servo_wire", "planning._wbc_qp", "planning._wbc_reduce")
 ]
 
 setup(
