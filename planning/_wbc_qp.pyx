@@ -213,6 +213,7 @@ cdef class Assembly:
     cdef double[::1] g, h, h_a, Jc_dot_v, b, l, u, l_on, u_on, limits, posture_w, q_post, p_com, J_com_dot_v
     cdef double[::1] com_t, com_vt, com_ff, p_WB_t, rot, zero, p_WB, p_swing, l_tau, u_tau, tau, x, q, v
     cdef unsigned char[::1] active
+    cdef long[::1] nz
     cdef long[:, ::1] grp            # per group: first variable, size (3 or 6), flat, first row in Jc, first inequality row, rows
     cdef Py_ssize_t nv, ng, n_eq, n_lam
     cdef object w
@@ -239,7 +240,37 @@ cdef class Assembly:
             rows.append([g.var, g.size, g.flat, 3 * pt, g.ineq, 17 if g.flat else 5])
             pt += 0 if g.flat else 1
         self.grp = np.array(rows, dtype=np.int_)
+        self.nz = np.zeros(ctl.n, dtype=np.int_)
         self.nv, self.ng, self.n_eq, self.n_lam = ctl.nv, len(ctl.groups), ctl.n_eq, ctl.n_lam
+
+    cdef void _torque_cost_sym(self, double w) noexcept nogil:
+        """½ w ‖τ‖², τ = C_τ x + h_a: H += w C_τᵀ C_τ, g += w C_τᵀ h_a, per row of C_τ over the pairs of
+        its nonzeros only (a joint's row touches the base, its branch of M and its limb's forces),
+        into H's upper triangle, which is then copied to the lower (H is symmetric)."""
+        cdef Py_ssize_t r = self.C_tau.shape[0], n = self.C_tau.shape[1], i, j, k, cnt, a, b
+        cdef double *Ci
+        cdef double *H = &self.H[0, 0]
+        cdef double *Hj
+        cdef long *nz = &self.nz[0]
+        cdef double c
+        for i in range(r):
+            Ci = &self.C_tau[i, 0]
+            cnt = 0
+            for j in range(n):
+                if Ci[j] != 0.0:
+                    nz[cnt] = j
+                    cnt = cnt + 1
+            for a in range(cnt):
+                j = nz[a]
+                c = w * Ci[j]
+                self.g[j] += c * self.h_a[i]
+                Hj = H + j * n
+                for b in range(a, cnt):
+                    k = nz[b]
+                    Hj[k] += c * Ci[k]
+        for j in range(n):
+            for k in range(j + 1, n):
+                H[k * n + j] = H[j * n + k]
 
     cdef void _sole_jacobian(self, Py_ssize_t gi, Py_ssize_t r0) noexcept nogil:
         """Rows r0..r0+5 of J_λ for sole gi: [R_WFᵀ J_ω; R_WFᵀ J_v − p_FS × R_WFᵀ J_ω] (at S, in F)."""
@@ -367,7 +398,7 @@ cdef class Assembly:
                     for j in range(n):
                         self.C_rows[i - 6, j] = self.C_tau[i - 6, j]
             if w_tau > 0:          # τ = C_τ x + h_a
-                _torque_cost(self.H, self.g, self.C_tau, self.h_a, w_tau)
+                self._torque_cost_sym(w_tau)
 
     def torques(self):
         """τ = M_a v̇ + h_a − J_λ,aᵀ λ for the solution x = [v̇; λ]."""

@@ -40,6 +40,7 @@ from planning._wbc_reduce import Reduction
 
 _INF = 1e30                 # DAQP's infinity: a bound this large is no bound
 DEGENERATE = -100           # status: the contact constraints are linearly dependent (no reduction)
+NOT_CONVEX = -101           # status: the reduced Hessian is not positive definite
 
 
 @dataclass
@@ -183,11 +184,13 @@ class WholeBodyController:
         self._friction_rows()
         self._C_tau, self._h_a = np.zeros((self.na, self.n)), self.h[6:]      # τ = C_τ x + h_a
         self._C_rows, self._l_tau, self._u_tau = self.C[n_fric:], self.l[n_fric:], self.u[n_fric:]
-        # the reduced QP DAQP solves: nv − 6 variables z, x = x_p + Z z
+        # the reduced QP: nv − 6 variables z, x = x_p + Z z; DAQP solves it as the least-distance
+        # problem min ½‖y‖² + fᵀy, l_r ≤ M y ≤ u_r (y = R z, H_r = RᵀR)
         nr, m = self.n - self.n_eq, self.n_in
         self.H_r, self.g_r, self.z = np.zeros((nr, nr)), np.zeros(nr), np.zeros(nr)
         self.C_r, self.l_r, self.u_r = np.zeros((m, nr)), np.zeros(m), np.zeros(m)
-        self._sense = np.zeros(m, dtype=np.int32)
+        self._M_ldp, self._f_ldp, self._y = np.zeros((m, nr)), np.zeros(nr), np.zeros(nr)
+        self._sense, self._identity = np.zeros(m, dtype=np.int32), np.eye(nr)
         pw = np.asarray(self.w.posture, float)
         if pw.ndim > 1 or (pw.ndim == 1 and pw.shape != (self.na,)) or np.any(~(pw >= 0)):
             raise ValueError(f"WholeBodyController: weights.posture must be one non-negative weight or "
@@ -217,9 +220,9 @@ class WholeBodyController:
         self._q, self._v = np.zeros(nv + 1), np.zeros(nv)
         self._asm = Assembly(self)
         self._red = Reduction(self.H, self.g, self.A, self.b, self.C, self.l, self.u, self.H_r, self.g_r,
-                              self.C_r, self.l_r, self.u_r, self.z, self.x)
-        self.qp = DaqpQP(self.H_r, self.g_r, self.C_r, self.u_r, self.l_r, self._sense, self.z)
-        self.status = 0              # DAQP's exit flag of the last solve (DEGENERATE: no reduction)
+                              self.C_r, self.l_r, self.u_r, self._M_ldp, self._f_ldp, self._y, self.z, self.x, nv)
+        self.qp = DaqpQP(self._identity, self._f_ldp, self._M_ldp, self.u_r, self.l_r, self._sense, self._y)
+        self.status = 0      # DAQP's exit flag of the last solve, or DEGENERATE / NOT_CONVEX (no reduction)
 
     # targets, copied into the arrays the assembly reads
     com_target = property(lambda self: self._com_target if self._held else None,
@@ -335,8 +338,9 @@ class WholeBodyController:
         False when the QP is not solved (degenerate contacts, infeasible, or out of iterations):
         the caller goes to its safe state."""
         self.setup(q, v)
-        if not self._red.reduce():
-            self.status = DEGENERATE
+        flag = self._red.reduce()
+        if flag != 0:
+            self.status = DEGENERATE if flag == -1 else NOT_CONVEX
             return False
         self.status = self.qp.solve()
         if self.status != 1:
