@@ -78,7 +78,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--ticks", type=int, default=2000)
     args = ap.parse_args()
-    print("| robot | nv | contacts | ours setup p50/p99 µs | ours setup + solve p50/p99 µs "
+    print("| robot | nv | contacts | ours setup p50/p99 µs | ours tick p50/p99 µs "
           "| PlaCo solve() p50/p99 µs | PlaCo / ours (p50) |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     for name in ("go2", "g1"):

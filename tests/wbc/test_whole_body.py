@@ -266,3 +266,40 @@ def test_rotation_log_is_the_rotation_vector():
         if theta > np.pi - 1e-6:            # ±π k̂ are the same rotation
             out *= np.sign(out @ axis)
         np.testing.assert_allclose(out, theta * axis, atol=1e-6)
+
+
+def test_reduction_against_the_kkt_system():
+    """planning._wbc_reduce on a random equality-constrained QP: the least-distance problem's
+    unconstrained optimum y = −f, expanded, is the solution of the KKT system [H Aᵀ; A 0] (numpy),
+    and the reduced rows C_r z + C x_p reproduce C x."""
+    from planning._wbc_reduce import Reduction
+    rng = np.random.default_rng(7)
+    n, m, k, first = 12, 5, 4, 8
+    L = rng.normal(size=(n, n))
+    H, g = L @ L.T + n * np.eye(n), rng.normal(size=n)
+    A, b, C = rng.normal(size=(m, n)), rng.normal(size=m), rng.normal(size=(k, n))
+    l, u = np.full(k, -1e30), np.full(k, 1e30)
+    nr = n - m
+    out = dict(H_r=np.zeros((nr, nr)), g_r=np.zeros(nr), C_r=np.zeros((k, nr)), l_r=np.zeros(k), u_r=np.zeros(k),
+               M=np.zeros((k, nr)), f=np.zeros(nr), y=np.zeros(nr), z=np.zeros(nr), x=np.zeros(n))
+    red = Reduction(H, g, A, b, C, l, u, *out.values(), first)
+    assert red.reduce() == 0
+    np.copyto(out["y"], -out["f"])
+    red.expand()
+    kkt = np.linalg.solve(np.block([[H, A.T], [A, np.zeros((m, m))]]), np.r_[-g, b])
+    np.testing.assert_allclose(out["x"], kkt[:n], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(A @ out["x"], b, atol=1e-12)
+    R = np.linalg.cholesky(out["H_r"]).T
+    np.testing.assert_allclose(out["M"] @ R, out["C_r"], atol=1e-12)
+    np.testing.assert_allclose(out["H_r"], out["H_r"].T, atol=0)
+    A[3] = A[0] + 2 * A[1]                    # a dependent row: no reduction
+    assert red.reduce() == -1
+
+
+def test_dependent_contacts_are_reported(robot_data):
+    """Two point feet at the same point give dependent contact rows: solve() is False with status
+    DEGENERATE (the caller's safe state), not a wrong answer."""
+    from planning.whole_body import DEGENERATE
+    plant, contacts, q = load_legged("go2", robot_data)
+    c = WholeBodyController(plant, contacts + [ContactPoint(contacts[0].frame, contacts[0].p_FC + 0.0)])
+    assert not c.solve(q, np.zeros(plant.num_velocities())) and c.status == DEGENERATE
