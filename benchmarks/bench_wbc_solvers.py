@@ -152,7 +152,8 @@ def measure(name, ticks):
     c = WholeBodyController(plant, contacts)
     ref = Daqp(c)
     solvers = {"proxsuite (warm)": Proxsuite(c, True), "proxsuite (cold)": Proxsuite(c, False),
-               "daqp": Daqp(c), "daqp (Model, hot)": Daqp(c, model=True), "ours: reduced, daqp C functions (hot)": DaqpC(c),
+               "daqp": Daqp(c), "daqp (Model, hot)": Daqp(c, model=True),
+               "ours: reduced, daqp C functions (hot)": DaqpC(c),
                "osqp (warm)": Osqp(c),
                "clarabel": Clarabel(c)}
     stats = {k: dict(t=[], ok=0, eq=0.0, ineq=0.0, dx=0.0) for k in solvers}
