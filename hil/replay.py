@@ -7,7 +7,8 @@ gets the inputs the recorded loop had: the statuses up to the one the recorded c
 loop's trajectories run on the status clock, so with the same code and config the commands come out
 bit for bit; a change in the controller, the gains, the safety logic or the dynamics shows up as a
 difference, joint by joint, from the first command it touches. The safety transitions are compared
-too. The config is the log's own (its run-info) unless another is given.
+too. The config is the log's own (its run-info) unless another is given. A legged robot's log
+(robot.protocol floating_base) is replayed by hil.legged_log.
 
 Limits: a log written by another program replays only if its commands echo the status utime (else
 each command gets every status logged before it); a `cartesian` trajectory planned in a background
@@ -59,6 +60,9 @@ def replay(path: str | Path, cfg: RunConfig | None = None, tolerance: float = 1e
     corrupt events (messages.logs.read_events), listed in the result's "corrupt", instead of raising."""
     cfg = cfg or log_config(path, skip_corrupt)
     corrupt, skip = ([], []) if skip_corrupt else (None, None)      # skip: the stretches the other passes meet
+    if cfg.robot.protocol == "floating_base":
+        from .legged_log import replay_legged
+        return replay_legged(path, cfg, *read_run_info(path, corrupt=skip), tolerance, corrupt, skip)
     cfg.telemetry.log, cfg.viz = None, {"enabled": False}
     ch = channels_for(cfg)
     robot = load_robot(cfg.robot)
@@ -154,6 +158,9 @@ def _deliver(lc, pending: list, status_channel: str, decoder: StatusDecoder, uti
 
 
 def format_replay(r: dict) -> str:
+    if r.get("protocol") == "floating_base":
+        from .legged_log import format_legged_replay
+        return format_legged_replay(r)
     lines = [f"replayed {r['commands']} commands of {r['log']} (config: {r['config']})",
              f"max |Δτ| per joint N·m: {[float(f'{x:.3g}') for x in r['max_diff_nm']]} "
              f"(tolerance {r['tolerance_nm']:g})",
