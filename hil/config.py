@@ -77,6 +77,7 @@ class WholeBodyConfig:
     f_min: float = field(default=0.0, metadata=NONNEGATIVE)         # N, least normal force on a foot in contact
     effort_limit: Optional[float] = field(default=None, metadata=POSITIVE)   # N·m, every joint (None: none)
     weights: Any = field(default_factory=dict)                     # planning.whole_body.WholeBodyWeights fields
+    contacts: Any = None                                           # the feet (hil.legged_contacts); None: the preset's
     foot_loss_ticks: int = field(default=5, metadata={"min": 1})    # statuses without contact: safe state
     safe_damping: float = field(default=2.0, metadata=NONNEGATIVE)  # N·m·s/rad of the safe (damping) command
 
@@ -189,6 +190,8 @@ def _validate_legged(cfg: RunConfig) -> None:
     if not isinstance(cfg.controller.whole_body.weights, dict):
         raise ConfigError("controller.whole_body.weights", "must be a mapping of WholeBodyWeights fields")
     load(WholeBodyWeights, cfg.controller.whole_body.weights, "controller.whole_body.weights")
+    from .legged_contacts import check_feet
+    check_feet(cfg.robot.model, cfg.controller.whole_body.contacts)
 
 
 def _validate_sections(cfg: RunConfig) -> None:

@@ -205,9 +205,10 @@ def replay_legged(path, cfg, start, end, tolerance: float, corrupt, skip) -> dic
     from planning.legged_models import load_legged
 
     from .config import channels_for
+    from .legged_contacts import legged_feet
     from .legged_loop import make_legged_control
     ch = channels_for(cfg)
-    plant, contacts, _ = load_legged(cfg.robot.model, simulation=True)
+    plant, contacts, _ = load_legged(cfg.robot.model, simulation=True, feet=legged_feet(cfg))
     lc = lcm.LCM("memq://")
     ctl = make_legged_control(cfg, plant, contacts, lc)
     published: list[bytes] = []
