@@ -26,6 +26,7 @@ from messages.channels import Channels
 from messages.logs import read_events
 from messages.validation import decode_message
 
+from .report import _rate
 from .schema import LogError, parse_yaml
 
 
@@ -34,20 +35,6 @@ def _decode(cls, event):
         return decode_message(cls, event.data, event.channel)
     except ValueError:
         return None
-
-
-def _pct(x: np.ndarray) -> dict:
-    if not x.size:
-        return {}
-    p50, p99 = np.percentile(x, [50, 99])
-    return {"p50": round(float(p50), 2), "p99": round(float(p99), 2), "max": round(float(x.max()), 2)}
-
-
-def _rate(t_us: np.ndarray) -> dict:
-    if t_us.size < 2 or t_us[-1] == t_us[0]:
-        return {"rate_hz": None, "max_gap_ms": None}
-    return {"rate_hz": round((t_us.size - 1) / ((t_us[-1] - t_us[0]) * 1e-6), 2),
-            "max_gap_ms": round(float(np.diff(t_us).max()) * 1e-3, 3)}
 
 
 def legged_channels(path, start) -> Channels:
@@ -277,14 +264,8 @@ def replay_legged(path, cfg, start, end, tolerance: float, corrupt, skip) -> dic
 
 
 def format_legged_replay(r: dict) -> str:
-    lines = [f"replayed {r['commands']} commands of {r['log']} (floating base; config: {r['config']})",
-             f"max |Δτ| per joint N·m: {[float(f'{x:.3g}') for x in r['max_diff_nm']]} "
-             f"(tolerance {r['tolerance_nm']:g})",
-             f"commands beyond tolerance: {r['mismatched_commands']}"]
-    f = r["first_mismatch"]
-    if f is not None:
-        lines.append(f"  first: command {f['command']} (status utime {f['utime']}), joint {f['joint']}: replayed "
-                     f"{f['replayed_nm']:.6g} N·m, recorded {f['recorded_nm']:.6g} N·m")
+    from .replay import comparison_lines
+    lines = comparison_lines(r, "floating base; ")
     if r["statuses_missing"] or r["unreadable_recorded_commands"]:
         lines.append(f"the log is incomplete: {r['statuses_missing']} commands answer a status not in it, "
                      f"{r['unreadable_recorded_commands']} recorded commands unreadable")

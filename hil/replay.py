@@ -157,11 +157,9 @@ def _deliver(lc, pending: list, status_channel: str, decoder: StatusDecoder, uti
     return pending[cut:], found
 
 
-def format_replay(r: dict) -> str:
-    if r.get("protocol") == "floating_base":
-        from .legged_log import format_legged_replay
-        return format_legged_replay(r)
-    lines = [f"replayed {r['commands']} commands of {r['log']} (config: {r['config']})",
+def comparison_lines(r: dict, kind: str) -> list[str]:
+    """The head of a replay's text: what was replayed, the largest differences, the first mismatch."""
+    lines = [f"replayed {r['commands']} commands of {r['log']} ({kind}config: {r['config']})",
              f"max |Δτ| per joint N·m: {[float(f'{x:.3g}') for x in r['max_diff_nm']]} "
              f"(tolerance {r['tolerance_nm']:g})",
              f"commands beyond tolerance: {r['mismatched_commands']}"]
@@ -169,6 +167,14 @@ def format_replay(r: dict) -> str:
     if f is not None:
         lines.append(f"  first: command {f['command']} (status utime {f['utime']}), joint {f['joint']}: replayed "
                      f"{f['replayed_nm']:.6g} N·m, recorded {f['recorded_nm']:.6g} N·m")
+    return lines
+
+
+def format_replay(r: dict) -> str:
+    if r.get("protocol") == "floating_base":
+        from .legged_log import format_legged_replay
+        return format_legged_replay(r)
+    lines = comparison_lines(r, "")
     loss = r["log_losses"]
     missing = (loss["commands_sent"] or 0) - loss["commands_in_log"]
     if missing > 0 or loss["statuses_missing"]:
