@@ -12,11 +12,14 @@ The replay runs the statuses through a new hil.legged.LeggedTorqueControl built 
 recorded one answering the same status (its utime echoes the status's): τ, and kp, kd of the safe
 damping commands. The controller is deterministic, so the same code and config give the same
 commands bit for bit. The latched fault is compared too; a status timeout is the loop's (a gap in
-time), which the replay, fed the statuses back to back, does not see.
+time), which the replay, fed the statuses back to back, does not see. With a viewer URL the
+replayed statuses are drawn for Meldis as they go (the robot, the ground and the logged contact
+results), paced to the log's clock.
 """
 from __future__ import annotations
 
 import json
+import time
 
 import lcm
 import numpy as np
@@ -186,9 +189,34 @@ def plot_legged_log(traces: dict, path: str) -> None:
     plt.close(fig)
 
 
-def replay_legged(path, cfg, start, end, tolerance: float, corrupt, skip) -> dict:
+class Drawing:
+    """The statuses drawn for Meldis on the LCM at `url` (hil.viz.ViewerBridge: the robot and the
+    simulator's ground) as the replay delivers them, no faster than the log's clock."""
+
+    def __init__(self, plant, url: str, ground_height: float):
+        from drivers.sim.contact import ground_visual
+
+        from .viz import ViewerBridge, VizConfig
+        self.lc = lcm.LCM(url)
+        self.bridge = ViewerBridge(plant, self.lc, Channels(), VizConfig(), anchored=[ground_visual(ground_height)])
+        self.q = plant.GetDefaultPositions()
+        self.start: tuple | None = None          # (wall clock s, log utime) of the first status
+
+    def status(self, m) -> None:
+        now = time.monotonic()
+        if self.start is None:
+            self.start = (now, m.utime)
+        ahead = (m.utime - self.start[1]) * 1e-6 - (now - self.start[0])
+        if ahead > 0:
+            time.sleep(ahead)
+        self.q[:4], self.q[4:7], self.q[7:] = m.base_quaternion, m.base_position, m.joint_position
+        self.bridge.tick(m.utime * 1000, self.q, m.utime)
+
+
+def replay_legged(path, cfg, start, end, tolerance: float, corrupt, skip, viz_url: str | None = None) -> dict:
     """The statuses of the log through the controller of `cfg` again; its commands compared with the
-    recorded ones (see the module docstring). corrupt/skip as in hil.replay.replay."""
+    recorded ones (see the module docstring). corrupt/skip as in hil.replay.replay; viz_url: draw
+    them for Meldis on that LCM URL (Drawing)."""
     from planning.legged_models import load_legged
 
     from .config import channels_for
@@ -200,6 +228,10 @@ def replay_legged(path, cfg, start, end, tolerance: float, corrupt, skip) -> dic
     ctl = make_legged_control(cfg, plant, contacts, lc)
     published: list[bytes] = []
     lc.subscribe(ch.command, lambda channel, data: published.append(data))
+    drawing = None
+    if viz_url is not None:
+        from drivers.sim.config import load_sim_config
+        drawing = Drawing(plant, viz_url, load_sim_config(cfg.sim or {}, "sim").contact.ground.height)
     summary = json.loads(end.summary_json) if end is not None and end.summary_json else {}
     exit_sent = bool(summary.get("status", {}).get("exit_command_sent"))
     # the safe command the loop sent as it left answers no status; lcm-logger (real time) recorded it
@@ -210,6 +242,8 @@ def replay_legged(path, cfg, start, end, tolerance: float, corrupt, skip) -> dic
         if event.channel == ch.status:
             pending.append(event)
             continue
+        if drawing is not None and event.channel == ch.contact_results:
+            drawing.lc.publish(event.channel, event.data)
         if event.channel != ch.command:
             continue
         seen += 1
@@ -226,6 +260,8 @@ def replay_legged(path, cfg, start, end, tolerance: float, corrupt, skip) -> dic
             cut = len(pending)
         for e in pending[:cut]:
             lc.publish(e.channel, e.data)
+            if drawing is not None and (m := _decode(lcmt_hil_floating_base_status, e)) is not None:
+                drawing.status(m)
         pending = pending[cut:]
         while lc.handle_timeout(0) > 0:
             pass
@@ -259,6 +295,7 @@ def replay_legged(path, cfg, start, end, tolerance: float, corrupt, skip) -> dic
         "unreadable_recorded_commands": bad, "statuses_missing": lost,
         "fault": {"recorded": recorded_fault, "replayed": ctl.fault, "match": fault_match},
         "corrupt": [{"byte": b, "problem": p} for b, p in corrupt or []],
+        "drawn": None if drawing is None else {"url": viz_url, "draws": drawing.bridge.draws},
         "passed": not (worst > tolerance).any() and fault_match,
     }
 
@@ -272,6 +309,8 @@ def format_legged_replay(r: dict) -> str:
     if r["corrupt"]:
         lines.append(f"corrupt: {len(r['corrupt'])} stretch(es) skipped (--skip-corrupt); the first at byte "
                      f"{r['corrupt'][0]['byte']}: {r['corrupt'][0]['problem']}")
+    if r["drawn"] is not None:
+        lines.append(f"drawn for the viewer on {r['drawn']['url']}: {r['drawn']['draws']} draws")
     fault = r["fault"]
     lines.append(f"fault: {'same' if fault['match'] else 'DIFFERENT'} (recorded {fault['recorded']!r}, replayed "
                  f"{fault['replayed']!r})")

@@ -55,14 +55,18 @@ def _recorded_transitions(path, channel: str, skip: list | None) -> list[str]:
     return [_event_text(e.data) for e in read_events(path, {channel}, skip)]
 
 
-def replay(path: str | Path, cfg: RunConfig | None = None, tolerance: float = 1e-9, skip_corrupt: bool = False) -> dict:
+def replay(path: str | Path, cfg: RunConfig | None = None, tolerance: float = 1e-9, skip_corrupt: bool = False,
+           viz_url: str | None = None) -> dict:
     """Replays the log at `path`; returns the comparison (see format_replay). skip_corrupt: read past
-    corrupt events (messages.logs.read_events), listed in the result's "corrupt", instead of raising."""
+    corrupt events (messages.logs.read_events), listed in the result's "corrupt", instead of raising.
+    viz_url: a legged log's replay is drawn for Meldis on that LCM URL (hil.legged_log)."""
     cfg = cfg or log_config(path, skip_corrupt)
     corrupt, skip = ([], []) if skip_corrupt else (None, None)      # skip: the stretches the other passes meet
     if cfg.robot.protocol == "floating_base":
         from .legged_log import replay_legged
-        return replay_legged(path, cfg, *read_run_info(path, corrupt=skip), tolerance, corrupt, skip)
+        return replay_legged(path, cfg, *read_run_info(path, corrupt=skip), tolerance, corrupt, skip, viz_url)
+    if viz_url is not None:
+        raise ConfigError("--viz", "draws a legged robot's log (robot.protocol floating_base) only", str(path))
     cfg.telemetry.log, cfg.viz = None, {"enabled": False}
     ch = channels_for(cfg)
     robot = load_robot(cfg.robot)

@@ -122,3 +122,45 @@ def test_replay_with_other_gains_differs(standing, tmp_path):
     assert log_config(standing).controller.whole_body.weights == {"posture": 1.0e-4}
     out = hil("replay", standing, "--config", tmp_path / "other.yaml")
     assert out.returncode == 1 and "FAIL" in out.stdout and "first: command" in out.stdout
+
+
+def test_replay_draws_for_the_viewer(standing, multicast_url):
+    """`hil replay LOG --viz URL` in its own process: the robot's load and draw messages (decoded by
+    Drake's own classes when installed) at the log's base positions, and the logged contact results,
+    on a private ttl=0 multicast group, paced to the log's 0.5 s."""
+    try:
+        from drake import lcmt_contact_results_for_viz, lcmt_viewer_draw, lcmt_viewer_load_robot
+    except ImportError:
+        from messages import lcmt_contact_results_for_viz, lcmt_viewer_draw, lcmt_viewer_load_robot
+    got = {"load": [], "draw": [], "contact": []}
+    lc = lcm.LCM(multicast_url)
+    lc.subscribe("DRAKE_VIEWER_LOAD_ROBOT", lambda c, d: got["load"].append(lcmt_viewer_load_robot.decode(d)))
+    lc.subscribe("DRAKE_VIEWER_DRAW", lambda c, d: got["draw"].append(lcmt_viewer_draw.decode(d)))
+    lc.subscribe("CONTACT_RESULTS", lambda c, d: got["contact"].append(lcmt_contact_results_for_viz.decode(d)))
+    replay = subprocess.Popen([sys.executable, "-m", "hil", "replay", str(standing), "--viz", multicast_url],
+                              cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        while replay.poll() is None:
+            lc.handle_timeout(50)
+        while lc.handle_timeout(50):
+            pass
+    finally:
+        if replay.poll() is None:
+            replay.kill()
+    out = replay.stdout.read()
+    assert replay.returncode == 0, out + replay.stderr.read()
+    assert "PASS" in out and "drawn for the viewer" in out
+    assert got["load"] and {link.name.split("::")[-1] for link in got["load"][0].link} >= {"base", "RR_foot"}
+    assert 20 <= len(got["draw"]) <= 40                    # 60 Hz over the log's 0.5 s
+    statuses, _ = logged(standing)
+    base = [i for i, name in enumerate(got["draw"][-1].link_name) if name.endswith("::base")][0]
+    np.testing.assert_allclose(got["draw"][-1].position[base], statuses[-1].base_position, atol=2e-3)
+    assert got["contact"] and got["contact"][-1].num_point_pair_contacts == 4
+
+
+def test_viz_draws_legged_logs_only(standing):
+    """--viz with an arm's config (protocol iiwa) is refused naming the flag, before any replay."""
+    from hil.replay import replay
+    from hil.schema import ConfigError
+    with pytest.raises(ConfigError, match="--viz"):
+        replay(standing, load_config(CONFIGS / "demo.yaml"), viz_url="memq://")
