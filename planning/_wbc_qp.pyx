@@ -215,6 +215,7 @@ cdef class Assembly:
     cdef unsigned char[::1] active
     cdef long[::1] nz
     cdef long[:, ::1] grp            # per group: first variable, size (3 or 6), flat, first row in Jc, first inequality row, rows
+                                     # (the last of which bounds the normal force)
     cdef Py_ssize_t nv, ng, n_eq, n_lam
     cdef object w
 
@@ -349,8 +350,8 @@ cdef class Assembly:
                 for i in range(r_in, r_in + n_in):     # the cone's rows; free in the air
                     self.l[i] = self.l_on[i] if on else -1e30
                     self.u[i] = self.u_on[i] if on else 1e30
-                    if on and self.C[i, var + sz - 1] == 1.0:    # the normal force's row
-                        self.l[i], self.u[i] = f_min, f_max
+                if on:             # the last row bounds the normal force
+                    self.l[r_in + n_in - 1], self.u[r_in + n_in - 1] = f_min, f_max
                 for i in range(sz):
                     if on:         # the foot does not accelerate
                         for j in range(nv):
