@@ -128,7 +128,7 @@ cdef class Reduction:
 
     cdef bint _eliminate(self) noexcept nogil:
         """Gauss–Jordan on [E e] = [A b]: row k pivots on its largest entry among non-basic columns."""
-        cdef Py_ssize_t n = self.n, m = self.m, nr = self.nr, k, r, j, p, a
+        cdef Py_ssize_t n = self.n, m = self.m, nr = self.nr, k, r, j, p, a, lo, hi
         cdef double s, best, f, piv
         cdef double *E = &self.E[0, 0]
         cdef double *A = &self.A[0, 0]
@@ -158,8 +158,13 @@ cdef class Reduction:
                 return False
             self.basic[k] = p
             pos[p] = k
+            lo, hi = 0, n                        # the pivot row's nonzero span (a contact row: v̇ only)
+            while Ek[lo] == 0.0:
+                lo = lo + 1
+            while Ek[hi - 1] == 0.0:
+                hi = hi - 1
             piv = 1.0 / Ek[p]
-            for j in range(n):
+            for j in range(lo, hi):
                 Ek[j] = Ek[j] * piv
             self.e[k] = self.e[k] * piv
             for r in range(m):
@@ -167,7 +172,7 @@ cdef class Reduction:
                 f = Er[p]
                 if r == k or f == 0.0:
                     continue
-                for j in range(n):
+                for j in range(lo, hi):
                     Er[j] = Er[j] - f * Ek[j]
                 self.e[r] = self.e[r] - f * self.e[k]
         a = 0
