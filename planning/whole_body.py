@@ -43,6 +43,15 @@ DEGENERATE = -100           # status: the contact constraints are linearly depen
 NOT_CONVEX = -101           # status: the reduced Hessian is not positive definite
 
 
+def qp_status_text(status: int) -> str:
+    """What a WholeBodyController.status says, for a fault message."""
+    if status == DEGENERATE:
+        return "the contact constraints are linearly dependent"
+    if status == NOT_CONVEX:
+        return "the reduced Hessian is not positive definite"
+    return f"DAQP exit flag {status}"
+
+
 @dataclass
 class WholeBodyWeights:
     """Task weights w and PD gains (kp, kd) of the desired accelerations, the weight of ‖τ‖²

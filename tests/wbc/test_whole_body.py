@@ -299,7 +299,8 @@ def test_reduction_against_the_kkt_system():
 def test_dependent_contacts_are_reported(robot_data):
     """Two point feet at the same point give dependent contact rows: solve() is False with status
     DEGENERATE (the caller's safe state), not a wrong answer."""
-    from planning.whole_body import DEGENERATE
+    from planning.whole_body import DEGENERATE, qp_status_text
     plant, contacts, q = load_legged("go2", robot_data)
     c = WholeBodyController(plant, contacts + [ContactPoint(contacts[0].frame, contacts[0].p_FC + 0.0)])
     assert not c.solve(q, np.zeros(plant.num_velocities())) and c.status == DEGENERATE
+    assert "linearly dependent" in qp_status_text(c.status)
