@@ -1,6 +1,6 @@
 """Builds the Cython extensions (dynamics_cy's model, algorithms and kernels, messages._codec, core._control,
-drivers.sim._contact and _physics, drivers.serial._servo_wire, planning._wbc_qp; -O3, numpy headers). dynamics_cy's
-modules cimport each other's cdef functions through their .pxd files."""
+drivers.sim._contact and _physics, drivers.serial._servo_wire, planning._wbc_qp and _wbc_reduce; -O3, numpy
+headers). dynamics_cy's modules cimport each other's cdef functions through their .pxd files."""
 import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
@@ -16,7 +16,8 @@ extensions = [
     for name in ("dynamics_cy._arrays", "dynamics_cy._joints", "dynamics_cy._model", "dynamics_cy._kinematics",
                  "dynamics_cy._rnea", "dynamics_cy._crba", "dynamics_cy._aba", "dynamics_cy._jacobians",
                  "dynamics_cy._com", "dynamics_cy._facade", "dynamics_cy._kernels", "messages._codec", "core._control",
-                 "drivers.sim._contact", "drivers.sim._physics", "drivers.serial._servo_wire", "planning._wbc_qp")
+                 "drivers.sim._contact", "drivers.sim._physics", "drivers.serial._servo_wire", "planning._wbc_qp",
+                 "planning._wbc_reduce")
 ]
 
 setup(

@@ -2,11 +2,14 @@
 DynamicsSolver on the same robot, state and tasks, in the same run.
 
 Quadruped: Go2, 18 velocities, 4 unilateral point feet. Humanoid: G1 (29 joints), 35 velocities,
-2 flat feet (ours: 4 corner points each under a 6-D foot constraint; PlaCo: a planar contact of the
-same sole size on each ankle frame). Tasks: CoM and posture (soft), contacts hard, minimum torque.
-Ours is timed as setup (kernels fill every matrix) and solve (DAQP, hot-started); PlaCo's
-``solve()`` builds and solves its problem in one call (its kinematics update is outside the timing,
-ours is inside). PlaCo runs in its own environment (make placo-env), as a subprocess.
+2 flat feet: a sole of G1's size (0.17 m x 0.05 m) centred on each ankle roll frame, a 6-D contact
+wrench under its contact wrench cone for us and PlaCo's planar contact of the same sole (the same
+problem, but for our yaw-torque rows, which are not active standing). Tasks: CoM and posture
+(soft), contacts hard, minimum torque, the same weights and regularisation. Ours is timed as setup
+(kernels fill every matrix, the compiled assembly fills the QP) and setup + reduce + solve (the
+equalities eliminated, DAQP hot-started on the rest); PlaCo's ``solve()`` builds and solves its
+problem in one call (its kinematics update is outside the timing, ours is inside). PlaCo runs in
+its own environment (make placo-env), as a subprocess.
 
     .venv/bin/python benchmarks/bench_wbc.py [--ticks 2000]
 """
@@ -22,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from planning.legged_models import LEGGED, example_robot_data_root, load_legged
-from planning.whole_body import WholeBodyController, WholeBodyWeights
+from planning.whole_body import ContactSurface, WholeBodyController, WholeBodyWeights
 
 REPO = Path(__file__).resolve().parents[1]
 PLACO = REPO / ".venv-placo" / "bin" / "python"
@@ -32,9 +35,13 @@ SOLE = (0.17, 0.05)      # G1 sole length and width (its four collision spheres)
 
 def ours(name, ticks):
     plant, contacts, q = load_legged(name)
+    frames = list(dict.fromkeys(c.frame.name() for c in contacts))
+    if len(frames) < len(contacts):          # flat feet: PlaCo's planar contact, a sole on the frame
+        contacts = [ContactSurface(plant.GetFrameByName(f), np.zeros(3), *SOLE) for f in frames]
+    reg = WEIGHTS["regularization"]
     c = WholeBodyController(plant, contacts, weights=WholeBodyWeights(
         com=WEIGHTS["com"], base_orientation=0.0, posture=WEIGHTS["posture"], torque=WEIGHTS["torque"],
-        force_regularization=WEIGHTS["forces"]))
+        vdot_regularization=reg, force_regularization=WEIGHTS["forces"] + reg, moment_regularization=reg))
     v = np.zeros(plant.num_velocities())
     c.solve(q, v)
     setup, total = np.empty(ticks), np.empty(ticks)
@@ -43,7 +50,7 @@ def ours(name, ticks):
         t0 = time.perf_counter_ns()
         c.setup(q, v)
         t1 = time.perf_counter_ns()
-        c.solve(q, v)                                   # setup + DAQP
+        c.solve(q, v)                                   # setup + reduce + DAQP
         t2 = time.perf_counter_ns()
         setup[i], total[i] = (t1 - t0) / 1e3, (t2 - t1) / 1e3
     gc.enable()
@@ -58,11 +65,10 @@ def placo(name, plant, contacts, q, ticks):
                "package_root": str(example_robot_data_root()), "q_base": [*q[4:7], *q[1:4], q[0]],
                "joints": joints, "mu": 0.6, "weights": WEIGHTS, "repeat": ticks, "contacts": [],
                "planar_contacts": []}
-    frames = list(dict.fromkeys(c.frame.name() for c in contacts))
-    if len(frames) == len(contacts):
-        problem["contacts"] = frames
+    if isinstance(contacts[0], ContactSurface):
+        problem["planar_contacts"] = [[c.frame.name(), c.length, c.width] for c in contacts]
     else:
-        problem["planar_contacts"] = [[f, *SOLE] for f in frames]
+        problem["contacts"] = [c.frame.name() for c in contacts]
     out = subprocess.run([str(PLACO), str(REPO / "tests" / "wbc" / "placo_solve.py")], input=json.dumps(problem),
                          capture_output=True, text=True, check=True)
     return np.array(json.loads(out.stdout)["times_us"])
@@ -72,7 +78,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--ticks", type=int, default=2000)
     args = ap.parse_args()
-    print("| robot | nv | contact points | ours setup p50/p99 µs | ours setup + solve p50/p99 µs "
+    print("| robot | nv | contacts | ours setup p50/p99 µs | ours tick p50/p99 µs "
           "| PlaCo solve() p50/p99 µs | PlaCo / ours (p50) |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     for name in ("go2", "g1"):
@@ -81,7 +87,8 @@ def main():
         pct = lambda a: f"{np.median(a):.0f} / {np.percentile(a, 99):.0f}"
         peer = "absent (make placo-env)" if theirs is None else pct(theirs)
         ratio = "" if theirs is None else f"{np.median(theirs) / np.median(total):.1f}x"
-        print(f"| {name} | {plant.num_velocities()} | {len(contacts)} | {pct(setup)} | {pct(total)} "
+        kind = f"{len(contacts)} soles" if isinstance(contacts[0], ContactSurface) else f"{len(contacts)} points"
+        print(f"| {name} | {plant.num_velocities()} | {kind} | {pct(setup)} | {pct(total)} "
               f"| {peer} | {ratio} |")
 
 

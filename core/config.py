@@ -75,6 +75,7 @@ class WholeBodyConfig:
     f_min: NonNegative = 0.0         # N, least normal force on a foot in contact
     effort_limit: Optional[Positive] = None   # N·m, every joint (None: none)
     weights: Any = field(default_factory=dict)                     # planning.whole_body.WholeBodyWeights fields
+    contacts: Any = None             # the feet (planning.legged_contacts); None: the preset's
     foot_loss_ticks: Annotated[int, Ge(1)] = 5    # statuses without contact: safe state
     safe_damping: NonNegative = 2.0  # N·m·s/rad of the safe (damping) command
 

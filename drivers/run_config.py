@@ -15,6 +15,7 @@ from viz import viz_config
 
 def _check_legged(cfg: RunConfig) -> None:
     """protocol floating_base: a legged preset, torque commands, the whole_body controller, its weights."""
+    from planning.legged_contacts import check_feet
     from planning.legged_models import LEGGED
     from planning.whole_body import WholeBodyWeights
     if cfg.robot.model not in LEGGED:
@@ -29,6 +30,7 @@ def _check_legged(cfg: RunConfig) -> None:
     if not isinstance(cfg.controller.whole_body.weights, dict):
         raise ConfigError("controller.whole_body.weights", "must be a mapping of WholeBodyWeights fields")
     load(WholeBodyWeights, cfg.controller.whole_body.weights, "controller.whole_body.weights")
+    check_feet(cfg.robot.model, cfg.controller.whole_body.contacts)
 
 
 def check_sections(cfg: RunConfig) -> None:

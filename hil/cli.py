@@ -144,6 +144,9 @@ def parser() -> argparse.ArgumentParser:
     replay.add_argument("--json", action="store_true", help="print the comparison as one JSON object")
     replay.add_argument("--skip-corrupt", action="store_true",
                         help="read past corrupt events (counted in the result) instead of exiting 2")
+    replay.add_argument("--viz", metavar="LCM_URL", nargs="?", const="udpm://239.255.76.67:7667?ttl=0",
+                        help="a legged (floating_base) log: draw the replay for Meldis on this LCM URL "
+                             "(default udpm://239.255.76.67:7667?ttl=0), paced to the log's clock")
     report = sub.add_parser("report", help="a run's summary and plots from its log",
                             description="Read an LCM log of a run and print its summary: status and command "
                                         "rates and gaps, torques, timing and tracking from the telemetry, safety "
@@ -415,7 +418,7 @@ def cmd_replay(args) -> int:
         logging.getLogger("hil").setLevel(logging.ERROR)      # the replayed transitions are in the result
     cfg = _load(args.config, None) if args.config else None
     with _reading(args.log):
-        result = replay(_log(args.log), cfg, args.tolerance, args.skip_corrupt)
+        result = replay(_log(args.log), cfg, args.tolerance, args.skip_corrupt, args.viz)
     print(json.dumps(result) if args.json else format_replay(result))
     return 0 if result["passed"] else 1
 

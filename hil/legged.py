@@ -21,7 +21,7 @@ import numpy as np
 from messages import lcmt_hil_floating_base_status, lcmt_hil_joint_command
 from messages.channels import FLOATING_BASE_STATUS, JOINT_COMMAND
 from messages.validation import MessageDecoder
-from planning.whole_body import WholeBodyController
+from planning.whole_body import WholeBodyController, qp_status_text
 
 
 class LeggedTorqueControl:
@@ -76,7 +76,7 @@ class LeggedTorqueControl:
         if self.ticks == 0:
             self.wbc.hold(self.q)
         if not self.wbc.solve(self.q, self.v):
-            return self._safe(f"whole-body QP not solved (DAQP exit flag {self.wbc.status})")
+            return self._safe(f"whole-body QP not solved ({qp_status_text(self.wbc.status)})")
         self.ticks += 1
         self.cmd.utime = msg.utime
         self.cmd.tau = self.wbc.tau.tolist()

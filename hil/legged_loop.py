@@ -24,6 +24,7 @@ from core.config import RunConfig, channels_for
 from core.schema import load
 from drivers.sim.config import load_sim_config
 from drivers.sim.legged import SimulatedLeggedRobot
+from planning.legged_contacts import legged_feet
 from planning.legged_models import load_legged
 from planning.whole_body import WholeBodyWeights
 
@@ -69,7 +70,7 @@ class LeggedLoop:
     def __init__(self, cfg: RunConfig, lc, mode: str = "realtime"):
         self.cfg, self.lc, self.mode = cfg, lc, mode
         self.channels = channels_for(cfg)
-        self.plant, self.contacts, self.q0 = load_legged(cfg.robot.model, simulation=True)
+        self.plant, self.contacts, self.q0 = load_legged(cfg.robot.model, simulation=True, feet=legged_feet(cfg))
         self.ctl = make_legged_control(cfg, self.plant, self.contacts, lc)
         self.period_s = 1.0 / cfg.loop.rate_hz
         self.status_timeout_s = cfg.safety.status_timeout_periods * self.period_s
@@ -212,7 +213,7 @@ def run_legged_sim(cfg: RunConfig, duration: float | None = None, stop=None, viz
     from core.config import open_lcm
     from viz import viz_config
     out = out or sys.stdout
-    plant, contacts, q0 = load_legged(cfg.robot.model, simulation=True)
+    plant, contacts, q0 = load_legged(cfg.robot.model, simulation=True, feet=legged_feet(cfg))
     viz_cfg = viz_config(cfg)
     if viz is not None:
         viz_cfg = dataclasses.replace(viz_cfg, enabled=viz)

@@ -7,7 +7,8 @@ gets the inputs the recorded loop had: the statuses up to the one the recorded c
 loop's trajectories run on the status clock, so with the same code and config the commands come out
 bit for bit; a change in the controller, the gains, the safety logic or the dynamics shows up as a
 difference, joint by joint, from the first command it touches. The safety transitions are compared
-too. The config is the log's own (its run-info) unless another is given.
+too. The config is the log's own (its run-info) unless another is given. A legged robot's log
+(robot.protocol floating_base) is replayed by hil.legged_log.
 
 Limits: a log written by another program replays only if its commands echo the status utime (else
 each command gets every status logged before it); a `cartesian` trajectory planned in a background
@@ -55,11 +56,18 @@ def _recorded_transitions(path, channel: str, skip: list | None) -> list[str]:
     return [_event_text(e.data) for e in read_events(path, {channel}, skip)]
 
 
-def replay(path: str | Path, cfg: RunConfig | None = None, tolerance: float = 1e-9, skip_corrupt: bool = False) -> dict:
+def replay(path: str | Path, cfg: RunConfig | None = None, tolerance: float = 1e-9, skip_corrupt: bool = False,
+           viz_url: str | None = None) -> dict:
     """Replays the log at `path`; returns the comparison (see format_replay). skip_corrupt: read past
-    corrupt events (messages.logs.read_events), listed in the result's "corrupt", instead of raising."""
+    corrupt events (messages.logs.read_events), listed in the result's "corrupt", instead of raising.
+    viz_url: a legged log's replay is drawn for Meldis on that LCM URL (hil.legged_log)."""
     cfg = cfg or log_config(path, skip_corrupt)
     corrupt, skip = ([], []) if skip_corrupt else (None, None)      # skip: the stretches the other passes meet
+    if cfg.robot.protocol == "floating_base":
+        from .legged_log import replay_legged
+        return replay_legged(path, cfg, *read_run_info(path, corrupt=skip), tolerance, corrupt, skip, viz_url)
+    if viz_url is not None:
+        raise ConfigError("--viz", "draws a legged robot's log (robot.protocol floating_base) only", str(path))
     cfg.telemetry.log, cfg.viz = None, {"enabled": False}
     ch = channels_for(cfg)
     robot = load_robot(cfg.robot)
@@ -154,8 +162,9 @@ def _deliver(lc, pending: list, status_channel: str, decoder: StatusDecoder, uti
     return pending[cut:], found
 
 
-def format_replay(r: dict) -> str:
-    lines = [f"replayed {r['commands']} commands of {r['log']} (config: {r['config']})",
+def comparison_lines(r: dict, kind: str) -> list[str]:
+    """The head of a replay's text: what was replayed, the largest differences, the first mismatch."""
+    lines = [f"replayed {r['commands']} commands of {r['log']} ({kind}config: {r['config']})",
              f"max |Δτ| per joint N·m: {[float(f'{x:.3g}') for x in r['max_diff_nm']]} "
              f"(tolerance {r['tolerance_nm']:g})",
              f"commands beyond tolerance: {r['mismatched_commands']}"]
@@ -163,6 +172,14 @@ def format_replay(r: dict) -> str:
     if f is not None:
         lines.append(f"  first: command {f['command']} (status utime {f['utime']}), joint {f['joint']}: replayed "
                      f"{f['replayed_nm']:.6g} N·m, recorded {f['recorded_nm']:.6g} N·m")
+    return lines
+
+
+def format_replay(r: dict) -> str:
+    if r.get("protocol") == "floating_base":
+        from .legged_log import format_legged_replay
+        return format_legged_replay(r)
+    lines = comparison_lines(r, "")
     loss = r["log_losses"]
     missing = (loss["commands_sent"] or 0) - loss["commands_in_log"]
     if missing > 0 or loss["statuses_missing"]:

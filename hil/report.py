@@ -5,7 +5,8 @@ arrival), the commands (count, max |τ| per joint), the loop's telemetry samples
 lateness percentiles, deadline misses, tracking error q_d − q), the safety transitions, and the
 driver's health. A log recorded by hil also carries the run config and the loop's own end-of-run
 summary (run-info), which the report prints as well. A log without run-info (lcm-logger on a
-robot's bus) is read with the default channels of the protocol whose status it holds.
+robot's bus) is read with the default channels of the protocol whose status it holds. A legged
+robot's log (robot.protocol floating_base) is read by hil.legged_log.
 """
 from __future__ import annotations
 
@@ -49,6 +50,11 @@ def _channels(path, start, corrupt) -> tuple[Channels, str, int, float]:
                      f"{', '.join(ch.status for ch, _ in candidates)})")
 
 
+def _protocol(path, start) -> str | None:
+    data = parse_yaml(start.config_yaml, f"{path} (its run-info)")
+    return (data.get("robot") or {}).get("protocol") if isinstance(data, dict) else None
+
+
 def _pct(x: np.ndarray) -> dict:
     if not x.size:
         return {}
@@ -69,6 +75,9 @@ def read_log(path: str | Path, skip_corrupt: bool = False) -> tuple[dict, dict]:
     """(report, traces): the figures, and the arrays the plots need."""
     corrupt = [] if skip_corrupt else None        # (byte offset, what is wrong) of each corrupt stretch
     start, end = read_run_info(path, corrupt=[] if skip_corrupt else None)
+    if start is not None and _protocol(path, start) == "floating_base":
+        from .legged_log import read_legged_log
+        return read_legged_log(path, start, end, corrupt)
     ch, protocol, n, budget = _channels(path, start, [] if skip_corrupt else None)
     status, command = StatusDecoder(protocol, n), CommandDecoder(protocol, n)
     s_t, s_arrive, s_q, c_t, c_tau = [], [], [], [], []
@@ -134,6 +143,9 @@ def read_log(path: str | Path, skip_corrupt: bool = False) -> tuple[dict, dict]:
 
 
 def format_report(r: dict) -> str:
+    if r.get("protocol") == "floating_base":
+        from .legged_log import format_legged_report
+        return format_legged_report(r)
     s, c, t, e = r["status"], r["command"], r["telemetry"], r["tracking_error_rad"]
     lines = [f"log {r['log']}: {r['span_s']} s" + (f", {r['mode']} run of hilstack {r['version']}" if r["mode"] else
                                                   ", no run-info (not recorded by hil)"),
@@ -162,6 +174,9 @@ def format_report(r: dict) -> str:
 
 def plot_log(traces: dict, path: str, budget_us: float) -> None:
     """The run's plots (as `--plot` draws them) from the log's streams."""
+    if traces.get("protocol") == "floating_base":
+        from .legged_log import plot_legged_log
+        return plot_legged_log(traces, path)
     from .telemetry import plot_traces
     t0, n = traces["t0"], traces["n"]
     s_t, S_q = traces["status"]

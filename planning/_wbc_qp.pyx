@@ -151,23 +151,6 @@ cdef void _task(double[:, ::1] H, double[::1] g, double[:, ::1] J, double[::1] J
             H[j, k] += w * s
 
 
-cdef void _torque_cost(double[:, ::1] H, double[::1] g, double[:, ::1] C_tau, double[::1] h_a,
-                       double w) noexcept nogil:
-    """½ w ‖τ‖² with τ = C_τ x + h_a: H += w C_τᵀ C_τ, g += w C_τᵀ h_a, row by row, skipping the zeros
-    of C_τ (a joint's row touches its own limb's forces and the mass matrix's branch)."""
-    cdef Py_ssize_t r = C_tau.shape[0], n = C_tau.shape[1], i, j, k
-    cdef double c
-    for i in range(r):
-        for j in range(n):
-            c = C_tau[i, j]
-            if c == 0.0:
-                continue
-            g[j] += w * c * h_a[i]
-            c = w * c
-            for k in range(n):
-                H[j, k] += c * C_tau[i, k]
-
-
 cdef void _rotation_log(double[:, ::1] R_target, double[:, ::1] X, double[::1] out) noexcept nogil:
     """out = log(R* Rᵀ) as a rotation vector θ k̂ (0 ≤ θ ≤ π), R = X[:3, :3]: sin θ k̂ is the skew
     part of E = R* Rᵀ, cos θ = (tr E − 1)/2; at θ = π (no skew part) k̂ comes from E + I = 2 k̂ k̂ᵀ."""
@@ -201,26 +184,29 @@ def rotation_log(double[:, ::1] R_target, double[:, ::1] X, double[::1] out):
 
 
 cdef class Assembly:
-    """Fills the whole-body QP of planning.whole_body (H, g; A, b: base EoM and contacts; C, l, u:
-    friction, normal bounds and torque limits; DAQP's bl, bu, sense) from the kernels' outputs, in
-    the controller's own arrays (bound once here, so a tick converts no buffer). ``ctl`` is the
-    WholeBodyController; its group tables say where each contact group's rows and buffers are."""
+    """Fills the whole-body QP of planning.whole_body (H, g; A, b: the contact groups' rows, then the
+    base EoM; C, l, u: friction and wrench cones, normal bounds and torque limits) and J_λ from the
+    kernels' outputs, in the controller's own arrays (bound once here, so a tick converts no
+    buffer). ``ctl`` is the WholeBodyController; its group table says where each foot's variables,
+    rows and buffers are."""
 
-    cdef double[:, ::1] H, M, Jc, A, C_tau, C_rows, J_com, I_rot, I_pos, X_base, R_WB_t, p_FC, Jdv_grp, swing_t
-    cdef double[:, ::1] l_rows
+    cdef double[:, ::1] H, M, Jc, A, C, C_tau, C_rows, J_com, I_rot, I_pos, X_base, R_WB_t, p_grp, Jdv_grp
+    cdef double[:, ::1] swing_t, J_lam
     cdef double[:, :, ::1] J_grp, X_grp, R_swing
-    cdef double[::1] g, h, h_a, Jc_dot_v, b, l, u, bl, bu, limits, posture_w, q_post, p_com, J_com_dot_v
+    cdef double[::1] g, h, h_a, Jc_dot_v, b, l, u, l_on, u_on, limits, posture_w, q_post, p_com, J_com_dot_v
     cdef double[::1] com_t, com_vt, com_ff, p_WB_t, rot, zero, p_WB, p_swing, l_tau, u_tau, tau, x, q, v
-    cdef int[::1] sense
     cdef unsigned char[::1] active
-    cdef long[:, ::1] grp            # per group: first equality row (after the 6 base rows), rows, first point, points, flat
-    cdef Py_ssize_t nv, nc, ng, n_eq
+    cdef long[::1] nz
+    cdef long[:, ::1] grp            # per group: first variable, size (3 or 6), flat, first row in Jc, first inequality row, rows
+                                     # (the last of which bounds the normal force)
+    cdef Py_ssize_t nv, ng, n_eq, n_lam
     cdef object w
 
     def __init__(self, ctl):
         self.w = ctl.w
         self.H, self.g, self.M, self.h, self.Jc, self.Jc_dot_v = ctl.H, ctl.g, ctl.M, ctl.h, ctl.Jc, ctl.Jc_dot_v
-        self.A, self.b, self.l, self.u, self.bl, self.bu, self.sense = ctl.A, ctl.b, ctl.l, ctl.u, ctl.bl, ctl.bu, ctl.sense
+        self.A, self.b, self.C, self.l, self.u = ctl.A, ctl.b, ctl.C, ctl.l, ctl.u
+        self.l_on, self.u_on, self.J_lam = ctl._l_contact, ctl._u_contact, ctl.J_lam
         self.C_tau, self.l_tau, self.u_tau, self.h_a = ctl._C_tau, ctl._l_tau, ctl._u_tau, ctl._h_a
         self.C_rows = ctl._C_rows
         self.limits, self.posture_w, self.q_post = ctl.effort_limits, ctl.posture_weights, ctl._q_posture
@@ -228,28 +214,83 @@ cdef class Assembly:
         self.com_t, self.com_vt, self.com_ff = ctl._com_target, ctl._com_velocity_target, ctl._com_acceleration_ff
         self.I_rot, self.I_pos, self.X_base, self.R_WB_t, self.p_WB_t = ctl._I_rot, ctl._I_pos, ctl.X, ctl._R_WB_target, ctl._p_WB_target
         self.J_grp, self.Jdv_grp, self.X_grp = ctl._J_grp, ctl._Jdot_v_grp, ctl._X_grp
-        self.R_swing, self.swing_t, self.p_FC = ctl.swing_R_targets, ctl.swing_targets, ctl.p_FC
+        self.R_swing, self.swing_t = ctl.swing_R_targets, ctl.swing_targets
+        self.p_grp = np.ascontiguousarray([g.p for g in ctl.groups])
         self.active = ctl.active.view(np.uint8)
         self.rot, self.zero, self.p_WB, self.p_swing = np.zeros(3), np.zeros(6), np.zeros(3), np.zeros(3)
         self.tau, self.x, self.q, self.v = ctl.tau, ctl.x, ctl._q, ctl._v
-        self.grp = np.array([[g.rows.start, g.rows.stop - g.rows.start, g.points[0], len(g.points), g.flat]
-                             for g in ctl.groups], dtype=np.int_)
+        rows, pt = [], 0
         for g in ctl.groups:
-            if list(g.points) != list(range(g.points[0], g.points[0] + len(g.points))):
-                raise ValueError("Assembly: a group's contact points must be consecutive")
-        self.nv, self.nc, self.ng, self.n_eq = ctl.nv, ctl.nc, len(ctl.groups), ctl.n_eq
+            rows.append([g.var, g.size, g.flat, 3 * pt, g.ineq, 17 if g.flat else 5])
+            pt += 0 if g.flat else 1
+        self.grp = np.array(rows, dtype=np.int_)
+        self.nz = np.zeros(ctl.n, dtype=np.int_)
+        self.nv, self.ng, self.n_eq, self.n_lam = ctl.nv, len(ctl.groups), ctl.n_eq, ctl.n_lam
+
+    cdef void _torque_cost_sym(self, double w) noexcept nogil:
+        """½ w ‖τ‖², τ = C_τ x + h_a: H += w C_τᵀ C_τ, g += w C_τᵀ h_a, per row of C_τ over the pairs of
+        its nonzeros only (a joint's row touches the base, its branch of M and its limb's forces),
+        into H's upper triangle, which is then copied to the lower (H is symmetric)."""
+        cdef Py_ssize_t r = self.C_tau.shape[0], n = self.C_tau.shape[1], i, j, k, cnt, a, b
+        cdef double *Ci
+        cdef double *H = &self.H[0, 0]
+        cdef double *Hj
+        cdef long *nz = &self.nz[0]
+        cdef double c
+        for i in range(r):
+            Ci = &self.C_tau[i, 0]
+            cnt = 0
+            for j in range(n):
+                if Ci[j] != 0.0:
+                    nz[cnt] = j
+                    cnt = cnt + 1
+            for a in range(cnt):
+                j = nz[a]
+                c = w * Ci[j]
+                self.g[j] += c * self.h_a[i]
+                Hj = H + j * n
+                for b in range(a, cnt):
+                    k = nz[b]
+                    Hj[k] += c * Ci[k]
+        for j in range(n):
+            for k in range(j + 1, n):
+                H[k * n + j] = H[j * n + k]
+
+    cdef void _sole_jacobian(self, Py_ssize_t gi, Py_ssize_t r0) noexcept nogil:
+        """Rows r0..r0+5 of J_λ for sole gi: [R_WFᵀ J_ω; R_WFᵀ J_v − p_FS × R_WFᵀ J_ω] (at S, in F)."""
+        cdef Py_ssize_t j, a, c
+        cdef double wl[3]
+        cdef double vl[3]
+        cdef double[:, ::1] J = self.J_grp[gi]
+        cdef double[:, ::1] X = self.X_grp[gi]
+        cdef double px = self.p_grp[gi, 0], py = self.p_grp[gi, 1], pz = self.p_grp[gi, 2]
+        for j in range(self.nv):
+            if (J[0, j] == 0.0 and J[1, j] == 0.0 and J[2, j] == 0.0 and J[3, j] == 0.0 and J[4, j] == 0.0
+                    and J[5, j] == 0.0):
+                for a in range(6):
+                    self.J_lam[r0 + a, j] = 0.0
+                continue
+            for a in range(3):
+                wl[a] = X[0, a] * J[0, j] + X[1, a] * J[1, j] + X[2, a] * J[2, j]
+                vl[a] = X[0, a] * J[3, j] + X[1, a] * J[4, j] + X[2, a] * J[5, j]
+            self.J_lam[r0, j], self.J_lam[r0 + 1, j], self.J_lam[r0 + 2, j] = wl[0], wl[1], wl[2]
+            self.J_lam[r0 + 3, j] = vl[0] - (py * wl[2] - pz * wl[1])
+            self.J_lam[r0 + 4, j] = vl[1] - (pz * wl[0] - px * wl[2])
+            self.J_lam[r0 + 5, j] = vl[2] - (px * wl[1] - py * wl[0])
 
     def fill(self, double f_min, double f_max):
         """The QP for the state (q, v) in the controller's _q, _v (copies: binding the caller's arrays
-        here would allocate a memoryview each tick) after the kernels filled M, h, Jc, J̇c v, J_com, the base pose X and, per
-        group, J_F, J̇_F v (flat feet) and the frame pose (feet in the air)."""
+        here would allocate a memoryview each tick) after the kernels filled M, h, Jc, J̇c v, J_com,
+        the base pose X and, per group, J_F, J̇_F v and X_WF (soles) or X_WF (points in the air).
+        The normal bounds of the contact rows are f_min, f_max (the controller's _l/_u_contact)."""
         w = self.w
         cdef double w_com = w.com, w_ori = w.base_orientation, w_pos = w.base_position, w_sw = w.swing
         cdef double w_tau = w.torque, eps_a = w.vdot_regularization, eps_f = w.force_regularization
+        cdef double eps_m = w.moment_regularization
         cdef double com_kp = w.com_kp, com_kd = w.com_kd, ori_kp = w.base_orientation_kp
         cdef double ori_kd = w.base_orientation_kd, pos_kp = w.base_position_kp, pos_kd = w.base_position_kd
         cdef double post_kp = w.posture_kp, post_kd = w.posture_kd, sw_kp = w.swing_kp, sw_kd = w.swing_kd
-        cdef Py_ssize_t nv = self.nv, n = self.H.shape[0], i, j, gi, r0, nr, p0, npnt, e
+        cdef Py_ssize_t nv = self.nv, n = self.H.shape[0], i, j, gi, var, sz, jc, r_in, n_in, e0, rb
         cdef bint on, flat
         cdef double s
         cdef double[::1] q = self.q, v = self.v
@@ -271,26 +312,38 @@ cdef class Assembly:
             for i in range(6, nv):   # posture: q[7:] pairs with v[6:], joint i weighted w[i − 6]
                 self.H[i, i] += self.posture_w[i - 6]
                 self.g[i] -= self.posture_w[i - 6] * (post_kp * (self.q_post[i + 1] - q[i + 1]) - post_kd * v[i])
-            self.A[6:, :] = 0.0
-            self.b[6:] = 0.0
-            for i in range(6):
-                self.sense[i] = 5
+            for i in range(nv):
+                self.H[i, i] += eps_a
+            self.A[:, :] = 0.0
             for gi in range(self.ng):
-                r0, nr, p0, npnt, flat = self.grp[gi, 0] + 6, self.grp[gi, 1], self.grp[gi, 2], self.grp[gi, 3], self.grp[gi, 4]
+                var, sz, flat, jc = self.grp[gi, 0], self.grp[gi, 1], self.grp[gi, 2], self.grp[gi, 3]
+                r_in, n_in, e0 = self.grp[gi, 4], self.grp[gi, 5], self.grp[gi, 0] - nv
                 on = self.active[gi] != 0
-                if not flat:       # a point foot's rows of Jc
-                    self.J_grp[gi, :3, :] = self.Jc[3 * p0:3 * p0 + 3, :]
-                    self.Jdv_grp[gi, :3] = self.Jc_dot_v[3 * p0:3 * p0 + 3]
-                for i in range(nr):
-                    self.sense[r0 + i] = 5 if on else 0      # an inactive group's rows: free
-                for i in range(p0, p0 + npnt):               # normal force bounds; 0 in the air
-                    self.l[5 * i + 4] = f_min if on else 0.0
-                    self.u[5 * i + 4] = f_max if on else 0.0
-                if on:
-                    self.A[r0:r0 + nr, :nv] = self.J_grp[gi, :nr, :]
-                    for i in range(nr):
-                        self.b[r0 + i] = -self.Jdv_grp[gi, i]
-                elif w_sw > 0:
+                if flat:
+                    self._sole_jacobian(gi, e0)
+                    for i in range(6):
+                        self.H[var + i, var + i] += eps_m if i < 3 else eps_f
+                else:              # a point foot's rows of Jc
+                    for i in range(3):
+                        for j in range(nv):
+                            self.J_grp[gi, i, j] = self.Jc[jc + i, j]
+                            self.J_lam[e0 + i, j] = self.Jc[jc + i, j]
+                        self.Jdv_grp[gi, i] = self.Jc_dot_v[jc + i]
+                        self.H[var + i, var + i] += eps_f
+                for i in range(r_in, r_in + n_in):     # the cone's rows; free in the air
+                    self.l[i] = self.l_on[i] if on else -1e30
+                    self.u[i] = self.u_on[i] if on else 1e30
+                if on:             # the last row bounds the normal force
+                    self.l[r_in + n_in - 1], self.u[r_in + n_in - 1] = f_min, f_max
+                for i in range(sz):
+                    if on:         # the foot does not accelerate
+                        for j in range(nv):
+                            self.A[e0 + i, j] = self.J_grp[gi, i, j]
+                        self.b[e0 + i] = -self.Jdv_grp[gi, i]
+                    else:          # no force in the air
+                        self.A[e0 + i, var + i] = 1.0
+                        self.b[e0 + i] = 0.0
+                if not on and w_sw > 0:
                     if flat:       # orientation rows, then the frame origin
                         _rotation_log(self.R_swing[gi], self.X_grp[gi], self.rot)
                         _task(self.H, self.g, self.J_grp[gi, :3], self.Jdv_grp[gi, :3], v, self.rot,
@@ -303,47 +356,42 @@ cdef class Assembly:
                         for i in range(3):
                             s = self.X_grp[gi, i, 3]
                             for j in range(3):
-                                s = s + self.X_grp[gi, i, j] * self.p_FC[p0, j]
+                                s = s + self.X_grp[gi, i, j] * self.p_grp[gi, j]
                             self.p_swing[i] = s
                         _task(self.H, self.g, self.J_grp[gi, :3], self.Jdv_grp[gi, :3], v, self.swing_t[gi],
                               self.p_swing, self.zero[:3], self.zero[:3], sw_kp, sw_kd, w_sw)
-            for i in range(n):
-                self.H[i, i] += eps_a if i < nv else eps_f
-            # base equations of motion [M_u, −J_uᵀ] x = −h_u; torque rows [M_a, −J_aᵀ], ∓limits − h_a
+            # base equations of motion [M_u, −J_λ,uᵀ] x = −h_u (the last six rows of A); torque rows
+            # C_τ = [M_a, −J_λ,aᵀ] with bounds ∓limits − h_a
+            rb = self.n_eq - 6
             for i in range(nv):
                 for j in range(nv):
                     if i < 6:
-                        self.A[i, j] = self.M[i, j]
+                        self.A[rb + i, j] = self.M[i, j]
                     else:
                         self.C_tau[i - 6, j] = self.M[i, j]
-                for j in range(3 * self.nc):
+                for j in range(self.n_lam):
                     if i < 6:
-                        self.A[i, nv + j] = -self.Jc[j, i]
+                        self.A[rb + i, nv + j] = -self.J_lam[j, i]
                     else:
-                        self.C_tau[i - 6, nv + j] = -self.Jc[j, i]
+                        self.C_tau[i - 6, nv + j] = -self.J_lam[j, i]
                 if i < 6:
-                    self.b[i] = -self.h[i]
+                    self.b[rb + i] = -self.h[i]
                 elif self.C_rows.shape[0] > 0:      # the torque limit rows
                     self.l_tau[i - 6] = -self.limits[i - 6] - self.h[i]
                     self.u_tau[i - 6] = self.limits[i - 6] - self.h[i]
                     self.C_rows[i - 6, :] = self.C_tau[i - 6, :]
             if w_tau > 0:          # τ = C_τ x + h_a
-                _torque_cost(self.H, self.g, self.C_tau, self.h_a, w_tau)
-            for e in range(self.n_eq):    # DAQP's equality rows bl = bu = b; a free row is unbounded
-                if self.sense[e] == 0:
-                    self.bl[e], self.bu[e] = -1e30, 1e30
-                else:
-                    self.bl[e], self.bu[e] = self.b[e], self.b[e]
+                self._torque_cost_sym(w_tau)
 
     def torques(self):
-        """τ = M_a v̇ + h_a − J_aᵀ λ for the solution x = [v̇; λ]."""
-        cdef Py_ssize_t nv = self.nv, m3 = 3 * self.nc, i, j
+        """τ = M_a v̇ + h_a − J_λ,aᵀ λ for the solution x = [v̇; λ]."""
+        cdef Py_ssize_t nv = self.nv, m = self.n_lam, i, j
         cdef double s
         with nogil:
             for i in range(6, nv):
                 s = self.h[i]
                 for j in range(nv):
                     s = s + self.M[i, j] * self.x[j]
-                for j in range(m3):
-                    s = s - self.Jc[j, i] * self.x[nv + j]
+                for j in range(m):
+                    s = s - self.J_lam[j, i] * self.x[nv + j]
                 self.tau[i - 6] = s

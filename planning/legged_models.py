@@ -10,7 +10,7 @@ import numpy as np
 
 from dynamics_cy.parsing import PackageMap
 
-from .whole_body import ContactPoint
+from .whole_body import ContactPoint, ContactSurface
 
 
 @dataclass(frozen=True)
@@ -21,6 +21,33 @@ class LeggedModel:
     urdf: str
     contacts: tuple
     standing: tuple
+
+
+@dataclass(frozen=True)
+class Foot:
+    """A foot by frame name: a point p_FC (``point``), or a sole (``sole_center`` p_FS, ``length``
+    along F's x, ``width`` along F's y, normal F's z): a run config's controller.whole_body.contacts."""
+
+    frame: str
+    point: tuple | None = None
+    sole_center: tuple | None = None
+    length: float = 0.0
+    width: float = 0.0
+
+    def corners(self) -> list:
+        """The sole's four corners in F (a point foot: its point)."""
+        if self.point is not None:
+            return [np.asarray(self.point, float)]
+        c = np.asarray(self.sole_center, float)
+        return [c + [x * self.length / 2, y * self.width / 2, 0.0] for x in (1, -1) for y in (1, -1)]
+
+
+class FootError(ValueError):
+    """A foot that does not fit the model: ``index`` in the feet list, ``field`` (e.g. "frame")."""
+
+    def __init__(self, index: int, field: str, message: str):
+        super().__init__(message)
+        self.index, self.field = index, field
 
 
 def _flat_foot(frame: str, x_back: float, x_front: float, y: float, z: float) -> tuple:
@@ -50,8 +77,12 @@ FOOT_RADIUS = {"go2": 0.022, "g1": 0.005}
 """Radius (m) of the collision sphere at each contact point when simulated."""
 
 
-def load_legged(name: str, root: Path | None = None, simulation: bool = False):
+def load_legged(name: str, root: Path | None = None, simulation: bool = False, feet: list[Foot] | None = None):
     """(plant, contacts, q_standing) for a model in LEGGED, parsed by dynamics_cy.
+
+    feet: the contacts instead of the preset's (Foot: a point or a sole by frame name; a point
+    becomes a ContactPoint, a sole a ContactSurface); FootError names a foot whose frame the model
+    does not have.
 
     simulation: the model's own collision geometry (meshes, which the simulator does not collide) is
     replaced by a sphere of FOOT_RADIUS per contact point, an actuator (no effort limit) is added on
@@ -65,6 +96,9 @@ def load_legged(name: str, root: Path | None = None, simulation: bool = False):
     if root is None:
         raise FileNotFoundError("example-robot-data is not installed (pip install example-robot-data)")
     model = LEGGED[name]
+    feet = [Foot(f, point=tuple(p)) for f, p in model.contacts] if feet is None else list(feet)
+    if not feet:
+        raise FootError(0, "", "at least one foot is needed")
     plant = MultibodyPlant(0.0)
     parser = Parser(plant, nonphysical_inertia="warn")
     parser.package_map().Add("example-robot-data", str(root))
@@ -73,25 +107,54 @@ def load_legged(name: str, root: Path | None = None, simulation: bool = False):
     else:
         text = re.sub(r"<collision>.*?</collision>", "", (root / "robots" / model.urdf).read_text(), flags=re.S)
         parser.AddModelsFromString(text, "urdf")
-        r, flat = FOOT_RADIUS[name], len({f for f, _ in model.contacts}) < len(model.contacts)
-        for i, (frame, p) in enumerate(model.contacts):
-            F = plant.GetFrameByName(frame)
-            center = np.array(p) + (np.array([0.0, 0.0, r]) if flat else 0.0)
-            X_BG = F.GetFixedPoseInBodyFrame() @ RigidTransform(center)
-            plant.RegisterCollisionGeometry(F.body(), X_BG, Sphere(r), f"{frame}_{i}", CoulombFriction(1.0, 1.0))
+        r = FOOT_RADIUS[name]
+        points = _points_per_frame(feet)
+        for i, foot in enumerate(feet):
+            F = _frame(plant, foot, i)
+            for k, p in enumerate(foot.corners()):        # a corner's sphere sits on it, a lone point's is centred
+                center = p + (np.array([0.0, 0.0, r]) if points[foot.frame] > 1 else 0.0)
+                X_BG = F.GetFixedPoseInBodyFrame() @ RigidTransform(center)
+                plant.RegisterCollisionGeometry(F.body(), X_BG, Sphere(r), f"{foot.frame}_{i}_{k}",
+                                                CoulombFriction(1.0, 1.0))
         for j in list(plant._joints):
             if j.type_name() == "revolute":
                 plant.AddJointActuator(j.name(), j)
     plant.Finalize()
-    contacts = [ContactPoint(plant.GetFrameByName(f), np.array(p)) for f, p in model.contacts]
+    contacts = []
+    for i, foot in enumerate(feet):
+        F = _frame(plant, foot, i)
+        contacts.append(ContactPoint(F, np.array(foot.point, float)) if foot.point is not None else
+                        ContactSurface(F, np.array(foot.sole_center, float), foot.length, foot.width))
     q = plant.GetDefaultPositions()
     q[7:] = model.standing
     k, X = plant.kernels(), np.empty((4, 4))
-    lowest = np.inf
-    for c in contacts:
+    lowest, lone = np.inf, False
+    points = _points_per_frame(feet)
+    for foot, c in zip(feet, contacts):
         k.frame_pose(q, c.frame, X)
-        lowest = min(lowest, (X[:3, :3] @ c.p_FC + X[:3, 3])[2])
+        for p in foot.corners():
+            z = (X[:3, :3] @ p + X[:3, 3])[2]
+            if z < lowest:
+                lowest, lone = z, points[foot.frame] == 1
     q[6] -= lowest
-    if simulation and len({c.frame.name() for c in contacts}) == len(contacts):
+    if simulation and lone:          # the lowest sphere is centred on its point: raise it by its radius
         q[6] += FOOT_RADIUS[name]
     return plant, contacts, q
+
+
+def _points_per_frame(feet: list[Foot]) -> dict:
+    """How many contact points (a sole: its 4 corners) each frame has."""
+    count: dict = {}
+    for foot in feet:
+        count[foot.frame] = count.get(foot.frame, 0) + len(foot.corners())
+    return count
+
+
+def _frame(plant, foot: Foot, index: int):
+    if not plant.HasFrameNamed(foot.frame):
+        import difflib
+        names = [plant.get_frame(i).name() for i in range(plant.num_frames())]
+        close = difflib.get_close_matches(foot.frame, names, n=1)
+        raise FootError(index, "frame", f"no frame {foot.frame!r} in the model"
+                        + (f" (did you mean {close[0]!r}?)" if close else ""))
+    return plant.GetFrameByName(foot.frame)

@@ -1,6 +1,7 @@
-"""The whole-body QP (planning.whole_body) on Go2 (4 point feet) and G1 (2 flat feet x 4 corners):
-its solution satisfies the equations of motion and the contacts, holds the friction pyramids and
-torque limits, and agrees with PlaCo's DynamicsSolver on the same robot, state and tasks."""
+"""The whole-body QP (planning.whole_body) on Go2 (4 point feet) and G1 (2 soles): its solution
+satisfies the equations of motion and the contacts, holds the friction pyramids, the soles' contact
+wrench cones and torque limits, and agrees with PlaCo's DynamicsSolver on the same robot, state and
+tasks (point feet on Go2, planar contacts on G1)."""
 import json
 import subprocess
 from pathlib import Path
@@ -9,7 +10,7 @@ import numpy as np
 import pytest
 
 from planning.legged_models import LEGGED, example_robot_data_root, load_legged
-from planning.whole_body import ContactPoint, WholeBodyController, WholeBodyWeights
+from planning.whole_body import ContactPoint, ContactSurface, WholeBodyController, WholeBodyWeights
 
 REPO = Path(__file__).resolve().parents[2]
 PLACO_PYTHON = REPO / ".venv-placo" / "bin" / "python"
@@ -33,24 +34,33 @@ def perturbed(q0, nv, seed):
     return q, 0.3 * rng.normal(size=nv)
 
 
+def in_cone(c, grp, lam, tol):
+    """The friction pyramid of a point (in W); a sole's wrench cone (Caron et al. 2015, in closed
+    form: CoP inside the rectangle, |f_t| ≤ μ f_z, τ_min ≤ τ_z ≤ τ_max)."""
+    if not grp.flat:
+        return lam[2] >= c.f_min - tol and np.all(np.abs(lam[:2]) <= c.mu * lam[2] + tol)
+    (tx, ty, tz, fx, fy, fz), X, Y, mu = lam, grp.half_length, grp.half_width, c.mu
+    t_max = mu * (X + Y) * fz - abs(Y * fx + mu * tx) - abs(X * fy + mu * ty)
+    t_min = -mu * (X + Y) * fz + abs(Y * fx - mu * tx) + abs(X * fy - mu * ty)
+    return (fz >= c.f_min - tol and abs(fx) <= mu * fz + tol and abs(fy) <= mu * fz + tol
+            and abs(tx) <= Y * fz + tol and abs(ty) <= X * fz + tol and t_min - tol <= tz <= t_max + tol)
+
+
 def check_solution(c, q, v):
-    """EoM, contact accelerations, pyramids, unilateral normals and torque limits of the solution."""
+    """EoM, contact accelerations, cones, unilateral normals and torque limits of the solution."""
     np.testing.assert_allclose(c.eom_residual(), 0.0, atol=TOL * max(1.0, np.abs(c.h).max()))
     for gi, grp in enumerate(c.groups):
-        lam = c.forces[grp.points]
         if not c.active[gi]:
-            np.testing.assert_allclose(lam, 0.0, atol=TOL)      # zero to round-off (DAQP eliminates equalities)
+            np.testing.assert_allclose(grp.lam, 0.0, atol=TOL)
             continue
         if grp.flat:          # the foot's spatial acceleration is zero
             J, Jdot_v = np.zeros((6, c.nv)), np.zeros(6)
             c.k.frame_jacobian_bias(q, v, grp.frame, J, Jdot_v)
-            np.testing.assert_allclose(J @ c.vdot + Jdot_v, 0.0, atol=TOL * 1e3)
         else:
-            i = grp.points[0]
-            np.testing.assert_allclose(c.Jc[3 * i:3 * i + 3] @ c.vdot + c.Jc_dot_v[3 * i:3 * i + 3], 0.0,
-                                       atol=TOL * 1e3)
-        assert np.all(lam[:, 2] >= c.f_min - TOL)
-        assert np.all(np.abs(lam[:, :2]) <= c.mu * lam[:, 2:3] + TOL)
+            J, Jdot_v = np.zeros((3, c.nv)), np.zeros(3)
+            c.k.points_jacobian_bias(q, v, [grp.frame], grp.p[None], J, Jdot_v)
+        np.testing.assert_allclose(J @ c.vdot + Jdot_v, 0.0, atol=TOL * 1e3)
+        assert in_cone(c, grp, grp.lam, TOL), (grp.name, grp.lam)
     assert np.all(np.abs(c.tau) <= c.effort_limits + TOL)
 
 
@@ -65,9 +75,10 @@ def test_standing_still_holds_the_weight(robot):
     c.k.center_of_mass(q, v, p, J, Jdv)
     a_com = J @ c.vdot + Jdv
     # Newton: Σ λ = m (a_com − g), and the robot barely moves (the targets are where it stands)
-    np.testing.assert_allclose(c.forces.sum(axis=0), mass * (a_com - plant.gravity_field().gravity_vector()),
-                               atol=1e-8 * mass * 9.81)
-    assert np.abs(a_com).max() < 1e-3 and np.abs(c.vdot).max() < 1e-2
+    forces = sum(c.force_W(gi) for gi in range(len(c.groups)))
+    np.testing.assert_allclose(forces, mass * (a_com - plant.gravity_field().gravity_vector()), atol=1e-8 * mass * 9.81)
+    # (the force regularisation ε_f ‖f‖² trades a little sag against the weight it carries)
+    assert np.abs(a_com).max() < 2e-3 and np.abs(c.vdot).max() < 2e-2
 
 
 def test_moving_states_and_a_lifted_foot(robot):
@@ -153,10 +164,13 @@ def placo_solve(problem: dict) -> dict:
 
 
 def placo_problem(plant, contacts, q, weights, mu, name, repeat=0):
+    """PlaCo's version of our problem: point contacts, or planar contacts for ContactSurfaces."""
     joints = {j.name(): float(q[j.position_start()]) for j in plant._joints if j.num_positions() == 1}
+    points = [c.frame.name() for c in contacts if isinstance(c, ContactPoint)]
+    planar = [[c.frame.name(), c.length, c.width] for c in contacts if isinstance(c, ContactSurface)]
     return {"urdf": str(example_robot_data_root() / "robots" / LEGGED[name].urdf),
             "package_root": str(example_robot_data_root()),
-            "q_base": [*q[4:7], *q[1:4], q[0]], "joints": joints, "contacts": [c.frame.name() for c in contacts],
+            "q_base": [*q[4:7], *q[1:4], q[0]], "joints": joints, "contacts": points, "planar_contacts": planar,
             "mu": mu, "weights": weights, "repeat": repeat}
 
 
@@ -167,23 +181,75 @@ def placo_available() -> bool:
 
 
 @pytest.mark.skipif(not placo_available(), reason="PlaCo's environment is absent (make placo-env)")
-def test_agrees_with_placo_dynamics_solver(robot_data):
-    """Standing Go2, all feet in contact, targets where it stands: the minimum-torque force
-    distribution with CoM and posture tasks; PlaCo solves the same QP in Pinocchio's coordinates."""
-    plant, contacts, q = load_legged("go2", robot_data)
+@pytest.mark.parametrize("name", ["go2", "g1"])
+def test_agrees_with_placo_dynamics_solver(robot_data, name):
+    """Standing, every foot in contact, targets where it stands: the minimum-torque force
+    distribution with CoM and posture tasks; PlaCo solves the same QP in Pinocchio's coordinates.
+    Go2: 4 unilateral point contacts. G1: a 0.17 m x 0.05 m sole on each ankle roll frame, our
+    wrench cone against PlaCo's planar contact (the same rows but for our yaw-torque bound, which
+    standing does not reach); PlaCo's wrench is [f; m] in the foot frame, ours [m; f]."""
+    plant, contacts, q = load_legged(name, robot_data)
+    if name == "g1":
+        frames = list(dict.fromkeys(c.frame.name() for c in contacts))
+        contacts = [ContactSurface(plant.GetFrameByName(f), np.zeros(3), 0.17, 0.05) for f in frames]
     weights = {"com": 1.0, "posture": 1.0, "torque": 1e-3, "forces": 1e-5, "regularization": 1e-9}
+    reg = weights["regularization"]
     c = WholeBodyController(plant, contacts, mu=0.5, weights=WholeBodyWeights(
         com=weights["com"], base_orientation=0.0, posture=weights["posture"], torque=weights["torque"],
-        vdot_regularization=weights["regularization"],
-        force_regularization=weights["forces"] + weights["regularization"]))
+        vdot_regularization=reg, force_regularization=weights["forces"] + reg, moment_regularization=reg))
     v = np.zeros(plant.num_velocities())
     assert c.solve(q, v)
-    theirs = placo_solve(placo_problem(plant, contacts, q, weights, 0.5, "go2"))
+    check_solution(c, q, v)
+    theirs = placo_solve(placo_problem(plant, contacts, q, weights, 0.5, name))
     assert theirs["success"]
     ours = {j.name(): c.tau[j.velocity_start() - 6] for j in plant._joints if j.num_velocities() == 1}
     tau_theirs = np.array([theirs["tau"][n] for n in ours])
     np.testing.assert_allclose(np.array(list(ours.values())), tau_theirs, atol=1e-9 * np.abs(tau_theirs).max())
-    np.testing.assert_allclose(c.forces, np.array(theirs["forces"]), atol=1e-9 * np.abs(c.forces).max())
+    lam_theirs = np.concatenate([np.r_[w[3:], w[:3]] if len(w) == 6 else w for w in theirs["forces"]])
+    np.testing.assert_allclose(c.lam, lam_theirs, atol=1e-9 * np.abs(c.lam).max())
+
+
+def test_sole_rows_are_the_contact_wrench_cone_of_four_corners(robot_data):
+    """The 17 rows of a sole (G1's: 0.17 m x 0.05 m, off the frame origin) are the wrench cone of
+    four corner forces in their pyramids: every corner force's wrench at S satisfies them, each
+    row is reached by one of the 16 extreme rays (4 corners x 4 pyramid edges), and a wrench outside
+    any one row is outside the closed form."""
+    plant, contacts, q = load_legged("g1", robot_data)
+    c = WholeBodyController(plant, contacts, mu=0.7)
+    grp = c.groups[0]
+    assert grp.flat and [grp.half_length, grp.half_width] == pytest.approx([0.085, 0.025])
+    np.testing.assert_allclose(grp.p, [0.035, 0.0, -0.035], atol=1e-12)
+    rows = c.C[grp.ineq:grp.ineq + 16, grp.var:grp.var + 6]
+    X, Y, mu = grp.half_length, grp.half_width, c.mu
+    rays = []
+    for x in (X, -X):
+        for y in (Y, -Y):
+            for fx, fy in [(mu, mu), (mu, -mu), (-mu, mu), (-mu, -mu)]:
+                f = np.array([fx, fy, 1.0])
+                rays.append(np.r_[np.cross([x, y, 0.0], f), f])      # [τ; f] at S
+    values = rows @ np.array(rays).T
+    assert values.max() < 1e-12                                    # every corner force is inside
+    np.testing.assert_allclose(values.max(axis=1), 0.0, atol=1e-12)   # every row is a face
+    rng = np.random.default_rng(1)
+    for _ in range(200):                                           # the closed form agrees inside and out
+        w = np.array(rays).T @ rng.random(16) + 0.02 * rng.normal(size=6)
+        assert in_cone(c, grp, w, 0.0) == bool(np.all(rows @ w <= 0.0) and w[5] >= c.f_min)
+
+
+def test_four_corner_points_are_a_sole(robot_data):
+    """Four ContactPoints at a rectangle's corners give the ContactSurface of that rectangle (the
+    same solution); other point sets on one frame are refused, naming the frame."""
+    plant, contacts, q = load_legged("g1", robot_data)
+    frames = list(dict.fromkeys(c.frame for c in contacts))
+    soles = [ContactSurface(f, np.array([0.035, 0.0, -0.035]), 0.17, 0.05) for f in frames]
+    v = np.zeros(plant.num_velocities())
+    a, b = WholeBodyController(plant, contacts), WholeBodyController(plant, soles)
+    assert a.solve(q, v) and b.solve(q, v)
+    np.testing.assert_allclose(a.tau, b.tau, rtol=1e-12, atol=1e-9)
+    with pytest.raises(ValueError, match="3 contact points on frame left_ankle_roll_link"):
+        WholeBodyController(plant, contacts[:3])
+    with pytest.raises(ValueError, match="positive length and width"):
+        WholeBodyController(plant, [ContactSurface(frames[0], np.zeros(3), 0.1, 0.0)])
 
 
 def test_rotation_log_is_the_rotation_vector():
@@ -200,3 +266,41 @@ def test_rotation_log_is_the_rotation_vector():
         if theta > np.pi - 1e-6:            # ±π k̂ are the same rotation
             out *= np.sign(out @ axis)
         np.testing.assert_allclose(out, theta * axis, atol=1e-6)
+
+
+def test_reduction_against_the_kkt_system():
+    """planning._wbc_reduce on a random equality-constrained QP: the least-distance problem's
+    unconstrained optimum y = −f, expanded, is the solution of the KKT system [H Aᵀ; A 0] (numpy),
+    and the reduced rows C_r z + C x_p reproduce C x."""
+    from planning._wbc_reduce import Reduction
+    rng = np.random.default_rng(7)
+    n, m, k, first = 12, 5, 4, 8
+    L = rng.normal(size=(n, n))
+    H, g = L @ L.T + n * np.eye(n), rng.normal(size=n)
+    A, b, C = rng.normal(size=(m, n)), rng.normal(size=m), rng.normal(size=(k, n))
+    l, u = np.full(k, -1e30), np.full(k, 1e30)
+    nr = n - m
+    out = dict(H_r=np.zeros((nr, nr)), g_r=np.zeros(nr), C_r=np.zeros((k, nr)), l_r=np.zeros(k), u_r=np.zeros(k),
+               M=np.zeros((k, nr)), f=np.zeros(nr), y=np.zeros(nr), z=np.zeros(nr), x=np.zeros(n))
+    red = Reduction(H, g, A, b, C, l, u, *out.values(), first)
+    assert red.reduce() == 0
+    np.copyto(out["y"], -out["f"])
+    red.expand()
+    kkt = np.linalg.solve(np.block([[H, A.T], [A, np.zeros((m, m))]]), np.r_[-g, b])
+    np.testing.assert_allclose(out["x"], kkt[:n], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(A @ out["x"], b, atol=1e-12)
+    R = np.linalg.cholesky(out["H_r"]).T
+    np.testing.assert_allclose(out["M"] @ R, out["C_r"], atol=1e-12)
+    np.testing.assert_allclose(out["H_r"], out["H_r"].T, atol=0)
+    A[3] = A[0] + 2 * A[1]                    # a dependent row: no reduction
+    assert red.reduce() == -1
+
+
+def test_dependent_contacts_are_reported(robot_data):
+    """Two point feet at the same point give dependent contact rows: solve() is False with status
+    DEGENERATE (the caller's safe state), not a wrong answer."""
+    from planning.whole_body import DEGENERATE, qp_status_text
+    plant, contacts, q = load_legged("go2", robot_data)
+    c = WholeBodyController(plant, contacts + [ContactPoint(contacts[0].frame, contacts[0].p_FC + 0.0)])
+    assert not c.solve(q, np.zeros(plant.num_velocities())) and c.status == DEGENERATE
+    assert "linearly dependent" in qp_status_text(c.status)
