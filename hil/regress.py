@@ -152,6 +152,7 @@ def _run_serial(sc: Scenario, link: str = "serial"):
     import lcm
 
     from .config import dump_config, parse_config
+    from .lifecycle import Mode
     from .loop import ControlLoop
     from .robot import load_robot
     with tempfile.TemporaryDirectory(prefix="hil-regress-") as tmp:
@@ -166,11 +167,11 @@ def _run_serial(sc: Scenario, link: str = "serial"):
         procs = {}
         try:
             # The loop subscribes before the driver starts, so that it cannot miss the first status.
-            loop = ControlLoop(cfg, load_robot(cfg.robot), lcm.LCM(url), mode="lockstep")
+            loop = ControlLoop(cfg, load_robot(cfg.robot), lcm.LCM(url), Mode.LOCKSTEP,
+                               status_wait_s=SERIAL_STATUS_WAIT_S).configure()
             procs["device"] = _spawn(device, config_file, limit)
             _wait_line(procs["device"], ready, 30.0)
             procs["driver"] = _spawn(driver, config_file, limit)
-            loop.status_wait_s = SERIAL_STATUS_WAIT_S
             hand = HandTracker(loop.robot)
             summary = loop.run(sc.spec.duration, on_tick=hand,
                                stop=lambda: any(p.poll() is not None for p in procs.values()))
