@@ -14,7 +14,6 @@
 """
 from __future__ import annotations
 
-import argparse
 import logging
 import os
 import random
@@ -28,6 +27,8 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+
+import timing  # noqa: E402
 
 from hil.clock import RealTimeClock  # noqa: E402
 from hil.config import channels_for, load_config, viz_config  # noqa: E402
@@ -232,7 +233,7 @@ def realtime_table(duration_s: float, viz: bool) -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = timing.script_parser(__doc__)
     ap.add_argument("--ticks", type=int, default=20000, help="ticks for the tick-cost table")
     ap.add_argument("--duration", type=float, default=60.0, help="seconds of the real-time run")
     ap.add_argument("--viz", action="store_true", help="publish viewer messages at 60 Hz during the run")

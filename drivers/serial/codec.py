@@ -285,30 +285,25 @@ class FrameDecoder:
         return value
 
     def _joint_state(self, msg_type, seq, length):
-        frame = self._frame
-        time_us, status, command_seq, mode, count = STATE_PREFIX.unpack_from(
-            frame.data, HEADER_SIZE
-        )
-        self._check_count(msg_type, seq, length, count)
-        mode = self._lookup(_MODES, mode, "command mode", msg_type, seq)
-        msg = self.latest.joint_state
-        msg.time_us = time_us
-        msg.status = status
-        msg.command_seq = command_seq
-        msg.mode = mode
-        msg.values[...] = frame.state_values
+        time_us, status, command_seq, mode, count = STATE_PREFIX.unpack_from(self._frame.data, HEADER_SIZE)
+        msg = self._joint_values(self.latest.joint_state, self._frame.state_values, msg_type, seq, length,
+                                 count, mode)
+        msg.time_us, msg.status, msg.command_seq = time_us, status, command_seq
         return msg
 
     def _command(self, msg_type, seq, length):
-        frame = self._frame
-        time_us, watchdog_ms, mode, count = COMMAND_PREFIX.unpack_from(frame.data, HEADER_SIZE)
+        time_us, watchdog_ms, mode, count = COMMAND_PREFIX.unpack_from(self._frame.data, HEADER_SIZE)
+        msg = self._joint_values(self.latest.command, self._frame.command_values, msg_type, seq, length,
+                                 count, mode)
+        msg.time_us, msg.watchdog_ms = time_us, watchdog_ms
+        return msg
+
+    def _joint_values(self, msg, values, msg_type, seq, length, count, mode):
+        """`msg` with the frame's per-joint `values` and command mode, once the joint count and the
+        mode are checked (nothing is written before)."""
         self._check_count(msg_type, seq, length, count)
-        mode = self._lookup(_MODES, mode, "command mode", msg_type, seq)
-        msg = self.latest.command
-        msg.time_us = time_us
-        msg.watchdog_ms = watchdog_ms
-        msg.mode = mode
-        msg.values[...] = frame.command_values
+        msg.mode = self._lookup(_MODES, mode, "command mode", msg_type, seq)
+        msg.values[...] = values
         return msg
 
     def _heartbeat(self, msg_type, seq, length):
