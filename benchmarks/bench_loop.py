@@ -167,8 +167,8 @@ def tick_table(n_ticks: int) -> str:
         if f is not None:
             rows.append((name, bench_peer(statuses, f)))
     plain, with_viz, bridge = bench_whole_ticks(statuses)
-    rows += [("hil loop, whole tick() call (+ telemetry, trace)", plain),
-             ("hil loop tick + ViewerBridge at 60 Hz (whole tick() call, draws included)", with_viz)]
+    rows += [("hil loop, whole update() call (+ telemetry, trace)", plain),
+             ("hil loop tick + ViewerBridge at 60 Hz (whole update() call, draws included)", with_viz)]
     base = np.median(rows[0][1])
     out = ["| tick (iiwa, 7 joints) | p50 µs | p99 µs | p99.9 µs | mean µs | p50 ratio to ours |",
            "|---|---:|---:|---:|---:|---:|"]
