@@ -46,8 +46,8 @@ def add_commands(sub, commands: list[Command]) -> None:
     handler is stored as args.handler. (The one-line helps are listed by command_list, in the epilog.)"""
     for c in commands:
         description = help_of(c.handler)[1]
-        p = sub.add_parser(c.name, description=textwrap.fill(description, 100), epilog=c.epilog,
-                           formatter_class=argparse.RawDescriptionHelpFormatter, **c.extra)
+        p = sub.add_parser(c.name, description=textwrap.fill(description, 100, break_on_hyphens=False),
+                           epilog=c.epilog, formatter_class=argparse.RawDescriptionHelpFormatter, **c.extra)
         for flags, kwargs in c.args:
             p.add_argument(*flags, **kwargs)
         p.set_defaults(handler=c.handler)
@@ -58,7 +58,7 @@ def command_list(commands: list[Command], width: int = 104) -> str:
     lines = ["commands:"]
     for c in commands:
         usage = f"  hil {c.name} {c.usage}".rstrip()
-        body = textwrap.wrap(c.summary, width - 24)
+        body = textwrap.wrap(c.summary, width - 24, break_on_hyphens=False)
         if len(usage) < 22:
             lines.append(f"{usage:<24}{body[0]}")
             body = body[1:]
