@@ -26,6 +26,7 @@ def finish(run, sim, timeout: float = 60, stop_sim: bool = False) -> tuple:
             if p.poll() is None:
                 p.kill()
     assert "the driver ended" not in sim_out and sim.returncode == 0, sim_out + sim_err
+    assert run_out.strip(), f"no summary from `hil run` (exit {run.returncode}): {run_err}"
     summary = json.loads(run_out.strip().splitlines()[-1])
     assert summary["status"]["exit_command_sent"], run_err
     return summary, run_err, sim_out, sim_err
