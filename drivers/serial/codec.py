@@ -41,6 +41,12 @@ from .protocol import (
 )
 
 _MSG_TYPES = {t.value: t for t in MsgType}
+
+
+def _by_type(coder) -> dict:
+    """{message type: the coder's method for it}: FrameEncoder's and FrameDecoder's are named after
+    the type (JOINT_STATE: _joint_state, ...)."""
+    return {t: getattr(coder, f"_{t.name.lower()}") for t in MsgType}
 _MODES = {m.value: m for m in CommandMode}
 _NODE_STATES = {s.value: s for s in NodeState}
 _EFFORT_KINDS = {k.value: k for k in EffortKind}
@@ -134,14 +140,7 @@ class FrameEncoder:
         self._frame.data[:3] = SYNC + bytes([PROTOCOL_VERSION])
         self.joint_count = joint_count
         self.seq = seq
-        self._encoders = {
-            MsgType.JOINT_STATE: self._joint_state,
-            MsgType.COMMAND: self._command,
-            MsgType.HEARTBEAT: self._heartbeat,
-            MsgType.FAULT_REPORT: self._fault_report,
-            MsgType.CONFIG: self._config,
-            MsgType.CONFIG_REQUEST: self._config_request,
-        }
+        self._encoders = _by_type(self)
 
     def encode(self, msg: Message) -> memoryview:
         """The frame of `msg`, a view of the encoder's buffer valid until the next encode."""
@@ -218,14 +217,7 @@ class FrameDecoder:
         self._frame = _FrameBuffer(joint_count)
         self.joint_count = joint_count
         self.latest = LatestMessages(joint_count)
-        self._decoders = {
-            MsgType.JOINT_STATE: self._joint_state,
-            MsgType.COMMAND: self._command,
-            MsgType.HEARTBEAT: self._heartbeat,
-            MsgType.FAULT_REPORT: self._fault_report,
-            MsgType.CONFIG: self._config,
-            MsgType.CONFIG_REQUEST: self._config_request,
-        }
+        self._decoders = _by_type(self)
 
     def decode(self, frame, header=None) -> Message:
         """Decodes one whole frame into its container in `latest` and returns the container.
