@@ -6,14 +6,13 @@ and under it why a peer has no row (not installed, cannot load the model).
 """
 from __future__ import annotations
 
-import argparse
 import logging
 import sys
 import sysconfig
-import time
 from pathlib import Path
 
 import numpy as np
+import timing
 
 import dynamics_cy as dc
 
@@ -33,15 +32,7 @@ def first_line(error: Exception, path: str) -> str:
 
 
 def median_us(fn, calls: int, repeats: int) -> float:
-    for _ in range(calls // 10):
-        fn()
-    samples = []
-    for _ in range(repeats):
-        t0 = time.perf_counter_ns()
-        for _ in range(calls):
-            fn()
-        samples.append((time.perf_counter_ns() - t0) / calls / 1e3)
-    return float(np.median(samples))
+    return timing.median_us(fn, calls, repeats, warmup=calls // 10)
 
 
 class Model:
@@ -218,7 +209,7 @@ def table(m: Model, results: dict, skipped: list[str]) -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = timing.script_parser(__doc__)
     ap.add_argument("--repeats", type=int, default=15, help="batches per measurement (median reported)")
     ap.add_argument("--calls", type=int, default=2000, help="calls per batch")
     ap.add_argument("--only", default="", help="measure only the models whose label contains this text")

@@ -3,7 +3,7 @@
 1. Tick cost: decode the iiwa status → computed-torque controller (inverse dynamics) → saturate →
    encode → publish, over in-process LCM (memq://). Ours (hil.loop.ControlLoop.tick: also the
    safety checks, trajectory and timing) next to the same tick built from lcm-gen's Python classes
-   with Pinocchio and with pydrake. Then whole ControlLoop.tick() calls (telemetry and trace too),
+   with Pinocchio and with pydrake. Then whole ControlLoop.update() calls (telemetry and trace too),
    without and with a ViewerBridge at 60 Hz of loop time, the two loops ticking alternately in the
    same run: their means differ by the bridge's cost per tick, draws included.
 2. Real time: the loop at 1 kHz against the simulated iiwa in its own process over UDP multicast
@@ -14,7 +14,6 @@
 """
 from __future__ import annotations
 
-import argparse
 import logging
 import os
 import random
@@ -28,6 +27,8 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+
+import timing  # noqa: E402
 
 from core.clock import RealTimeClock  # noqa: E402
 from core.config import channels_for  # noqa: E402
@@ -66,17 +67,18 @@ def bench_ours(statuses) -> np.ndarray:
     cfg = load_config(CONFIG, {"viz": False})
     cfg.trajectory.type = "hold"
     lc = lcm.LCM("memq://")
-    loop = ControlLoop(cfg, load_robot(cfg.robot), lc, mode="lockstep", trace_every=10**9)
+    loop = ControlLoop(cfg, load_robot(cfg.robot), lc, mode="lockstep", trace_every=10**9).configure()
+    loop.activate()
     compute_ns = np.zeros(len(statuses))
     for i, data in enumerate(statuses):
         lc.publish("IIWA_STATUS", data)
-        loop.tick()
+        loop.update()
         compute_ns[i] = loop.recorder.last_compute_ns      # what the loop's own statistics record
     return compute_ns[100:] / 1e3
 
 
 def bench_whole_ticks(statuses) -> tuple[np.ndarray, np.ndarray, ViewerBridge]:
-    """µs of each whole ControlLoop.tick() call (the status published before the timer) for a loop
+    """µs of each whole ControlLoop.update() call (the status published before the timer) for a loop
     without and one with a ViewerBridge at the default 60 Hz, ticked alternately on the same
     statuses (each loop on its own memq:// LCM), and that bridge. The bridge runs on the lockstep
     clock (1 ms per tick), so it draws every 16-17 ticks, as at 1 kHz in real time."""
@@ -87,13 +89,15 @@ def bench_whole_ticks(statuses) -> tuple[np.ndarray, np.ndarray, ViewerBridge]:
         lc = lcm.LCM("memq://")
         robot = load_robot(cfg.robot)
         bridge = ViewerBridge(robot.plant, lc, channels_for(cfg), viz_config(cfg)) if viz else None
-        loops.append((lc, ControlLoop(cfg, robot, lc, mode="lockstep", viz=bridge, trace_every=10**9)))
+        loop = ControlLoop(cfg, robot, lc, mode="lockstep", viz=bridge, trace_every=10**9).configure()
+        loop.activate()
+        loops.append((lc, loop))
     times = np.zeros((2, len(statuses)), dtype=np.int64)
     for k, data in enumerate(statuses):
         for i, (lc, loop) in enumerate(loops):
             lc.publish("IIWA_STATUS", data)
             t0 = time.perf_counter_ns()
-            loop.tick()
+            loop.update()
             times[i, k] = time.perf_counter_ns() - t0
     return times[0, 100:] / 1e3, times[1, 100:] / 1e3, loops[1][1].viz
 
@@ -164,8 +168,8 @@ def tick_table(n_ticks: int) -> str:
         if f is not None:
             rows.append((name, bench_peer(statuses, f)))
     plain, with_viz, bridge = bench_whole_ticks(statuses)
-    rows += [("hil loop, whole tick() call (+ telemetry, trace)", plain),
-             ("hil loop tick + ViewerBridge at 60 Hz (whole tick() call, draws included)", with_viz)]
+    rows += [("hil loop, whole update() call (+ telemetry, trace)", plain),
+             ("hil loop tick + ViewerBridge at 60 Hz (whole update() call, draws included)", with_viz)]
     base = np.median(rows[0][1])
     out = ["| tick (iiwa, 7 joints) | p50 µs | p99 µs | p99.9 µs | mean µs | p50 ratio to ours |",
            "|---|---:|---:|---:|---:|---:|"]
@@ -230,7 +234,7 @@ def realtime_table(duration_s: float, viz: bool) -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = timing.script_parser(__doc__)
     ap.add_argument("--ticks", type=int, default=20000, help="ticks for the tick-cost table")
     ap.add_argument("--duration", type=float, default=60.0, help="seconds of the real-time run")
     ap.add_argument("--viz", action="store_true", help="publish viewer messages at 60 Hz during the run")

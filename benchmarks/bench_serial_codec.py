@@ -19,6 +19,7 @@ import zlib
 
 import numpy as np
 import serial
+import timing
 
 from drivers.serial import (
     Command,
@@ -38,13 +39,7 @@ ROUND_TRIPS = 2000
 
 def per_call_us(fn, batch=BATCH, batches=BATCHES):
     """Median over batches of the time of one call, in microseconds."""
-    times = []
-    for _ in range(batches):
-        start = time.perf_counter_ns()
-        for _ in range(batch):
-            fn()
-        times.append((time.perf_counter_ns() - start) / batch / 1e3)
-    return float(np.median(times))
+    return timing.median_us(fn, batch, batches)
 
 
 def filled_messages():

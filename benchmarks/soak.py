@@ -12,7 +12,6 @@ loop's deadline misses are shown beside those of a bare loop that only waits on 
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import random
@@ -23,6 +22,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+
+import timing  # noqa: E402
 
 from benchmarks.bench_loop import bare_loop  # noqa: E402
 from drivers.run_config import load_config  # noqa: E402
@@ -112,7 +113,7 @@ def table(r: dict) -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = timing.script_parser(__doc__)
     ap.add_argument("--minutes", type=float, default=60.0, help="length of the run (default 60)")
     ap.add_argument("--sample", type=float, default=10.0, metavar="S", help="seconds between samples (default 10)")
     ap.add_argument("--floor", type=float, default=60.0, metavar="S", help="seconds of the bare loop (default 60)")

@@ -1,7 +1,6 @@
-"""`hil campaign FILE` and `hil export LOG --mcap OUT`: their options and commands (hil.cli adds them)."""
+"""`hil campaign FILE` and `hil export LOG --mcap OUT`: their options and commands (hil.cli lists them)."""
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -10,43 +9,17 @@ from pathlib import Path
 
 from core.schema import ConfigError
 
-
-def add_parsers(sub) -> None:
-    camp = sub.add_parser(
-        "campaign", help="run a campaign: thousands of variations of a scenario, on Ray or a process pool",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Run N variations of a campaign's base scenario in lockstep (run k has the seed "
-                    "campaign.seed + k and draws its values from it), check each against the scenario's criteria "
-                    "and write a report to --out: summary.json, results.csv/.parquet, distributions.png, "
-                    "tracking_error.png. Ctrl-C stops and keeps what finished. Exit 0 when every run passes, 1 "
-                    "when one fails, 2 for a bad campaign file. docs/campaign.md describes the files.",
-        epilog="examples:\n  hil campaign configs/campaigns/joint_pd_payload.yaml -n 10000\n"
-               "  hil campaign FILE -n 10000 --address auto          # on the Ray cluster `ray start` made\n"
-               "  hil campaign FILE --seed 1234 --log run.lcmlog     # one run again, from its seed\n"
-               "  hil campaign FILE --seed 1234 --write-scenario configs/scenarios/payload_1234.yaml")
-    camp.add_argument("file", help="campaign file (YAML)")
-    camp.add_argument("-n", "--runs", type=int, metavar="N", help="how many variations (default: campaign.runs)")
-    camp.add_argument("--engine", choices=("ray", "pool", "sequential"),
-                      help="where the runs go (default: ray when it is installed, else pool)")
-    camp.add_argument("-j", "--jobs", type=int, metavar="N",
-                      help="workers of the pool, or CPUs of the local Ray cluster (default: this machine's cores)")
-    camp.add_argument("--address", metavar="ADDR",
-                      help="an existing Ray cluster ('auto', or HEAD_IP:6379); default: a local one for this run")
-    camp.add_argument("--batch", type=int, metavar="N", help="runs per task (default: ~8 tasks per worker)")
-    camp.add_argument("--out", metavar="DIR", help="report folder (default: campaign-out/NAME)")
-    camp.add_argument("--seed", type=int, metavar="S", help="run only the variation with this seed, and print it")
-    camp.add_argument("--log", metavar="FILE.lcmlog", help="with --seed: record the run's LCM traffic")
-    camp.add_argument("--write-scenario", metavar="FILE.yaml",
-                      help="with --seed: write the variation as a regression scenario file")
-    camp.add_argument("--quiet", action="store_true", help="no progress bar")
-    export = sub.add_parser("export", help="convert a run log to MCAP for Foxglove Studio and PlotJuggler",
-                            description="Write an LCM run log (hil run/demo/regress --log) as MCAP: one channel per "
-                                        "LCM channel, each message as JSON with a JSON schema of its type.")
-    export.add_argument("log", help="an LCM log")
-    export.add_argument("--mcap", required=True, metavar="OUT.mcap", help="the MCAP file to write")
+from .cli_table import Command, arg
 
 
 def cmd_campaign(args) -> int:
+    """Thousands of variations of a scenario on Ray or a process pool: pass rates, worst seeds, table, plots.
+
+    Runs N variations of a campaign's base scenario in lockstep (run k has the seed campaign.seed + k
+    and draws its values from it), checks each against the scenario's criteria and writes a report
+    to --out: summary.json, results.csv/.parquet, distributions.png, tracking_error.png. Ctrl-C stops
+    and keeps what finished. Exit 0 when every run passes, 1 when one fails, 2 for a bad campaign
+    file. docs/campaign.md describes the files."""
     from .campaign import load_campaign
     from .campaign_run import default_workers, ray_available
     campaign = load_campaign(args.file)
@@ -145,3 +118,27 @@ def cmd_export(args) -> int:
     counts = export_mcap(args.log, args.mcap)
     print(json.dumps({"mcap": args.mcap, "messages": counts}))
     return 0
+
+
+CAMPAIGN = Command("campaign", cmd_campaign, "FILE [-n N]", (
+    arg("file", help="campaign file (YAML)"),
+    arg("-n", "--runs", type=int, metavar="N", help="how many variations (default: campaign.runs)"),
+    arg("--engine", choices=("ray", "pool", "sequential"),
+        help="where the runs go (default: ray when it is installed, else pool)"),
+    arg("-j", "--jobs", type=int, metavar="N",
+        help="workers of the pool, or CPUs of the local Ray cluster (default: this machine's cores)"),
+    arg("--address", metavar="ADDR",
+        help="an existing Ray cluster ('auto', or HEAD_IP:6379); default: a local one for this run"),
+    arg("--batch", type=int, metavar="N", help="runs per task (default: ~8 tasks per worker)"),
+    arg("--out", metavar="DIR", help="report folder (default: campaign-out/NAME)"),
+    arg("--seed", type=int, metavar="S", help="run only the variation with this seed, and print it"),
+    arg("--log", metavar="FILE.lcmlog", help="with --seed: record the run's LCM traffic"),
+    arg("--write-scenario", metavar="FILE.yaml", help="with --seed: write the variation as a regression scenario file"),
+    arg("--quiet", action="store_true", help="no progress bar")),
+    epilog="examples:\n  hil campaign configs/campaigns/joint_pd_payload.yaml -n 10000\n"
+           "  hil campaign FILE -n 10000 --address auto          # on the Ray cluster `ray start` made\n"
+           "  hil campaign FILE --seed 1234 --log run.lcmlog     # one run again, from its seed\n"
+           "  hil campaign FILE --seed 1234 --write-scenario configs/scenarios/payload_1234.yaml")
+
+EXPORT_ARGS = (arg("log", help="an LCM log"),
+               arg("--mcap", required=True, metavar="OUT.mcap", help="the MCAP file to write"))

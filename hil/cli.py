@@ -15,149 +15,15 @@ from core.paths import CONFIGS
 from core.schema import ConfigError, LogError
 
 from . import campaign_cli
+from .cli_table import Arg, Command, add_commands, arg, command_list
 
 DEMO_CONFIG = CONFIGS / "demo.yaml"
 
-EPILOG = """\
-commands:
-  hil run CONFIG        the control loop against whatever robot driver publishes on the config's channels
-                        (robot.protocol floating_base: whole-body control of a legged robot, docs/wbc.md)
-  hil sim CONFIG        the simulated robot, as its own process, paced to the wall clock
-  hil demo              both: the simulated iiwa14 in a separate process over UDP multicast LCM (ttl=0)
-                        and the loop following the default trajectory, with a live status line
-  hil viz CONFIG        a robot status channel (real robot or sim) turned into drake_visualizer / Meldis
-                        messages
-  hil serial CONFIG     the serial driver: a motor-controller board on a serial port made to look like a
-                        Drake-protocol robot on LCM (docs/serial_protocol.md)
-  hil serial-device CONFIG
-                        a simulated motor board on a pseudo-terminal, moving the simulated plant
-  hil servo-bus CONFIG  the servo-bus driver: Dynamixel (Protocol 2.0) or Feetech servos on one bus made
-                        to look like a Drake-protocol robot on LCM (docs/servo_bus.md)
-  hil servo-bus-device CONFIG
-                        simulated Dynamixel / Feetech servos on a pseudo-terminal, moving the plant
-  hil regress [DIR]     every scenario in DIR (default configs/scenarios) in lockstep, checked against
-                        its pass criteria and golden results; a table, a JSON report, exit 1 on a failure
-  hil replay LOG        a recorded run's statuses through the controller again, its commands compared
-                        with the recorded ones
-  hil report LOG        a run's summary and plots from its log alone
-  hil campaign FILE     thousands of variations of a scenario on Ray or a process pool; pass rates, worst
-                        seeds, a table and plots (docs/campaign.md)
-  hil export LOG --mcap OUT.mcap
-                        a run log as MCAP for Foxglove Studio and PlotJuggler
-
+EPILOG_NOTES = """
 `hil run`, `hil demo` and `hil regress` record their LCM traffic with --log (lcm-logplayer, lcm-spy
-and the two commands above read the logs).
+and `hil replay` / `hil report` read the logs).
 
-Configs are YAML (docs/hil.md lists every key); `configs/demo.yaml` is the default robot's.
-"""
-
-
-def _add_run_options(p: argparse.ArgumentParser, default_duration: float | None = None) -> None:
-    p.add_argument("--duration", type=float, default=default_duration,
-                   help=f"seconds to run (default: {default_duration:g})" if default_duration else
-                   "seconds to run (default: loop.duration, or until Ctrl-C)")
-    p.add_argument("--lcm-url", help="override lcm.url, e.g. 'udpm://239.255.76.67:7667?ttl=0'")
-    p.add_argument("--json", action="store_true", help="print the end-of-run summary as one JSON object")
-    p.add_argument("--plot", metavar="FILE.png", help="write tracking and timing plots to this PNG")
-    p.add_argument("--log", metavar="FILE.lcmlog",
-                   help="record the run's LCM traffic, config and summary to this log (overrides telemetry.log)")
-    p.add_argument("--quiet", action="store_true", help="no live status line")
-
-
-def parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="hil", description="Hardware-in-the-loop robot control stack.",
-                                 epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
-    sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    run = sub.add_parser("run", help="run the control loop against a robot driver",
-                         description="Run the control loop: read the robot's status on LCM, command torques.")
-    run.add_argument("config", help="run config (YAML)")
-    _add_run_options(run)
-    sim = sub.add_parser("sim", help="run the simulated robot in real time",
-                         description="Run the simulated robot as its own process: it speaks the robot's LCM "
-                                     "protocol on the config's channels, paced to the wall clock.")
-    sim.add_argument("config", help="run config (YAML) with a sim section")
-    _add_service_options(sim)
-    sim.add_argument("--no-viz", action="store_true", help="publish no viewer messages, even with viz enabled")
-    demo = sub.add_parser("demo", help="simulated iiwa14 + control loop, with a live status line",
-                          description="Start the simulated robot in its own process (UDP multicast LCM, ttl=0) "
-                                      "and run the control loop against it; prints a live status line and the "
-                                      "summary. Start Meldis (python -m pydrake.visualization.meldis) to watch.")
-    demo.add_argument("--config", default=str(DEMO_CONFIG), help=f"run config (default: {DEMO_CONFIG}), or a legged "
-                      "scenario (configs/legged/go2_demo.yaml: whole-body control in one process, docs/wbc.md)")
-    _add_run_options(demo, default_duration=10.0)
-    viz = sub.add_parser("viz", help="viewer messages from a robot status channel",
-                         description="Subscribe to the robot's status channel and publish drake_visualizer / "
-                                     "Meldis messages (lcmt_viewer_load_robot, lcmt_viewer_draw) for it.")
-    viz.add_argument("config", help="run config (YAML): robot, lcm, channels and viz sections are used")
-    _add_service_options(viz)
-    serial = sub.add_parser("serial", help="the serial driver: board on a serial port <-> robot LCM channels",
-                            description="Open the board's serial port (any pyserial URL), publish its joint state as "
-                                        "the robot's status, send the loop's commands, apply command expiry and "
-                                        "publish link health (serial section; docs/serial_protocol.md).")
-    serial.add_argument("config", help="run config (YAML) with a serial section")
-    _add_service_options(serial)
-    device = sub.add_parser("serial-device", help="a simulated motor board on a pseudo-terminal",
-                            description="Create a pseudo-terminal, speak the board protocol on it and move the "
-                                        "simulated plant (sim section); prints the port for the driver.")
-    device.add_argument("config", help="run config (YAML) with serial and sim sections")
-    _add_service_options(device, lcm_url=False)
-    device.add_argument("--port", help="where to put the pty's symlink (default: serial.device.link or serial.port)")
-    servo = sub.add_parser("servo-bus", help="the servo-bus driver: Dynamixel / Feetech servos <-> robot LCM channels",
-                           description="Open the servo bus (servo_bus section), set the servos up, and each cycle "
-                                       "publish one SYNC READ as the robot's status and send the loop's torques as "
-                                       "one SYNC WRITE; torque off on timeouts, faults and exit (docs/servo_bus.md).")
-    servo.add_argument("config", help="run config (YAML) with a servo_bus section")
-    _add_service_options(servo)
-    servo_device = sub.add_parser("servo-bus-device", help="simulated Dynamixel / Feetech servos on a pseudo-terminal",
-                                  description="Create a pseudo-terminal and answer Protocol 2.0 or Feetech "
-                                              "instructions as the configured servos, driving the simulated plant.")
-    servo_device.add_argument("config", help="run config (YAML) with servo_bus and sim sections")
-    _add_service_options(servo_device, lcm_url=False)
-    servo_device.add_argument("--port", help="where to put the pty's symlink (default: servo_bus.device.link or "
-                                             "servo_bus.port)")
-    regress = sub.add_parser("regress", help="run the regression scenarios in lockstep and check them",
-                             description="Run every scenario (a run config with a scenario section) in lockstep "
-                                         "against the simulated robot or the serial chain, check its pass "
-                                         "criteria and golden outcome, print a table and write a JSON report. "
-                                         "Exit 0 when all pass, 1 when one fails, 2 for a bad scenario file. "
-                                         "docs/regress.md describes the scenario files.")
-    regress.add_argument("target", nargs="?", default=None,
-                         help="a folder of scenario files or one file (default: configs/scenarios)")
-    regress.add_argument("-j", "--jobs", type=int, default=1, metavar="N", help="run N scenarios at once")
-    regress.add_argument("-k", dest="pattern", metavar="TEXT", help="only the scenarios whose name contains TEXT")
-    regress.add_argument("--report", default="regress-report.json", metavar="FILE.json",
-                         help="where to write the JSON report (default: regress-report.json)")
-    regress.add_argument("--plots", metavar="DIR", help="write one PNG of tracking and timing per scenario here")
-    regress.add_argument("--logs", metavar="DIR", help="record each scenario's LCM traffic to DIR/NAME.lcmlog")
-    regress.add_argument("--update-golden", action="store_true",
-                         help="write this run's outcomes to the scenarios' golden files instead of comparing")
-    replay = sub.add_parser("replay", help="replay a log's statuses through the controller and compare commands",
-                            description="Feed the robot statuses recorded in LOG to the controller again, offline "
-                                        "(lockstep, one tick per recorded command), and compare its commands and "
-                                        "safety transitions with the recorded ones. Exit 0 when they match within "
-                                        "the tolerance, 1 when not.")
-    replay.add_argument("log", help="an LCM log recorded with --log (or lcm-logger, with --config)")
-    replay.add_argument("--config", help="run config to replay with (default: the one stored in the log)")
-    replay.add_argument("--tolerance", type=float, default=1e-9, metavar="NM",
-                        help="largest torque difference that counts as equal, N·m (default 1e-9)")
-    replay.add_argument("--json", action="store_true", help="print the comparison as one JSON object")
-    replay.add_argument("--skip-corrupt", action="store_true",
-                        help="read past corrupt events (counted in the result) instead of exiting 2")
-    replay.add_argument("--viz", metavar="LCM_URL", nargs="?", const="udpm://239.255.76.67:7667?ttl=0",
-                        help="a legged (floating_base) log: draw the replay for Meldis on this LCM URL "
-                             "(default udpm://239.255.76.67:7667?ttl=0), paced to the log's clock")
-    report = sub.add_parser("report", help="a run's summary and plots from its log",
-                            description="Read an LCM log of a run and print its summary: status and command "
-                                        "rates and gaps, torques, timing and tracking from the telemetry, safety "
-                                        "transitions, and the loop's own summary when the log has it.")
-    report.add_argument("log", help="an LCM log (recorded with --log, or by lcm-logger)")
-    report.add_argument("--plot", metavar="FILE.png", help="write tracking and timing plots to this PNG")
-    report.add_argument("--json", action="store_true", help="print the report as one JSON object")
-    report.add_argument("--skip-corrupt", action="store_true",
-                        help="read past corrupt events (counted in the report) instead of exiting 2")
-    campaign_cli.add_parsers(sub)
-    return ap
+Configs are YAML (docs/hil.md lists every key); `configs/demo.yaml` is the default robot's."""
 
 
 def _load(path: str, lcm_url: str | None, log: str | None = None):
@@ -218,9 +84,15 @@ def _finish(loop, summary: dict, args) -> int:
 
 
 def cmd_run(args, live: StatusLine | None = None) -> int:
+    """Run the control loop against whatever robot driver publishes on the config's channels.
+
+    Reads the robot's status on LCM and commands torques at loop.rate_hz until --duration or Ctrl-C,
+    then prints the summary (exit 0, 3 when the run ended in a fault, 2 for a config error or no
+    status at start). robot.protocol floating_base: whole-body control of a legged robot (docs/wbc.md)."""
     from core.config import open_lcm
     from core.robot import load_robot
 
+    from .lifecycle import Mode
     from .loop import ControlLoop
     cfg = _load(args.config, args.lcm_url, args.log)
     if cfg.robot.protocol == "floating_base":            # a legged robot: whole-body control (docs/wbc.md)
@@ -228,7 +100,7 @@ def cmd_run(args, live: StatusLine | None = None) -> int:
     robot = load_robot(cfg.robot)
     lc = open_lcm(cfg.lcm.url)
     bridge = _viewer(cfg, robot.plant, lc)
-    loop = ControlLoop(cfg, robot, lc, mode="realtime", viz=bridge)
+    loop = ControlLoop(cfg, robot, lc, Mode.REALTIME, viz=bridge).configure()
     stop = _stop_on_signals()
     live = live or StatusLine(not args.quiet and not args.json)
     print(f"hil run: waiting for the status on {loop.channels.status} ({cfg.lcm.url}), up to "
@@ -236,8 +108,8 @@ def cmd_run(args, live: StatusLine | None = None) -> int:
     said = []
 
     def on_tick(lp):            # the start-up line (status period, timeout, guard), once, then the live line
-        if lp.startup and not said:
-            said.append(print(f"hil run: {lp.startup}", file=sys.stderr, flush=True))
+        if lp.startup.text and not said:
+            said.append(print(f"hil run: {lp.startup.text}", file=sys.stderr, flush=True))
         live(lp)
     try:
         summary = loop.run(args.duration, stop=lambda: stop[0], on_tick=on_tick)
@@ -257,7 +129,7 @@ def _run_legged(cfg, args) -> int:
     from core.config import open_lcm
 
     from .legged_loop import LeggedLoop, format_legged_summary
-    loop = LeggedLoop(cfg, open_lcm(cfg.lcm.url))
+    loop = LeggedLoop(cfg, open_lcm(cfg.lcm.url)).configure()
     stop = _stop_on_signals()
     print(f"hil run: {cfg.robot.model} whole_body, waiting for the status on {loop.channels.status} "
           f"({cfg.lcm.url}), up to {cfg.loop.start_timeout:g} s", file=sys.stderr, flush=True)
@@ -291,6 +163,10 @@ def _meldis_command(cfg, plant=None) -> str:
 
 
 def cmd_viz(args) -> int:
+    """Viewer messages for drake_visualizer / Meldis from a robot's status channel (real robot or sim).
+
+    Subscribes to the robot's status channel and publishes lcmt_viewer_load_robot and
+    lcmt_viewer_draw for it (robot, lcm, channels and viz sections; docs/viz.md)."""
     from core.config import channels_for, open_lcm
     from core.robot import build_plant
     from viz import viz_config
@@ -311,6 +187,12 @@ def cmd_viz(args) -> int:
 
 
 def cmd_demo(args) -> int:
+    """The simulated robot in its own process (UDP multicast LCM, ttl=0) and the loop against it.
+
+    The loop follows the config's trajectory with a live status line, then prints the summary. Start
+    Meldis (python -m pydrake.visualization.meldis) to watch. A config with a servo_bus section starts
+    `hil servo-bus-device` and `hil servo-bus` instead of `hil sim`; a legged scenario file
+    (configs/legged/go2_demo.yaml) runs whole-body control in one process (docs/wbc.md)."""
     from .legged_scenario import is_legged_scenario, run_legged_demo
     if Path(args.config).is_file() and is_legged_scenario(args.config):      # a legged robot (docs/wbc.md)
         from messages.channels import DEFAULT_LCM_URL
@@ -347,6 +229,10 @@ def cmd_demo(args) -> int:
 
 
 def cmd_sim(args) -> int:
+    """The simulated robot as its own process, paced to the wall clock.
+
+    Speaks the robot's LCM protocol on the config's channels (sim section; docs/sim.md); the
+    simulated legged robot for a floating_base config."""
     from drivers.sim.realtime import run_sim
     cfg = _load(args.config, args.lcm_url)
     if cfg.robot.protocol == "floating_base":            # the simulated legged robot (docs/wbc.md)
@@ -359,26 +245,49 @@ def cmd_sim(args) -> int:
 
 
 def cmd_serial(args) -> int:
+    """The serial driver: a motor board on a serial port made to look like a Drake-protocol robot.
+
+    Opens the board's serial port (any pyserial URL), publishes its joint state as the robot's
+    status, sends the loop's commands, applies command expiry and publishes link health (serial
+    section; docs/serial_protocol.md)."""
     from drivers.serial.driver import run_from_config
     return run_from_config(_load(args.config, args.lcm_url), args.duration)
 
 
 def cmd_serial_device(args) -> int:
+    """A simulated motor board on a pseudo-terminal, moving the simulated plant.
+
+    Creates a pseudo-terminal, speaks the board protocol on it and moves the simulated plant (sim
+    section); prints the port for the driver (docs/serial_protocol.md)."""
     from drivers.serial.device import run_from_config
     return run_from_config(_load(args.config, None), args.duration, args.port)
 
 
 def cmd_servo_bus(args) -> int:
+    """The servo-bus driver: Dynamixel (Protocol 2.0) or Feetech servos on one bus as a Drake-protocol robot.
+
+    Opens the bus (servo_bus section), sets the servos up, and each cycle publishes one SYNC READ as
+    the robot's status and sends the loop's torques as one SYNC WRITE; torque off on timeouts,
+    faults and exit (docs/servo_bus.md)."""
     from drivers.serial.servo_driver import run_from_config
     return run_from_config(_load(args.config, args.lcm_url), args.duration)
 
 
 def cmd_servo_bus_device(args) -> int:
+    """Simulated Dynamixel / Feetech servos on a pseudo-terminal, moving the simulated plant.
+
+    Creates a pseudo-terminal and answers Protocol 2.0 or Feetech instructions as the configured
+    servos (servo_bus and sim sections; docs/servo_bus.md)."""
     from drivers.serial.servo_plant import run_from_config
     return run_from_config(_load(args.config, None), args.duration, args.port)
 
 
 def cmd_regress(args) -> int:
+    """The regression scenarios in lockstep, checked against their criteria and golden outcomes.
+
+    Runs every scenario (a run config with a scenario section) against the simulated robot or the
+    serial chain, prints a table and writes a JSON report. Exit 0 when all pass, 1 when one fails, 2
+    for a bad scenario file. docs/regress.md describes the scenario files."""
     from core.robot import build_plant
 
     from .regress import DEFAULT_DIR, find_scenarios, format_table, run_all, write_report
@@ -413,6 +322,10 @@ def cmd_regress(args) -> int:
 
 
 def cmd_replay(args) -> int:
+    """A recorded run's statuses through the controller again, its commands compared with the recorded ones.
+
+    Offline (lockstep, one tick per recorded command); the safety transitions are compared too. Exit
+    0 when they match within the tolerance, 1 when not (docs/regress.md)."""
     from .replay import format_replay, replay
     if not args.verbose:
         logging.getLogger("hil").setLevel(logging.ERROR)      # the replayed transitions are in the result
@@ -424,6 +337,10 @@ def cmd_replay(args) -> int:
 
 
 def cmd_report(args) -> int:
+    """A run's summary and plots from its log alone.
+
+    Status and command rates and gaps, torques, timing and tracking from the telemetry, safety
+    transitions, and the loop's own summary when the log has it (docs/regress.md)."""
     from .report import format_report, plot_log, read_log
     with _reading(args.log):
         report, traces = read_log(_log(args.log), args.skip_corrupt)
@@ -435,6 +352,10 @@ def cmd_report(args) -> int:
 
 
 def cmd_export(args) -> int:
+    """A run log as MCAP for Foxglove Studio and PlotJuggler.
+
+    One MCAP channel per LCM channel, each message as JSON with a JSON schema of its type (logs of
+    hil run/demo/regress --log; docs/campaign.md)."""
     with _reading(args.log):
         return campaign_cli.cmd_export(args) if _log(args.log) else 2
 
@@ -462,11 +383,95 @@ def _log(path: str) -> str:
     return path
 
 
-def _add_service_options(p: argparse.ArgumentParser, lcm_url: bool = True) -> None:
-    """The options of the commands that run until stopped (sim, viz, serial, serial-device)."""
-    p.add_argument("--duration", type=float, help="seconds to run (default: until Ctrl-C)")
-    if lcm_url:
-        p.add_argument("--lcm-url", help="override lcm.url")
+# --- the commands' options (their help: the handlers' docstrings) --------------------------------------
+def _config(what: str = "") -> Arg:
+    return arg("config", help=f"run config (YAML){what}")
+
+
+def _service(lcm_url: bool = True) -> tuple[Arg, ...]:
+    """The options of the commands that run until stopped."""
+    duration = arg("--duration", type=float, help="seconds to run (default: until Ctrl-C)")
+    return (duration, arg("--lcm-url", help="override lcm.url")) if lcm_url else (duration,)
+
+
+def _run_options(default_duration: float | None = None) -> tuple[Arg, ...]:
+    """The options of the commands that run the loop (run, demo)."""
+    return (arg("--duration", type=float, default=default_duration,
+                help=f"seconds to run (default: {default_duration:g})" if default_duration else
+                "seconds to run (default: loop.duration, or until Ctrl-C)"),
+            arg("--lcm-url", help="override lcm.url, e.g. 'udpm://239.255.76.67:7667?ttl=0'"),
+            _json("the end-of-run summary"), PLOT,
+            arg("--log", metavar="FILE.lcmlog",
+                help="record the run's LCM traffic, config and summary to this log (overrides telemetry.log)"),
+            arg("--quiet", action="store_true", help="no live status line"))
+
+
+def _port(section: str) -> Arg:
+    return arg("--port", help=f"where to put the pty's symlink (default: {section}.device.link or {section}.port)")
+
+
+def _json(what: str) -> Arg:
+    return arg("--json", action="store_true", help=f"print {what} as one JSON object")
+
+
+def _skip_corrupt(what: str) -> Arg:
+    return arg("--skip-corrupt", action="store_true",
+               help=f"read past corrupt events (counted in {what}) instead of exiting 2")
+
+
+PLOT = arg("--plot", metavar="FILE.png", help="write tracking and timing plots to this PNG")
+LOG = "an LCM log (recorded with --log, or by lcm-logger)"
+
+COMMANDS = [
+    Command("run", cmd_run, "CONFIG", (_config(), *_run_options())),
+    Command("sim", cmd_sim, "CONFIG", (_config(" with a sim section"), *_service(),
+                                       arg("--no-viz", action="store_true",
+                                           help="publish no viewer messages, even with viz enabled"))),
+    Command("demo", cmd_demo, "", (arg("--config", default=str(DEMO_CONFIG), help=f"run config (default: "
+                                       f"{DEMO_CONFIG}), or a legged scenario (configs/legged/go2_demo.yaml)"),
+                                   *_run_options(default_duration=10.0))),
+    Command("viz", cmd_viz, "CONFIG", (_config(": robot, lcm, channels and viz sections are used"), *_service())),
+    Command("serial", cmd_serial, "CONFIG", (_config(" with a serial section"), *_service())),
+    Command("serial-device", cmd_serial_device, "CONFIG",
+            (_config(" with serial and sim sections"), *_service(lcm_url=False), _port("serial"))),
+    Command("servo-bus", cmd_servo_bus, "CONFIG", (_config(" with a servo_bus section"), *_service())),
+    Command("servo-bus-device", cmd_servo_bus_device, "CONFIG",
+            (_config(" with servo_bus and sim sections"), *_service(lcm_url=False), _port("servo_bus"))),
+    Command("regress", cmd_regress, "[DIR or FILE]", (
+        arg("target", nargs="?", default=None,
+            help="a folder of scenario files or one file (default: configs/scenarios)"),
+        arg("-j", "--jobs", type=int, default=1, metavar="N", help="run N scenarios at once"),
+        arg("-k", dest="pattern", metavar="TEXT", help="only the scenarios whose name contains TEXT"),
+        arg("--report", default="regress-report.json", metavar="FILE.json",
+            help="where to write the JSON report (default: regress-report.json)"),
+        arg("--plots", metavar="DIR", help="write one PNG of tracking and timing per scenario here"),
+        arg("--logs", metavar="DIR", help="record each scenario's LCM traffic to DIR/NAME.lcmlog"),
+        arg("--update-golden", action="store_true",
+            help="write this run's outcomes to the scenarios' golden files instead of comparing"))),
+    Command("replay", cmd_replay, "LOG", (
+        arg("log", help=LOG),
+        arg("--config", help="run config to replay with (default: the one stored in the log)"),
+        arg("--tolerance", type=float, default=1e-9, metavar="NM",
+            help="largest torque difference that counts as equal, N·m (default 1e-9)"),
+        _json("the comparison"), _skip_corrupt("the result"),
+        arg("--viz", metavar="LCM_URL", nargs="?", const="udpm://239.255.76.67:7667?ttl=0",
+            help="a legged (floating_base) log: draw the replay for Meldis on this LCM URL "
+                 "(default udpm://239.255.76.67:7667?ttl=0), paced to the log's clock"))),
+    Command("report", cmd_report, "LOG",
+            (arg("log", help=LOG), PLOT, _json("the report"), _skip_corrupt("the report"))),
+    campaign_cli.CAMPAIGN,
+    Command("export", cmd_export, "LOG --mcap OUT.mcap", campaign_cli.EXPORT_ARGS),
+]
+
+
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="hil", description="Hardware-in-the-loop robot control stack.",
+                                 epilog=command_list(COMMANDS) + "\n" + EPILOG_NOTES,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
+    add_commands(ap.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                   help="one of the commands below (`hil COMMAND --help`: its options)"), COMMANDS)
+    return ap
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -474,12 +479,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
     try:
-        commands = {"run": cmd_run, "sim": cmd_sim, "demo": cmd_demo, "viz": cmd_viz, "serial": cmd_serial,
-                    "serial-device": cmd_serial_device, "servo-bus": cmd_servo_bus,
-                    "servo-bus-device": cmd_servo_bus_device, "replay": cmd_replay, "report": cmd_report,
-                    "regress": cmd_regress, "campaign": campaign_cli.cmd_campaign,
-                    "export": cmd_export}
-        return commands[args.command](args)
+        return args.handler(args)
     except ConfigError as e:      # errors found after loading (they need the model) name the file here
         where = "" if e.source or not getattr(args, "config", None) else f"{args.config}: "
         print(f"hil: config error: {where}{e}", file=sys.stderr)

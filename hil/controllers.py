@@ -15,6 +15,11 @@ feedback computed from a status held for a status period T: it destabilizes a jo
 (m its inertia), e.g. the iiwa's link 7 (m ≈ 10⁻³ kg·m², d = 0.5) behind a 200 Hz driver, where it
 drove joint 7 into VELOCITY_LIMIT within 0.2 s even with Kp = Kd = 0. cap_damping() (called by the
 loop once it has measured T) limits the compensated d to m/T.
+
+Every controller follows hil.lifecycle: configure() checks the gains and allocates its buffers,
+activate() / deactivate() bracket the stretches in which the loop's safety is RUNNING (the laws
+here keep no state across ticks, so both are no-ops), and update(q, v, q_d, v_d, a_d, out) is the
+per-tick law: it allocates nothing.
 """
 from __future__ import annotations
 
@@ -23,6 +28,8 @@ import numpy as np
 from core import _control
 from core.config import ControllerConfig
 from core.schema import ConfigError
+
+from .lifecycle import Lifecycle
 
 
 def gains(values: list[float], n: int, key: str) -> np.ndarray:
@@ -37,13 +44,16 @@ def gains(values: list[float], n: int, key: str) -> np.ndarray:
     return a
 
 
-class Controller:
-    """Base: the plant's kernels and the buffers every law needs."""
+class Controller(Lifecycle):
+    """Base: the plant's kernels and the buffers every law needs (allocated by configure())."""
 
     name = "controller"
 
     def __init__(self, plant, cfg: ControllerConfig):
-        self.plant = plant
+        self.plant, self.cfg = plant, cfg
+
+    def on_configure(self) -> None:
+        plant, cfg = self.plant, self.cfg
         self.k = plant.kernels()
         self.n = n = plant.num_velocities()
         self.kp = gains(cfg.kp, n, "controller.kp")
@@ -53,7 +63,8 @@ class Controller:
         self.zero = np.zeros(n)
         self.neg_damping = -plant.GetDampingVector()
 
-    def compute(self, q, v, q_d, v_d, a_d, out) -> None:
+    def update(self, q, v, q_d, v_d, a_d, out) -> None:
+        """The law: the joint torque into `out` (allocation-free)."""
         raise NotImplementedError
 
     def cap_damping(self, inertia, period_ns: int) -> list[int]:
@@ -68,7 +79,7 @@ class Controller:
 class GravityCompensation(Controller):
     name = "gravity_compensation"
 
-    def compute(self, q, v, q_d, v_d, a_d, out) -> None:
+    def update(self, q, v, q_d, v_d, a_d, out) -> None:
         self.k.gravity(q, self.tau_g)
         _control.damping(v, self.zero, self.tau_g, -1.0, out)
 
@@ -76,7 +87,7 @@ class GravityCompensation(Controller):
 class JointPD(Controller):
     name = "joint_pd"
 
-    def compute(self, q, v, q_d, v_d, a_d, out) -> None:
+    def update(self, q, v, q_d, v_d, a_d, out) -> None:
         self.k.gravity(q, self.tau_g)
         _control.pd(q, v, q_d, v_d, self.kp, self.kd, self.tau_g, -1.0, out)
 
@@ -84,7 +95,7 @@ class JointPD(Controller):
 class ComputedTorque(Controller):
     name = "computed_torque"
 
-    def compute(self, q, v, q_d, v_d, a_d, out) -> None:
+    def update(self, q, v, q_d, v_d, a_d, out) -> None:
         _control.pd(q, v, q_d, v_d, self.kp, self.kd, a_d, 1.0, self.acc)
         self.k.inverse_dynamics(q, v, self.acc, out)
         _control.damping(v, self.neg_damping, out, 1.0, out)          # + d∘v
@@ -93,7 +104,7 @@ class ComputedTorque(Controller):
 class JointImpedance(Controller):
     name = "joint_impedance"
 
-    def compute(self, q, v, q_d, v_d, a_d, out) -> None:
+    def update(self, q, v, q_d, v_d, a_d, out) -> None:
         self.k.inverse_dynamics(q, v, a_d, self.acc)
         _control.damping(v, self.neg_damping, self.acc, 1.0, self.acc)   # + d∘v
         _control.pd(q, v, q_d, v_d, self.kp, self.kd, self.acc, 1.0, out)
@@ -105,6 +116,10 @@ class CartesianImpedance(Controller):
     def __init__(self, plant, cfg: ControllerConfig, frame):
         super().__init__(plant, cfg)
         self.frame = frame
+
+    def on_configure(self) -> None:
+        super().on_configure()
+        cfg = self.cfg
         self.K = np.array(cfg.cartesian_stiffness, dtype=float)
         self.D = np.array(cfg.cartesian_damping, dtype=float)
         if np.any(self.K < 0) or np.any(self.D < 0):
@@ -114,7 +129,7 @@ class CartesianImpedance(Controller):
         self.J, self.J_goal = np.zeros((6, self.n)), np.zeros((6, self.n))
         self.V_goal = np.zeros(6)
 
-    def compute(self, q, v, q_d, v_d, a_d, out) -> None:
+    def update(self, q, v, q_d, v_d, a_d, out) -> None:
         self.k.frame_pose(q_d, self.frame, self.X_goal)
         self.k.jacobian(q_d, self.frame, self.J_goal)
         np.dot(self.J_goal, v_d, out=self.V_goal)
@@ -126,8 +141,8 @@ class CartesianImpedance(Controller):
 
 
 def make_controller(plant, cfg: ControllerConfig, end_effector=None) -> Controller:
-    """The controller the config names; Cartesian impedance needs the end-effector frame."""
+    """The controller the config names, configured; Cartesian impedance needs the end-effector frame."""
     kinds = {c.name: c for c in (GravityCompensation, JointPD, ComputedTorque, JointImpedance)}
     if cfg.type == "cartesian_impedance":
-        return CartesianImpedance(plant, cfg, end_effector)
-    return kinds[cfg.type](plant, cfg)
+        return CartesianImpedance(plant, cfg, end_effector).configure()
+    return kinds[cfg.type](plant, cfg).configure()

@@ -1,8 +1,13 @@
 """Whole-body torque control of a legged robot over LCM: lcmt_hil_floating_base_status in,
 lcmt_hil_joint_command out, one planning.whole_body QP per status.
 
-    ctl = LeggedTorqueControl(plant, contacts, lc)      # subscribes to FLOATING_BASE_STATUS
-    ... each status: q, v from the base and joints; the QP; the torques as JOINT_COMMAND
+    ctl = LeggedTorqueControl(plant, contacts, lc).configure()   # the QP, its buffers, the subscription
+    ctl.activate()                                    # acts on each FLOATING_BASE_STATUS from now on
+    ... each status: update(data): q, v from the base and joints; the QP; the torques as JOINT_COMMAND
+    ctl.deactivate()                                  # stops listening; safe_command() sends the exit command
+
+The lifecycle is hil.lifecycle's, as the arms' controllers (hil.controllers); update() is driven by
+the status stream (one per status) and allocates the command message's lists (lcm-python's encode).
 
 The first status sets the targets (hold: CoM, base orientation, posture and feet where they are);
 change them on ``ctl.wbc`` (``com_target``, ``active``, ...). Faults go to the safe state, which it
@@ -23,19 +28,26 @@ from messages.channels import FLOATING_BASE_STATUS, JOINT_COMMAND
 from messages.validation import MessageDecoder
 from planning.whole_body import WholeBodyController, qp_status_text
 
+from .lifecycle import Lifecycle, LifecycleState
 
-class LeggedTorqueControl:
+
+class LeggedTorqueControl(Lifecycle):
     def __init__(self, plant, contacts, lc, *, mu: float = 0.6, f_min: float = 0.0, effort_limits=None, weights=None,
                  safe_damping: float = 2.0, foot_loss_ticks: int = 5,
                  status_channel: str = FLOATING_BASE_STATUS, command_channel: str = JOINT_COMMAND):
-        self.wbc = WholeBodyController(plant, contacts, mu=mu, f_min=f_min, effort_limits=effort_limits,
-                                       weights=weights)
-        self.plant, self.lc, self.command_channel = plant, lc, command_channel
-        self.nq, self.nv, self.na = plant.num_positions(), plant.num_velocities(), self.wbc.na
-        self.q, self.v = np.zeros(self.nq), np.zeros(self.nv)
+        self.plant, self.contacts, self.lc = plant, contacts, lc
+        self.status_channel, self.command_channel = status_channel, command_channel
+        self.qp = dict(mu=mu, f_min=f_min, effort_limits=effort_limits, weights=weights)
         self.foot_loss_ticks = int(foot_loss_ticks)
         self.safe_damping = float(safe_damping)
-        self.decoder = MessageDecoder(lcmt_hil_floating_base_status, status_channel)
+        self.subscription = None
+
+    def on_configure(self) -> None:
+        plant = self.plant
+        self.wbc = WholeBodyController(plant, self.contacts, **self.qp)
+        self.nq, self.nv, self.na = plant.num_positions(), plant.num_velocities(), self.wbc.na
+        self.q, self.v = np.zeros(self.nq), np.zeros(self.nv)
+        self.decoder = MessageDecoder(lcmt_hil_floating_base_status, self.status_channel)
         self.cmd = lcmt_hil_joint_command()
         self.cmd.num_joints = self.na
         self.fault: str | None = None
@@ -46,21 +58,31 @@ class LeggedTorqueControl:
         self._touched = np.zeros(len(self.wbc.groups), dtype=bool)
         self._lost = np.zeros(len(self.wbc.groups), dtype=int)
         self._foot_of_group: list[int] | None = None
-        self.subscription = lc.subscribe(status_channel, self._on_status)
+        # Subscribed from here on: LCM drops the messages of channels nobody subscribes to, and the
+        # robot's first status may come before activate(). Handled statuses are acted on once active.
+        self.subscription = self.lc.subscribe(self.status_channel, self._on_status)
 
-    def close(self) -> None:
+    def on_activate(self) -> None:
+        """Each status handled from now on is an update()."""
+        if self.subscription is None:
+            self.subscription = self.lc.subscribe(self.status_channel, self._on_status)
+
+    def on_deactivate(self) -> None:
         """Stops listening to the status (no command after this one but those sent by hand)."""
         if self.subscription is not None:
             self.lc.unsubscribe(self.subscription)
             self.subscription = None
 
     def _on_status(self, channel, data) -> None:
+        if self.lifecycle is not LifecycleState.ACTIVE:
+            return
         start = time.perf_counter_ns()
         self.received += 1
-        self._command(data)
+        self.update(data)
         self.compute_ns = time.perf_counter_ns() - start
 
-    def _command(self, data) -> None:
+    def update(self, data) -> None:
+        """One status in, one command out: the QP's torques, or the safe command on a fault."""
         msg = self.decoder.decode(data)
         if msg is None:
             return self._safe(f"invalid status: {self.decoder.last_error}")

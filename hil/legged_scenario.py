@@ -116,7 +116,8 @@ class LeggedRig:
         sim.initial_positions = self.q0.tolist()
         sim.contact.enabled = True
         self.robot = SimulatedLeggedRobot(self.plant, feet_of(self.contacts), sim, self.lc, viz=viz)
-        self.ctl = LeggedTorqueControl(self.plant, self.contacts, self.lc, **controller)
+        self.ctl = LeggedTorqueControl(self.plant, self.contacts, self.lc, **controller).configure()
+        self.ctl.activate()
         self.robot.publish_status()
 
     def run(self, seconds: float, each_step=None, realtime: bool = False) -> "LeggedRig":

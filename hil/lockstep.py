@@ -21,15 +21,16 @@ from drivers.sim.config import load_sim_config
 from drivers.sim.robot import SimulatedRobot
 from viz import viz_config
 
+from .lifecycle import Mode
 from .loop import ControlLoop
 
 
 def make_lockstep(cfg: RunConfig, lc=None, viz=None, trace_every: int = 1, plant=None, robot=None):
-    """(loop, simulated robot) sharing `lc` (default: a new memq:// LCM), ready to run. `viz`: a
-    ViewerBridge for the loop, or None: then the simulated robot publishes the viewer messages if
-    the config's viz section is enabled (its `viewer`). `plant` (the simulated robot's, with its
-    payload) and `robot` (the loop's core.robot.Robot): already loaded ones to reuse (default: loaded
-    from cfg.robot)."""
+    """(loop, simulated robot) sharing `lc` (default: a new memq:// LCM), the loop CONFIGURED with the
+    simulator, ready to run. `viz`: a ViewerBridge for the loop, or None: then the simulated robot
+    publishes the viewer messages if the config's viz section is enabled (its `viewer`). `plant` (the
+    simulated robot's, with its payload) and `robot` (the loop's core.robot.Robot): already loaded ones
+    to reuse (default: loaded from cfg.robot)."""
     lc = lc or lcm.LCM("memq://")
     sim_cfg = load_sim_config(cfg.sim or {}, "sim")
     period_ns = int(round(1e9 / cfg.loop.rate_hz))
@@ -41,8 +42,8 @@ def make_lockstep(cfg: RunConfig, lc=None, viz=None, trace_every: int = 1, plant
         raise ConfigError(key, f"{step} s must equal the loop period 1/loop.rate_hz = {period_ns * 1e-9:g} s "
                                f"in lockstep")
     sim = _simulated_robot(cfg, lc, viz, sim_cfg, plant)
-    loop = ControlLoop(cfg, robot or load_robot(cfg.robot), lc, mode="lockstep", viz=viz, trace_every=trace_every)
-    loop.sim = sim
+    loop = ControlLoop(cfg, robot or load_robot(cfg.robot), lc, Mode.LOCKSTEP, viz=viz, trace_every=trace_every,
+                       sim=sim).configure()
     return loop, sim
 
 
@@ -71,12 +72,12 @@ def start_lockstep(cfg: RunConfig, order: str = "together", lead_s: float = 1.0,
             sim.tick()
         while lc.handle_timeout(0) > 0:       # published before anyone listened
             pass
-    loop = ControlLoop(cfg, load_robot(cfg.robot), lc, mode="lockstep", viz=viz, trace_every=trace_every)
-    loop.sim = sim
+    loop = ControlLoop(cfg, load_robot(cfg.robot), lc, Mode.LOCKSTEP, viz=viz, trace_every=trace_every,
+                       sim=sim).configure()
     if order == "loop_first":
-        loop.clock.start()
+        loop.activate()
         for _ in range(round(lead_s * cfg.loop.rate_hz)):
-            loop.tick()
+            loop.update()
         sim.publish_status()
     else:
         sim.advance()                         # its next status, as the loop starts listening

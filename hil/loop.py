@@ -10,12 +10,18 @@ Trajectories run on the robot's clock, the utime of the newest status (as Drake'
 does): the desired state belongs to the same instant as the measured one, however late the tick,
 and the commands are a function of the status stream alone, so a recorded run replays exactly
 (hil.replay).
+
+The loop's lifecycle is hil.lifecycle's (docs/hil.md, Lifecycle): ControlLoop(...) holds its
+arguments; configure() allocates and subscribes; activate() starts the clock (and, in real time, the
+process settings); update() is one tick; deactivate() sends the exit command; close() unsubscribes.
+run() is all of them but close(). Within ACTIVE the safety state machine (hil.safety) decides who
+commands: the controller is active exactly while the safety is RUNNING.
 """
 from __future__ import annotations
 
 import logging
 import time
-from contextlib import nullcontext
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -27,8 +33,9 @@ from messages.codec import CommandDecoder, CommandEncoder, StatusDecoder
 from messages.enums import SafetyState
 
 from .controllers import make_controller
+from .lifecycle import Lifecycle, LifecycleState, Mode
 from .process import RealtimeProcess
-from .safety import SafetyMonitor, describe
+from .safety import SafetyMonitor, Transition
 from .sketch import HeadTail
 from .telemetry import TelemetryPublisher, TickRecorder
 
@@ -39,91 +46,145 @@ COMMAND_FIELDS = {"torque": ("torque",), "position_and_torque": ("position", "to
                   "position": ("position",), "velocity": ("velocity",)}
 
 
-class ControlLoop:
+@dataclass
+class StatusTiming:
+    """The newest valid status: when and on which tick it came, and the robot's clock it gives."""
+    clock: StatusClock = field(default_factory=StatusClock)   # continuous across utime −1 and clock switches
+    robot_ns: int = 0           # the robot's clock at the newest status
+    arrived_ns: int = 0         # loop clock when the newest status arrived
+    first_ns: int = -1          # loop clock when the first arrived
+    last_tick: int = -1         # tick at which the newest arrived (-1: none yet)
+    received: int = 0
+    rejected: int = 0
+
+
+@dataclass
+class StartUp:
+    """The start of a run: the driver's start guard (no command before it has passed) and the
+    start-up line (`startup` in the summary)."""
+    guard_ns: int
+    announced: bool = False
+    text: str = ""
+
+
+class CommandState:
+    """What the loop sends: which fields the robot takes, the position and velocity commands (rate
+    limited, or the held position outside RUNNING), the newest commands sent (to know our own) and
+    their count."""
+
+    def __init__(self, fields: tuple, n: int, size: int, q_step, stamp_wall: bool):
+        self.send_q, self.send_v, self.send_tau = ("position" in fields, "velocity" in fields, "torque" in fields)
+        self.q_cmd, self.v_cmd, self.q_hold = np.zeros(n), np.zeros(n), np.zeros(n)
+        self.q_lo, self.q_hi = np.zeros(n), np.zeros(n)
+        self.q_step = q_step            # position setpoints move at most v_max·T per command
+        self.holding = False            # q_hold latched: the position commands hold it
+        self.stamp_wall = stamp_wall    # franka_driver: its expiry compares utime with its wall clock
+        self.ring = _control.SentRing(size)
+        self.sent = 0
+        self.exit_sent = False
+
+
+@dataclass
+class ForeignCommands:
+    """A second commander: valid commands on our command channel that this loop did not send."""
+    decoder: CommandDecoder
+    seen: int = 0
+    reported: int = 0
+
+
+class ControlLoop(Lifecycle):
     """The HIL loop for one robot over one LCM instance.
 
-    mode "realtime" paces ticks to the wall clock; "lockstep" runs against a simulator on the same
+    Mode.REALTIME paces ticks to the wall clock; Mode.LOCKSTEP runs against a simulator on the same
     (memq://) LCM: the LCM handling at the start of a tick delivers the previous command to the
-    simulator, which steps once and publishes the status this tick uses. `trajectory` (default: the
-    config's) is a hil.trajectories.Source.
+    simulator (`sim`, whose summary joins the loop's), which steps once and publishes the status this
+    tick uses. `trajectory` (default: the config's) is a hil.trajectories.Source. `status_wait_s`
+    (lockstep over a link): wait that long for each tick's status.
     """
 
-    def __init__(self, cfg: RunConfig, robot: Robot, lc, mode: str = "realtime", trajectory=None, viz=None,
-                 trace_every: int = 1):
-        self.cfg, self.robot, self.lc, self.mode = cfg, robot, lc, mode
+    def __init__(self, cfg: RunConfig, robot: Robot, lc, mode: Mode | str = Mode.REALTIME, trajectory=None,
+                 viz=None, trace_every: int = 1, sim=None, status_wait_s: float = 0.0):
+        self.cfg, self.robot, self.lc, self.mode = cfg, robot, lc, Mode(mode)
+        self.trajectory, self.viz, self.sim = trajectory, viz, sim
+        self.trace_every, self.status_wait_s = trace_every, status_wait_s
+
+    def on_configure(self) -> None:
+        cfg, robot, lc = self.cfg, self.robot, self.lc
         n = self.n = robot.n
         self.period_ns = int(round(1e9 / cfg.loop.rate_hz))
         self.channels = channels_for(cfg)
-        self.clock = LockstepClock(self.period_ns) if mode == "lockstep" else \
+        self.clock = LockstepClock(self.period_ns) if self.mode is Mode.LOCKSTEP else \
             RealTimeClock(self.period_ns, int(cfg.loop.spin_us * 1e3))
         self.status = StatusDecoder(robot.protocol, n, channel=self.channels.status)
-        fields = COMMAND_FIELDS[cfg.robot.command]
-        self.command = CommandEncoder(robot.protocol, n, fields=fields, channel=self.channels.command)
-        self.send_q, self.send_v, self.send_tau = ("position" in fields, "velocity" in fields, "torque" in fields)
-        self.q_cmd, self.v_cmd, self.q_hold = np.zeros(n), np.zeros(n), np.zeros(n)
-        self.holding = False                # q_hold latched: the position commands hold it
-        # The robot's clock (continuous across utime −1 and clock switches) and the learned status period.
-        self.status_clock = StatusClock()
-        self.robot_ns = 0
-        self.status_local_ns = 0            # loop clock when the newest status arrived
-        self.first_status_ns = -1
-        self.announced = False
+        self.status_timing = StatusTiming()
         guard = cfg.loop.start_guard
         if guard is None:
             guard = 0.3 if cfg.robot.driver == "kuka_driver" else 0.0
-        self.start_guard_ns = round(guard * 1e9)
-        self.stamp_wall = cfg.robot.driver == "franka_driver"   # its expiry compares utime with its wall clock
-        # A second commander: a valid command on our command channel that this loop did not send.
-        self.foreign = CommandDecoder(robot.protocol, n, self.channels.command)
-        self.sent = _control.SentRing(self.command.size)   # the newest commands sent, to know our own
-        self.foreign_commands = self.foreign_reported = 0
-        self.exit_command_sent = False
+        self.startup = StartUp(round(guard * 1e9))
+        fields = COMMAND_FIELDS[cfg.robot.command]
+        self.command = CommandEncoder(robot.protocol, n, fields=fields, channel=self.channels.command)
+        self.foreign = ForeignCommands(CommandDecoder(robot.protocol, n, self.channels.command))
         # position_and_torque: the driver's own position controller runs the inverse dynamics of the arm
         # (Drake's SimIiwaDriver, the KUKA cabinet), so the torque sent is the feed-forward beyond it.
         # (only the model-based laws add C(q, v) v + d∘v: computed_torque and joint_impedance)
         self.driver_inverse_dynamics = cfg.robot.command == "position_and_torque" and \
             cfg.controller.type in ("computed_torque", "joint_impedance")
-        self.tau_v = np.zeros(n)
-        self.startup = ""                   # the start-up line (_announce)
         self.q, self.v = self.status.position_measured, self.status.velocity_estimated
         self.q_d, self.v_d, self.a_d = np.zeros(n), np.zeros(n), np.zeros(n)
-        self.tau, self.tau_cmd, self.tau_g, self.zero = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n)
+        self.tau, self.tau_cmd, self.tau_g, self.tau_v = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n)
+        self.zero = np.zeros(n)
         self.controller = make_controller(robot.plant, cfg.controller, robot.end_effector)
         self.gravity = robot.plant.kernels()
         # The damping safe command holds the arm against gravity unless the robot does that itself.
         self.hold_gravity = cfg.safety.on_fault == "damping" and not cfg.controller.robot_compensates_gravity
-        if trajectory is None:
+        if self.trajectory is None:
             from .trajectories import make_trajectory
-            trajectory = make_trajectory(cfg.trajectory, robot.plant, robot.joint_names, lc, self.period_ns,
-                                         robot.end_effector, background=mode == "realtime", safety=cfg.safety)
-        self.trajectory = trajectory
+            self.trajectory = make_trajectory(cfg.trajectory, robot.plant, robot.joint_names, lc, self.period_ns,
+                                              robot.end_effector, background=self.mode is Mode.REALTIME,
+                                              safety=cfg.safety)
         self.safety = SafetyMonitor(robot.plant, cfg.safety, self.period_ns, lc, self.channels.estop)
         # Position setpoints move at most v_max·T per command (_send), whatever q_d does.
-        self.q_step = self.safety.v_hi * (self.period_ns * 1e-9)
-        self.q_lo, self.q_hi = np.zeros(n), np.zeros(n)
+        self.command_state = CommandState(fields, n, self.command.size, self.safety.v_hi * (self.period_ns * 1e-9),
+                                          stamp_wall=cfg.robot.driver == "franka_driver")
         self.recorder = TickRecorder(n, self.period_ns, int(cfg.loop.deadline_budget_us * 1e3),
-                                     trace_every=trace_every)
+                                     trace_every=self.trace_every)
         self.telemetry = TelemetryPublisher(lc, self.channels, n, cfg.telemetry.rate_hz, self.period_ns,
                                             self.controller.name)
-        self.viz = viz
-        self.sim = None                     # the simulated robot in lockstep: its summary joins the loop's
-        self.status_wait_s = 0.0            # lockstep over a link: wait this long for each tick's status
         self.tick_index = 0
-        self.last_status_tick = -1          # tick at which the newest valid status arrived
-        self.status_count = 0
-        self.status_rejected = 0
-        self.commands_sent = 0
         self.tracking_error = 0.0
-        self.stopped = False
         self.transitions = HeadTail()       # 'tick N: text', the first and the last
         self.process: list[str] = []        # the real-time process settings in effect
+        self._realtime_process: RealtimeProcess | None = None
         self._subscriptions = [lc.subscribe(self.channels.status, self._on_status),
                                lc.subscribe(self.channels.command, self._on_command)]
 
+    def on_activate(self) -> None:
+        """Real time: the process settings (loop.cpus, priority, lock_memory, gc); the clock starts."""
+        if self.mode is Mode.REALTIME:
+            self._realtime_process = RealtimeProcess(self.cfg.loop).__enter__()
+            self.process = self._realtime_process.applied
+        self.clock.start()
+
+    def on_deactivate(self) -> None:
+        """The exit command (publish_exit_command), the controller stopped, the process settings undone."""
+        try:
+            self.publish_exit_command()
+        finally:
+            if self.controller.active:
+                self.controller.deactivate()
+            process, self._realtime_process = self._realtime_process, None
+            if process is not None:
+                process.__exit__(None, None, None)
+
     def close(self) -> None:
-        """Stops listening on the LCM (status, command, e-stop, a streamed trajectory). The LCM object
-        holds its handlers, which hold the loop: without this neither is freed (nor the LCM's file
-        descriptors)."""
+        """FINALIZED: stops listening on the LCM (status, command, e-stop, a streamed trajectory). The
+        LCM object holds its handlers, which hold the loop: without this neither is freed (nor the
+        LCM's file descriptors)."""
+        if self.lifecycle is LifecycleState.UNCONFIGURED:
+            self.lifecycle = LifecycleState.FINALIZED
+            return
+        if self.active:
+            self.deactivate()
         for subscription in self._subscriptions:
             self.lc.unsubscribe(subscription)
         self._subscriptions = []
@@ -132,26 +193,28 @@ class ControlLoop:
             if subscription is not None:
                 self.lc.unsubscribe(subscription)
                 setattr(owner, attr, None)
+        self.lifecycle = LifecycleState.FINALIZED
 
     # --- LCM ------------------------------------------------------------------------------------
     def _on_status(self, channel: str, data: bytes) -> None:
+        timing = self.status_timing
         if self.status.decode(data):
-            self.last_status_tick = self.tick_index
-            self.status_count += 1
-            self.status_local_ns = now = self.clock.now_ns()
-            self.robot_ns = self.status_clock.update(self.status.utime, now)
-            if self.first_status_ns < 0:
-                self.first_status_ns = now
+            timing.last_tick = self.tick_index
+            timing.received += 1
+            timing.arrived_ns = now = self.clock.now_ns()
+            timing.robot_ns = timing.clock.update(self.status.utime, now)
+            if timing.first_ns < 0:
+                timing.first_ns = now
         else:
-            self.status_rejected += 1
-            if self.status_rejected <= 10 or self.status_rejected % 1000 == 0:
-                log.warning("rejected status #%d on %s: %s", self.status_rejected, channel, self.status.last_error)
+            timing.rejected += 1
+            if timing.rejected <= 10 or timing.rejected % 1000 == 0:
+                log.warning("rejected status #%d on %s: %s", timing.rejected, channel, self.status.last_error)
 
     def _on_command(self, channel: str, data: bytes) -> None:
-        if self.sent.seen(data):
+        if self.command_state.ring.seen(data):
             return                          # our own, looped back
-        if self.foreign.decode(data):       # a garbled message commands nothing: the driver drops it
-            self.foreign_commands += 1
+        if self.foreign.decoder.decode(data):   # a garbled message commands nothing: the driver drops it
+            self.foreign.seen += 1
 
     def pump(self, limit: int = 64) -> int:
         """Handles the LCM messages already waiting (at most `limit`), without blocking."""
@@ -161,46 +224,52 @@ class ControlLoop:
         return handled
 
     # --- one tick ---------------------------------------------------------------------------------
-    def _transition(self, t, now_ns: int) -> None:
-        text = describe(t)
+    def _transition(self, t: Transition, now_ns: int) -> None:
+        text = t.describe()
         self.transitions.append(f"tick {self.tick_index}: {text}")
-        (log.warning if t[2] else log.info)("%s", text)
+        (log.warning if t.fault else log.info)("%s", text)
         self.telemetry.safety_event(self.tick_index, now_ns // 1000, t)
-        if t[1] == SafetyState.RUNNING:
+        if t.state == SafetyState.RUNNING:
             # (Re)start the trajectory from where the robot is, so nothing jumps.
-            self.trajectory.start(self.q, self.robot_ns)
-            self.holding = False
+            self.trajectory.start(self.q, self.status_timing.robot_ns)
+            self.command_state.holding = False
+            self.controller.activate()
         else:
             self.tracking_error = 0.0     # no trajectory is tracked outside RUNNING: nothing to hold against
+            if self.controller.active:
+                self.controller.deactivate()
 
     def await_status(self) -> None:
         """Lockstep over a link (the plant steps in another process, once per command): blocks until a
         status newer than the last arrives, or status_wait_s passes (then the tick runs with a stale one);
         for the first status, up to loop.start_timeout (the driver may still be starting)."""
-        wait = self.status_wait_s if self.status_count else max(self.status_wait_s, self.cfg.loop.start_timeout)
-        seen, end = self.status_count, time.monotonic() + wait
-        while self.status_count == seen:
+        timing = self.status_timing
+        wait = self.status_wait_s if timing.received else max(self.status_wait_s, self.cfg.loop.start_timeout)
+        seen, end = timing.received, time.monotonic() + wait
+        while timing.received == seen:
             left = end - time.monotonic()
             if left <= 0:
                 return
             self.lc.handle_timeout(max(1, int(left * 1e3)))
 
-    def tick(self) -> None:
+    def update(self) -> None:
+        """One tick (ACTIVE): allocation-free in steady state; raises nothing (a failure is a FAULT)."""
         start, lateness = self.clock.wait()
         if self.status_wait_s:
             self.await_status()
         wall = time.perf_counter_ns()
         self.pump()
         k = self.tick_index
-        have_status = self.last_status_tick >= 0
-        if have_status and self.start_guard_ns and start - self.first_status_ns < self.start_guard_ns:
-            if self.status_clock.learned:
+        timing, startup = self.status_timing, self.startup
+        have_status = timing.last_tick >= 0
+        if have_status and startup.guard_ns and start - timing.first_ns < startup.guard_ns:
+            if timing.clock.learned:
                 self._announce()
             if self.sim is not None:     # lockstep: the driver's clock runs on while the loop waits
                 self.sim.advance()
             self.tick_index += 1
             return                       # the driver's start guard: no command yet
-        if have_status and not self.announced and (self.start_guard_ns or self.status_clock.learned):
+        if have_status and not startup.announced and (startup.guard_ns or timing.clock.learned):
             self._announce(force=True)
         age = self._status_age(k, have_status, start)
         self.safety.utime = self.status.utime
@@ -208,8 +277,8 @@ class ControlLoop:
                               self.q, self.v, self.tracking_error)
         if t is not None:
             self._transition(t, start)
-        if self.foreign_commands > self.foreign_reported:
-            self.foreign_reported = self.foreign_commands
+        if self.foreign.seen > self.foreign.reported:
+            self.foreign.reported = self.foreign.seen
             if not self.safety.controller_latched:
                 self._transition(self.safety.controller_failed(
                     k, f"second commander: a command on {self.channels.command} that this loop did not send "
@@ -239,20 +308,20 @@ class ControlLoop:
         (the loop's when faster); before it is learned, 0 until loop.start_timeout has passed."""
         if not have_status:
             return 0 if self.safety.state == SafetyState.INIT else k + 1   # waiting for the first: no timeout
-        age = k - self.last_status_tick
-        period = self.status_clock.period_ns
+        age = k - self.status_timing.last_tick
+        period = self.status_timing.clock.period_ns
         if period is None:
-            late = now_ns - self.status_local_ns > self.cfg.loop.start_timeout * 1e9
+            late = now_ns - self.status_timing.arrived_ns > self.cfg.loop.start_timeout * 1e9
             return self.cfg.safety.status_timeout_periods if late else 0
         return age * self.period_ns // max(period, self.period_ns)
 
     def _announce(self, force: bool = False) -> None:
         """The start-up line (`startup` in the summary): what the first status said, the status period
         learned and the timeout it gives, the guard waited."""
-        period = self.status_clock.period_ns
-        if self.announced or (not self.status_clock.learned and not force):
+        period, startup = self.status_timing.clock.period_ns, self.startup
+        if startup.announced or (not self.status_timing.clock.learned and not force):
             return
-        self.announced = True
+        startup.announced = True
         utime = self.status.utime
         clock = "-1: the driver is synchronising its clock" if utime == -1 else f"{utime}"
         text = f"first status on {self.channels.status} (utime {clock})"
@@ -270,10 +339,10 @@ class ControlLoop:
             if capped:
                 text += (f"; the controller's joint-damping compensation capped at m/T for joints {capped}: "
                          f"{[round(float(-self.controller.neg_damping[i]), 3) for i in capped]} N·m·s/rad")
-        if self.start_guard_ns:
-            text += f"; waiting {self.start_guard_ns * 1e-9:g} s (loop.start_guard) before the first command"
+        if startup.guard_ns:
+            text += f"; waiting {startup.guard_ns * 1e-9:g} s (loop.start_guard) before the first command"
         log.info("%s", text)
-        self.startup = text
+        startup.text = text
 
     def _send(self, now_ns: int) -> bool:
         """Encodes and publishes this tick's command: tau_cmd, and per robot.command the positions (q_d
@@ -283,31 +352,32 @@ class ControlLoop:
         jump of q_d (the robot's clock jumping after a stall, a streamed plan) would otherwise reach the
         driver's position interpolator (Drake's SimIiwaDriver differentiates it over 1 ms) as a
         velocity spike."""
-        if self.send_q or self.send_v:
+        c = self.command_state
+        if c.send_q or c.send_v:
             if self.safety.commanding:
-                if self.commands_sent:                     # q_cmd holds the previous command's
-                    np.subtract(self.q_cmd, self.q_step, out=self.q_lo)
-                    np.add(self.q_cmd, self.q_step, out=self.q_hi)
-                    np.clip(self.q_d, self.q_lo, self.q_hi, out=self.q_cmd)
+                if c.sent:                                 # q_cmd holds the previous command's
+                    np.subtract(c.q_cmd, c.q_step, out=c.q_lo)
+                    np.add(c.q_cmd, c.q_step, out=c.q_hi)
+                    np.clip(self.q_d, c.q_lo, c.q_hi, out=c.q_cmd)
                 else:
-                    np.copyto(self.q_cmd, self.q_d)
-                if self.send_v:
-                    _control.add(self.q_d, self.q, -1.0, self.v_cmd)
-                    _control.add(self.v_d, self.v_cmd, self.cfg.robot.velocity_gain, self.v_cmd)
+                    np.copyto(c.q_cmd, self.q_d)
+                if c.send_v:
+                    _control.add(self.q_d, self.q, -1.0, c.v_cmd)
+                    _control.add(self.v_d, c.v_cmd, self.cfg.robot.velocity_gain, c.v_cmd)
             else:
-                if not self.holding and _control.first_nonfinite(self.q) < 0:
-                    np.copyto(self.q_hold, self.q)
-                    self.holding = True
-                np.copyto(self.q_cmd, self.q_hold)
-                self.v_cmd.fill(0.0)
-        view = self.command.encode(self.command_utime(now_ns), torque=self.tau_cmd if self.send_tau else None,
-                                   position=self.q_cmd if self.send_q else None,
-                                   velocity=self.v_cmd if self.send_v else None)
+                if not c.holding and _control.first_nonfinite(self.q) < 0:
+                    np.copyto(c.q_hold, self.q)
+                    c.holding = True
+                np.copyto(c.q_cmd, c.q_hold)
+                c.v_cmd.fill(0.0)
+        view = self.command.encode(self.command_utime(now_ns), torque=self.tau_cmd if c.send_tau else None,
+                                   position=c.q_cmd if c.send_q else None,
+                                   velocity=c.v_cmd if c.send_v else None)
         if view is None:
             return False
         self.command.publish(self.lc)
-        self.sent.store(view)
-        self.commands_sent += 1
+        c.ring.store(view)
+        c.sent += 1
         return True
 
     def command_utime(self, now_ns: int) -> int:
@@ -317,15 +387,16 @@ class ControlLoop:
         utime = self.status.utime
         if utime < 0:
             return max(now_ns // 1000, 0)
-        if self.stamp_wall:
-            return utime + (now_ns - self.status_local_ns) // 1000
+        if self.command_state.stamp_wall:
+            return utime + (now_ns - self.status_timing.arrived_ns) // 1000
         return utime
 
     def publish_exit_command(self) -> bool:
         """The safe command, once, as the loop leaves (every exit path: end, signal, fault, exception):
         the safe torque of the fault state (damping or zero, + gravity hold when the robot does not
         compensate it), positions = the measured q, velocities 0. False if no status was ever seen."""
-        if self.last_status_tick < 0 or self.exit_command_sent:
+        c = self.command_state
+        if self.status_timing.last_tick < 0 or c.exit_sent:
             return False
         self.safety.safe_command(self.v, self.tau)
         if self.hold_gravity and _control.first_nonfinite(self.q) < 0:
@@ -333,22 +404,22 @@ class ControlLoop:
             _control.add(self.tau, self.tau_g, -1.0, self.tau)
         _control.saturate(self.tau, self.tau, self.safety.effort, np.inf, self.tau_cmd)
         if _control.first_nonfinite(self.q) < 0:
-            np.copyto(self.q_hold, self.q)
-        self.holding = True
+            np.copyto(c.q_hold, self.q)
+        c.holding = True
         state = self.safety.state
         self.safety.state = SafetyState.SAFE_STOP        # _send holds q_hold, zero velocity
         try:
-            self.exit_command_sent = self._send(self.clock.now_ns())
+            c.exit_sent = self._send(self.clock.now_ns())
         finally:
             self.safety.state = state
-        return self.exit_command_sent
+        return c.exit_sent
 
     def _control(self, now_ns: int) -> None:
         try:
-            self.trajectory.sample(self.robot_ns, self.q_d, self.v_d, self.a_d)
+            self.trajectory.sample(self.status_timing.robot_ns, self.q_d, self.v_d, self.a_d)
             if self.trajectory.error is not None:
                 raise RuntimeError(f"trajectory: {self.trajectory.error}")
-            self.controller.compute(self.q, self.v, self.q_d, self.v_d, self.a_d, self.tau)
+            self.controller.update(self.q, self.v, self.q_d, self.v_d, self.a_d, self.tau)
             if self.cfg.controller.robot_compensates_gravity:    # the robot adds −τ_g itself: take it out
                 self.gravity.gravity(self.q, self.tau_g)
                 _control.add(self.tau, self.tau_g, 1.0, self.tau)
@@ -369,55 +440,56 @@ class ControlLoop:
     def _after(self, now_ns: int) -> None:
         """Work outside the measured compute time."""
         self.telemetry.maybe_publish(self.tick_index, now_ns // 1000, self.recorder, self.safety, self.status.utime,
-                                     self.status_rejected, self.q, self.v, self.q_d, self.tau_cmd)
+                                     self.status_timing.rejected, self.q, self.v, self.q_d, self.tau_cmd)
         if self.viz is not None:
             self.viz.tick(now_ns, self.q, self.status.utime)
         self.recorder.trace((now_ns - self.recorder.first_ns) * 1e-9, self.q, self.q_d, self.tau_cmd)
 
     # --- running ----------------------------------------------------------------------------------
     def run(self, duration_s: float | None = None, stop=None, on_tick=None) -> dict:
-        """Ticks until `duration_s` of loop time has passed after the first status, `stop()` is true, or
-        (real time) the first status does not come within loop.start_timeout. Returns the summary.
+        """The lifecycle in one call: configure (if not yet), activate, update until `duration_s` of
+        loop time has passed after the first status, `stop()` is true, or (real time) the first status
+        does not come within loop.start_timeout; deactivate on every exit path. Returns the summary.
         With telemetry.log set, the run's LCM traffic is recorded there (hil.runlog)."""
+        self.configure()
         duration_s = self.cfg.loop.duration if duration_s is None else duration_s
         limit = None if duration_s is None else int(round(duration_s * 1e9 / self.period_ns))
         from .runlog import run_logged
         return run_logged(self.cfg, self.lc, self.mode, lambda: self.clock.now_ns() // 1000,
-                          lambda: self._ticks(limit, stop, on_tick), self.publish_exit_command, self.summary)
+                          lambda: self._ticks(limit, stop, on_tick), self.deactivate, self.summary)
 
     def _ticks(self, limit: int | None, stop, on_tick) -> None:
-        with RealtimeProcess(self.cfg.loop) if self.mode == "realtime" else nullcontext() as process:
-            self.process = process.applied if process is not None else []
-            self.clock.start()
-            start_wall = time.monotonic()
-            ticks_after_start = 0
-            while not (stop is not None and stop()):
-                self.tick()
-                if self.last_status_tick < 0:
-                    if self.mode == "realtime" and time.monotonic() - start_wall > self.cfg.loop.start_timeout:
-                        raise TimeoutError(f"no valid status on {self.channels.status} within "
-                                           f"{self.cfg.loop.start_timeout} s (is the robot driver or `hil sim` "
-                                           f"running on {self.cfg.lcm.url}?)")
-                    if self.mode == "lockstep" and self.tick_index > 1000:
-                        raise TimeoutError(f"the simulator sent no status on {self.channels.status}")
-                    continue
-                ticks_after_start += 1
-                if on_tick is not None:
-                    on_tick(self)
-                if limit is not None and ticks_after_start >= limit:
-                    break
+        self.activate()
+        start_wall = time.monotonic()
+        ticks_after_start = 0
+        while not (stop is not None and stop()):
+            self.update()
+            if self.status_timing.last_tick < 0:
+                if self.mode is Mode.REALTIME and time.monotonic() - start_wall > self.cfg.loop.start_timeout:
+                    raise TimeoutError(f"no valid status on {self.channels.status} within "
+                                       f"{self.cfg.loop.start_timeout} s (is the robot driver or `hil sim` "
+                                       f"running on {self.cfg.lcm.url}?)")
+                if self.mode is Mode.LOCKSTEP and self.tick_index > 1000:
+                    raise TimeoutError(f"the simulator sent no status on {self.channels.status}")
+                continue
+            ticks_after_start += 1
+            if on_tick is not None:
+                on_tick(self)
+            if limit is not None and ticks_after_start >= limit:
+                break
 
     def summary(self) -> dict:
+        timing, c = self.status_timing, self.command_state
         return self.recorder.summary(self.safety, {
             "controller": self.controller.name,
-            "status": {"received": self.status_count, "rejected": self.status_rejected,
-                       "commands_sent": self.commands_sent, "skipped_ticks": self.clock.skipped,
-                       "period_ms": None if self.status_clock.period_ns is None
-                       else round(self.status_clock.period_ns * 1e-6, 3),
-                       "clock_jumps": self.status_clock.jumps, "foreign_commands": self.foreign_commands,
-                       "exit_command_sent": self.exit_command_sent},
+            "status": {"received": timing.received, "rejected": timing.rejected,
+                       "commands_sent": c.sent, "skipped_ticks": self.clock.skipped,
+                       "period_ms": None if timing.clock.period_ns is None
+                       else round(timing.clock.period_ns * 1e-6, 3),
+                       "clock_jumps": timing.clock.jumps, "foreign_commands": self.foreign.seen,
+                       "exit_command_sent": c.exit_sent},
             "transitions": self.transitions.lines("transitions"),
-            "startup": self.startup,
+            "startup": self.startup.text,
             "process": self.process,
             **({"sim": self.sim.summary()} if self.sim is not None else {}),
             **({"viz": self.viz.summary()} if self.viz is not None else {}),

@@ -156,6 +156,7 @@ def _run_serial(sc: Scenario, link: str = "serial"):
     from core.robot import load_robot
     from drivers.run_config import parse_config
 
+    from .lifecycle import Mode
     from .loop import ControlLoop
     with tempfile.TemporaryDirectory(prefix="hil-regress-") as tmp:
         url = f"udpm://239.255.76.67:{random.randint(20000, 60000)}?ttl=0"
@@ -169,11 +170,11 @@ def _run_serial(sc: Scenario, link: str = "serial"):
         procs = {}
         try:
             # The loop subscribes before the driver starts, so that it cannot miss the first status.
-            loop = ControlLoop(cfg, load_robot(cfg.robot), lcm.LCM(url), mode="lockstep")
+            loop = ControlLoop(cfg, load_robot(cfg.robot), lcm.LCM(url), Mode.LOCKSTEP,
+                               status_wait_s=SERIAL_STATUS_WAIT_S).configure()
             procs["device"] = _spawn(device, config_file, limit)
             _wait_line(procs["device"], ready, 30.0)
             procs["driver"] = _spawn(driver, config_file, limit)
-            loop.status_wait_s = SERIAL_STATUS_WAIT_S
             hand = HandTracker(loop.robot)
             summary = loop.run(sc.spec.duration, on_tick=hand,
                                stop=lambda: any(p.poll() is not None for p in procs.values()))

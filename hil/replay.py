@@ -33,6 +33,7 @@ from messages.enums import FaultCode, SafetyState
 from messages.logs import read_events
 from messages.validation import decode_message
 
+from .lifecycle import Mode
 from .loop import ControlLoop
 from .runlog import read_run_info
 
@@ -72,7 +73,7 @@ def replay(path: str | Path, cfg: RunConfig | None = None, tolerance: float = 1e
     ch = channels_for(cfg)
     robot = load_robot(cfg.robot)
     lc = lcm.LCM("memq://")
-    loop = ControlLoop(cfg, robot, lc, mode="lockstep", trace_every=10)
+    loop = ControlLoop(cfg, robot, lc, Mode.LOCKSTEP, trace_every=10).configure()
     replayed: list[bytes] = []            # the replay's own safety events, as it publishes them
     lc.subscribe(ch.safety, lambda channel, data: replayed.append(data))
     n = robot.n
@@ -89,7 +90,7 @@ def replay(path: str | Path, cfg: RunConfig | None = None, tolerance: float = 1e
     exit_index = sum(1 for e in read_events(path, corrupt=skip) if e.channel == ch.command) - 1 \
         if exit_sent and start is not None and start.mode != "lockstep" else -1
     commands_seen = 0
-    loop.clock.start()
+    loop.activate()
     for event in read_events(path, corrupt=corrupt):
         if event.channel in inputs:
             pending.append(event)
@@ -103,13 +104,13 @@ def replay(path: str | Path, cfg: RunConfig | None = None, tolerance: float = 1e
             bad_recorded += 1
             continue
         pending, found = _deliver(lc, pending, ch.status, status, recorded.utime,
-                                  loop.status.utime if loop.status_count else None)
+                                  loop.status.utime if loop.status_timing.received else None)
         if not found:
             lost += 1
             first_loss = len(diffs) if first_loss is None else first_loss
-        sent = loop.commands_sent
-        loop.tick()
-        if loop.commands_sent == sent:    # no status yet in the replay: nothing to compare
+        sent = loop.command_state.sent
+        loop.update()
+        if loop.command_state.sent == sent:    # no status yet in the replay: nothing to compare
             continue
         d = np.abs(loop.tau_cmd - recorded.torque)
         diffs.append(d)

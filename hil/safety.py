@@ -12,6 +12,8 @@ previous one. Checks run every tick; none raises.
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from core import _control
@@ -24,8 +26,17 @@ from .controllers import gains
 from .sketch import HeadTail
 
 
-class Transition(tuple):
-    """(previous state, new state, fault code, text)."""
+class Transition(NamedTuple):
+    """One change of the safety state, as lcmt_hil_safety_event carries it."""
+    previous: SafetyState
+    state: SafetyState
+    fault: FaultCode
+    text: str
+
+    def describe(self) -> str:
+        """'RUNNING -> FAULT [JOINT_LIMIT]: joint 3 at ...' (the fault only when there is one)."""
+        reason = f" [{self.fault.name}]" if self.fault != FaultCode.NONE else ""
+        return f"{self.previous.name} -> {self.state.name}{reason}: {self.text}"
 
 
 class SafetyMonitor:
@@ -77,7 +88,7 @@ class SafetyMonitor:
         self.state, self.fault, self.fault_text = state, fault, text
         if fault != FaultCode.NONE:
             self.faults_seen.append((tick, self.utime, fault.name, text), fault.name)
-        return Transition((previous, state, fault, text))
+        return Transition(previous, state, fault, text)
 
     def check(self, tick: int, status_age_ticks: int, status_ok: bool, q, v, tracking_error: float):
         """Runs the checks on this tick's state; returns a Transition when the state changed, else None.
@@ -171,10 +182,4 @@ class SafetyMonitor:
         if hit:
             self.saturated_ticks += 1
         return hit
-
-
-def describe(t: Transition) -> str:
-    previous, state, fault, text = t
-    reason = f" [{fault.name}]" if fault != FaultCode.NONE else ""
-    return f"{previous.name} -> {state.name}{reason}: {text}"
 

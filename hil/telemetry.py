@@ -16,6 +16,7 @@ from messages import lcmt_hil_safety_event
 from messages.codec import TelemetryEncoder
 from messages.enums import ControllerState
 
+from .safety import Transition
 from .sketch import LogHistogram
 
 
@@ -229,11 +230,11 @@ class TelemetryPublisher:
             self.encoder.publish(self.lc)
             self.published += 1
 
-    def safety_event(self, tick: int, utime: int, transition, source: str = "safety") -> None:
-        previous, state, fault, text = transition
-        self.encoder.set_text(self.encoder.controller_name, text[:1000])
+    def safety_event(self, tick: int, utime: int, transition: Transition, source: str = "safety") -> None:
+        text = transition.text[:1000]
+        self.encoder.set_text(self.encoder.controller_name, text)
         e = lcmt_hil_safety_event()
         e.utime, e.tick = utime, tick
-        e.previous_state, e.state = int(previous), int(state)
-        e.fault_code, e.fault_text, e.source = int(fault), text[:1000], source
+        e.previous_state, e.state = int(transition.previous), int(transition.state)
+        e.fault_code, e.fault_text, e.source = int(transition.fault), text, source
         self.lc.publish(self.channels.safety, e.encode())

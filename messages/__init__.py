@@ -21,69 +21,23 @@ with Drake's) live in messages.drake; this project's own (LCM package
 - messages.regenerate  `python -m messages.regenerate [--check]`
 See docs/messages.md.
 """
-from messages.drake import (
-    lcmt_contact_results_for_viz,
-    lcmt_force_torque,
-    lcmt_hydroelastic_contact_surface_for_viz,
-    lcmt_hydroelastic_quadrature_per_point_data_for_viz,
-    lcmt_iiwa_command,
-    lcmt_iiwa_status,
-    lcmt_panda_command,
-    lcmt_panda_status,
-    lcmt_point,
-    lcmt_point_pair_contact_info_for_viz,
-    lcmt_quaternion,
-    lcmt_robot_state,
-    lcmt_viewer_command,
-    lcmt_viewer_draw,
-    lcmt_viewer_geometry_data,
-    lcmt_viewer_link_data,
-    lcmt_viewer_load_robot,
-)
-from messages.hilmsg import (
-    lcmt_hil_driver_health,
-    lcmt_hil_estop,
-    lcmt_hil_floating_base_status,
-    lcmt_hil_joint_command,
-    lcmt_hil_joint_plan,
-    lcmt_hil_run_info,
-    lcmt_hil_safety_event,
-    lcmt_hil_telemetry,
-)
+from messages import drake as _drake
+from messages import hilmsg as _hilmsg
 
-DRAKE_TYPES = (
-    lcmt_contact_results_for_viz,
-    lcmt_force_torque,
-    lcmt_hydroelastic_contact_surface_for_viz,
-    lcmt_hydroelastic_quadrature_per_point_data_for_viz,
-    lcmt_iiwa_command,
-    lcmt_iiwa_status,
-    lcmt_panda_command,
-    lcmt_panda_status,
-    lcmt_point,
-    lcmt_point_pair_contact_info_for_viz,
-    lcmt_quaternion,
-    lcmt_robot_state,
-    lcmt_viewer_command,
-    lcmt_viewer_draw,
-    lcmt_viewer_geometry_data,
-    lcmt_viewer_link_data,
-    lcmt_viewer_load_robot,
-)
+
+def _types(package) -> tuple:
+    """The LCM types of an lcm-gen package (its __init__ binds each lcmt_* name to the class)."""
+    return tuple(getattr(package, name) for name in sorted(vars(package)) if name.startswith("lcmt_"))
+
+
+DRAKE_TYPES = _types(_drake)
 """Drake's types, as messages.drake defines them."""
 
-HIL_TYPES = (
-    lcmt_hil_driver_health,
-    lcmt_hil_estop,
-    lcmt_hil_floating_base_status,
-    lcmt_hil_joint_command,
-    lcmt_hil_joint_plan,
-    lcmt_hil_run_info,
-    lcmt_hil_safety_event,
-    lcmt_hil_telemetry,
-)
+HIL_TYPES = _types(_hilmsg)
 """This project's types (LCM package hilmsg)."""
 
 MESSAGE_TYPES = DRAKE_TYPES + HIL_TYPES
+
+globals().update({cls.__name__: cls for cls in MESSAGE_TYPES})     # messages.lcmt_iiwa_status etc.
 
 __all__ = [cls.__name__ for cls in MESSAGE_TYPES] + ["DRAKE_TYPES", "HIL_TYPES", "MESSAGE_TYPES"]

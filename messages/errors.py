@@ -32,7 +32,12 @@ class MessageError(ValueError):
     def _element(self):
         return self.field if self.index is None else f"{self.field}[{self.index}]"
 
+    text = ""
+    """The description's template: str.format of the attributes and `element` (field[index])."""
+
     def _describe(self):
+        if self.text:
+            return self.text.format(**vars(self), element=self._element())
         raise NotImplementedError
 
 
@@ -70,46 +75,36 @@ class OversizedError(SizeError):
     counter = "oversized"
 
     def _describe(self):
-        return (f"buffer of {self.actual} bytes is oversized: the message ends at byte "
-                f"{self.expected}, leaving {self.actual - self.expected} extra")
+        return (f"buffer of {self.actual} bytes is oversized: the message ends at byte {self.expected}, "
+                f"leaving {self.actual - self.expected} extra")
 
 
 class LengthMismatchError(MessageError):
     """A num_* field disagrees with the lengths of the arrays or other counts."""
 
     counter = "length_mismatch"
-
-    def _describe(self):
-        return (f"{self.field}={self.actual} disagrees with the rest of the message, "
-                f"which implies {self.expected}")
+    text = "{field}={actual} disagrees with the rest of the message, which implies {expected}"
 
 
 class NonFiniteError(MessageError):
     """A floating-point value is NaN or infinite."""
 
     counter = "non_finite"
-
-    def _describe(self):
-        return (f"{self._element()} is {self.actual!r}; values must be finite "
-                f"(and within float32 range in float fields)")
+    text = "{element} is {actual!r}; values must be finite (and within float32 range in float fields)"
 
 
 class JointCountError(MessageError):
     """The message's joint count disagrees with the robot model."""
 
     counter = "joint_count"
-
-    def _describe(self):
-        return f"{self.field} has {self.actual} joints but the model has {self.expected}"
+    text = "{field} has {actual} joints but the model has {expected}"
 
 
 class JointNamesError(MessageError):
     """The message's joint names disagree with the robot model."""
 
     counter = "joint_names"
-
-    def _describe(self):
-        return f"{self._element()} is not the model's {self.expected!r}"
+    text = "{element} is not the model's {expected!r}"
 
 
 class MalformedError(MessageError):

@@ -41,6 +41,12 @@ from .protocol import (
 )
 
 _MSG_TYPES = {t.value: t for t in MsgType}
+
+
+def _by_type(coder) -> dict:
+    """{message type: the coder's method for it}: FrameEncoder's and FrameDecoder's are named after
+    the type (JOINT_STATE: _joint_state, ...)."""
+    return {t: getattr(coder, f"_{t.name.lower()}") for t in MsgType}
 _MODES = {m.value: m for m in CommandMode}
 _NODE_STATES = {s.value: s for s in NodeState}
 _EFFORT_KINDS = {k.value: k for k in EffortKind}
@@ -134,14 +140,7 @@ class FrameEncoder:
         self._frame.data[:3] = SYNC + bytes([PROTOCOL_VERSION])
         self.joint_count = joint_count
         self.seq = seq
-        self._encoders = {
-            MsgType.JOINT_STATE: self._joint_state,
-            MsgType.COMMAND: self._command,
-            MsgType.HEARTBEAT: self._heartbeat,
-            MsgType.FAULT_REPORT: self._fault_report,
-            MsgType.CONFIG: self._config,
-            MsgType.CONFIG_REQUEST: self._config_request,
-        }
+        self._encoders = _by_type(self)
 
     def encode(self, msg: Message) -> memoryview:
         """The frame of `msg`, a view of the encoder's buffer valid until the next encode."""
@@ -218,14 +217,7 @@ class FrameDecoder:
         self._frame = _FrameBuffer(joint_count)
         self.joint_count = joint_count
         self.latest = LatestMessages(joint_count)
-        self._decoders = {
-            MsgType.JOINT_STATE: self._joint_state,
-            MsgType.COMMAND: self._command,
-            MsgType.HEARTBEAT: self._heartbeat,
-            MsgType.FAULT_REPORT: self._fault_report,
-            MsgType.CONFIG: self._config,
-            MsgType.CONFIG_REQUEST: self._config_request,
-        }
+        self._decoders = _by_type(self)
 
     def decode(self, frame, header=None) -> Message:
         """Decodes one whole frame into its container in `latest` and returns the container.
@@ -285,30 +277,25 @@ class FrameDecoder:
         return value
 
     def _joint_state(self, msg_type, seq, length):
-        frame = self._frame
-        time_us, status, command_seq, mode, count = STATE_PREFIX.unpack_from(
-            frame.data, HEADER_SIZE
-        )
-        self._check_count(msg_type, seq, length, count)
-        mode = self._lookup(_MODES, mode, "command mode", msg_type, seq)
-        msg = self.latest.joint_state
-        msg.time_us = time_us
-        msg.status = status
-        msg.command_seq = command_seq
-        msg.mode = mode
-        msg.values[...] = frame.state_values
+        time_us, status, command_seq, mode, count = STATE_PREFIX.unpack_from(self._frame.data, HEADER_SIZE)
+        msg = self._joint_values(self.latest.joint_state, self._frame.state_values, msg_type, seq, length,
+                                 count, mode)
+        msg.time_us, msg.status, msg.command_seq = time_us, status, command_seq
         return msg
 
     def _command(self, msg_type, seq, length):
-        frame = self._frame
-        time_us, watchdog_ms, mode, count = COMMAND_PREFIX.unpack_from(frame.data, HEADER_SIZE)
+        time_us, watchdog_ms, mode, count = COMMAND_PREFIX.unpack_from(self._frame.data, HEADER_SIZE)
+        msg = self._joint_values(self.latest.command, self._frame.command_values, msg_type, seq, length,
+                                 count, mode)
+        msg.time_us, msg.watchdog_ms = time_us, watchdog_ms
+        return msg
+
+    def _joint_values(self, msg, values, msg_type, seq, length, count, mode):
+        """`msg` with the frame's per-joint `values` and command mode, once the joint count and the
+        mode are checked (nothing is written before)."""
         self._check_count(msg_type, seq, length, count)
-        mode = self._lookup(_MODES, mode, "command mode", msg_type, seq)
-        msg = self.latest.command
-        msg.time_us = time_us
-        msg.watchdog_ms = watchdog_ms
-        msg.mode = mode
-        msg.values[...] = frame.command_values
+        msg.mode = self._lookup(_MODES, mode, "command mode", msg_type, seq)
+        msg.values[...] = values
         return msg
 
     def _heartbeat(self, msg_type, seq, length):

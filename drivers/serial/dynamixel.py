@@ -13,10 +13,9 @@ from __future__ import annotations
 from enum import IntEnum
 from struct import Struct
 
-import numpy as np
-
 from ._servo_wire import crc16, dxl_finish, dxl_unstuff
-from .bus_stream import PacketStream, slot_values
+from .bus_packets import BusPacketWriter, BusSyncWrite
+from .bus_stream import PacketStream
 
 HEADER = b"\xff\xff\xfd\x00"
 BROADCAST_ID = 0xFE
@@ -72,9 +71,12 @@ def describe_error(error: int) -> str:
     return ", ".join(parts) or "no error"
 
 
-class PacketWriter:
-    """Builds packets in one preallocated buffer; each method returns a memoryview of the sealed
-    packet, valid until the next call. Parameters are written into `raw` from offset 8."""
+class PacketWriter(BusPacketWriter):
+    """Builds Protocol 2.0 packets in one preallocated buffer (bus_packets.BusPacketWriter); each
+    method returns a memoryview of the sealed packet, valid until the next call. Parameters are
+    written into `raw` from offset 8."""
+
+    PARAMS, ADDRESS_SIZE, BROADCAST_ID, Instruction = 8, 4, BROADCAST_ID, Instruction
 
     def __init__(self, max_size: int = MAX_PACKET):
         self.raw = bytearray(max_size)
@@ -89,37 +91,18 @@ class PacketWriter:
         raw[7] = instruction
         return self._view[:dxl_finish(raw, 8 + n_params, self._out)]
 
-    def ping(self, servo_id: int) -> memoryview:
-        return self.seal(servo_id, Instruction.PING, 0)
+    def _put_address(self, p: int, address: int, length: int | None = None) -> int:
+        if length is None:
+            _U16.pack_into(self.raw, p, address)
+            return 2
+        _READ.pack_into(self.raw, p, address, length)
+        return 4
 
     def reboot(self, servo_id: int) -> memoryview:
         return self.seal(servo_id, Instruction.REBOOT, 0)
 
-    def read(self, servo_id: int, address: int, length: int) -> memoryview:
-        _READ.pack_into(self.raw, 8, address, length)
-        return self.seal(servo_id, Instruction.READ, 4)
-
-    def write(self, servo_id: int, address: int, data, instruction: int = Instruction.WRITE) -> memoryview:
-        _U16.pack_into(self.raw, 8, address)
-        self.raw[10:10 + len(data)] = data
-        return self.seal(servo_id, instruction, 2 + len(data))
-
     def sync_read(self, address: int, length: int, ids, fast: bool = False) -> memoryview:
-        _READ.pack_into(self.raw, 8, address, length)
-        self.raw[12:12 + len(ids)] = bytes(ids)
-        return self.seal(BROADCAST_ID, Instruction.FAST_SYNC_READ if fast else Instruction.SYNC_READ, 4 + len(ids))
-
-    def sync_write(self, address: int, length: int, rows) -> memoryview:
-        """rows: (id, data bytes of `length`) pairs."""
-        _READ.pack_into(self.raw, 8, address, length)
-        p = 12
-        for servo_id, data in rows:
-            if len(data) != length:
-                raise ValueError(f"SYNC WRITE data of ID {servo_id} has {len(data)} bytes, expected {length}")
-            self.raw[p] = servo_id
-            self.raw[p + 1:p + 1 + length] = data
-            p += 1 + length
-        return self.seal(BROADCAST_ID, Instruction.SYNC_WRITE, p - 8)
+        return super().sync_read(address, length, ids, Instruction.FAST_SYNC_READ if fast else None)
 
     def bulk_read(self, entries, fast: bool = False) -> memoryview:
         """entries: (id, address, length) triples."""
@@ -137,21 +120,11 @@ class PacketWriter:
         return self.seal(servo_id, Instruction.STATUS, 1 + len(data))
 
 
-class SyncWritePacket:
-    """A SYNC WRITE of one register for fixed IDs, rebuilt in place every cycle without allocating.
+class SyncWritePacket(BusSyncWrite):
+    """A SYNC WRITE of one register for fixed IDs, rebuilt in place every cycle without allocating
+    (bus_packets.BusSyncWrite): `values` takes the register of each ID; send `seal()`."""
 
-    `values` is a numpy view of the register field of each ID's slot (dtype e.g. '<i4');
-    assign it (``np.copyto(p.values, ticks, casting='unsafe')``) and send `seal()`."""
-
-    def __init__(self, address: int, dtype, ids):
-        dtype = np.dtype(dtype)
-        self.writer = PacketWriter(16 + len(ids) * (1 + dtype.itemsize))
-        _READ.pack_into(self.writer.raw, 8, address, dtype.itemsize)
-        self.values = slot_values(self.writer.raw, 12, dtype, ids)
-        self._n_params = 4 + len(ids) * (1 + dtype.itemsize)
-
-    def seal(self) -> memoryview:
-        return self.writer.seal(BROADCAST_ID, Instruction.SYNC_WRITE, self._n_params)
+    Writer, OVERHEAD = PacketWriter, 4
 
 
 class PacketParser(PacketStream):

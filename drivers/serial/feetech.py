@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from enum import IntEnum, IntFlag
 
-import numpy as np
-
 from ._servo_wire import scs_checksum
-from .bus_stream import PacketStream, slot_values
+from .bus_packets import BusPacketWriter, BusSyncWrite
+from .bus_stream import PacketStream
 
 BROADCAST_ID = 0xFE
 MAX_ID = 0xFC
@@ -46,9 +45,12 @@ def describe_error(error: int) -> str:
     return ", ".join(names) or "no error"
 
 
-class PacketWriter:
-    """Builds packets in one preallocated buffer; methods return a memoryview of the packet,
-    valid until the next call. Parameters go into `raw` from offset 5."""
+class PacketWriter(BusPacketWriter):
+    """Builds Feetech packets in one preallocated buffer (bus_packets.BusPacketWriter); methods
+    return a memoryview of the packet, valid until the next call. Parameters go into `raw` from
+    offset 5."""
+
+    PARAMS, ADDRESS_SIZE, BROADCAST_ID, Instruction = 5, 2, BROADCAST_ID, Instruction
 
     def __init__(self, max_size: int = MAX_PACKET):
         self.raw = bytearray(max_size)
@@ -66,57 +68,23 @@ class PacketWriter:
         raw[5 + n_params] = scs_checksum(raw, 2, 5 + n_params)
         return self._view[:6 + n_params]
 
-    def ping(self, servo_id: int) -> memoryview:
-        return self.seal(servo_id, Instruction.PING, 0)
-
-    def read(self, servo_id: int, address: int, length: int) -> memoryview:
-        self.raw[5] = address
-        self.raw[6] = length
-        return self.seal(servo_id, Instruction.READ, 2)
-
-    def write(self, servo_id: int, address: int, data, instruction: int = Instruction.WRITE) -> memoryview:
-        self.raw[5] = address
-        self.raw[6:6 + len(data)] = data
-        return self.seal(servo_id, instruction, 1 + len(data))
-
-    def sync_read(self, address: int, length: int, ids) -> memoryview:
-        self.raw[5] = address
-        self.raw[6] = length
-        self.raw[7:7 + len(ids)] = bytes(ids)
-        return self.seal(BROADCAST_ID, Instruction.SYNC_READ, 2 + len(ids))
-
-    def sync_write(self, address: int, length: int, rows) -> memoryview:
-        """rows: (id, data bytes of `length`) pairs."""
-        self.raw[5] = address
-        self.raw[6] = length
-        p = 7
-        for servo_id, data in rows:
-            if len(data) != length:
-                raise ValueError(f"SYNC WRITE data of ID {servo_id} has {len(data)} bytes, expected {length}")
-            self.raw[p] = servo_id
-            self.raw[p + 1:p + 1 + length] = data
-            p += 1 + length
-        return self.seal(BROADCAST_ID, Instruction.SYNC_WRITE, p - 5)
+    def _put_address(self, p: int, address: int, length: int | None = None) -> int:
+        self.raw[p] = address
+        if length is None:
+            return 1
+        self.raw[p + 1] = length
+        return 2
 
     def status(self, servo_id: int, error: int, data=b"") -> memoryview:
         self.raw[5:5 + len(data)] = data
         return self.seal(servo_id, error, len(data))
 
 
-class SyncWritePacket:
-    """A SYNC WRITE of one register for fixed IDs, rebuilt in place each cycle (see
-    dynamixel.SyncWritePacket); dtype '<u2' for STS, '>u2' for SCS registers."""
+class SyncWritePacket(BusSyncWrite):
+    """A SYNC WRITE of one register for fixed IDs, rebuilt in place each cycle (bus_packets.BusSyncWrite);
+    dtype '<u2' for STS, '>u2' for SCS registers."""
 
-    def __init__(self, address: int, dtype, ids):
-        dtype = np.dtype(dtype)
-        self.writer = PacketWriter(8 + len(ids) * (1 + dtype.itemsize))
-        self.writer.raw[5] = address
-        self.writer.raw[6] = dtype.itemsize
-        self.values = slot_values(self.writer.raw, 7, dtype, ids)
-        self._n_params = 2 + len(ids) * (1 + dtype.itemsize)
-
-    def seal(self) -> memoryview:
-        return self.writer.seal(BROADCAST_ID, Instruction.SYNC_WRITE, self._n_params)
+    Writer, OVERHEAD = PacketWriter, 1
 
 
 class PacketParser(PacketStream):

@@ -19,6 +19,7 @@ from dynamics_cy import (
     UnitInertia,
     WeldJoint,
 )
+from tests.plants import double_pendulum
 
 G = 9.81
 Y = np.array([0.0, 1.0, 0.0])
@@ -30,18 +31,6 @@ def pendulum(m=2.0, l=0.7, I_cm=(0.1, 0.2, 0.3)):
         I_cm[0], I_cm[1], I_cm[2])).CalcRotationalInertia())
     link = plant.AddRigidBody("link", M)
     plant.AddJoint(RevoluteJoint("pin", plant.world_frame(), link.body_frame(), Y))
-    plant.Finalize()
-    return plant
-
-
-def double_pendulum(m1=1.5, m2=0.8, l1=0.6, l2=0.45, damping=0.0):
-    """Point masses m1, m2 at the ends of links l1, l2, both joints about y."""
-    plant = MultibodyPlant(0.0)
-    b1 = plant.AddRigidBody("upper", SpatialInertia.PointMass(m1, [0, 0, -l1]))
-    b2 = plant.AddRigidBody("lower", SpatialInertia.PointMass(m2, [0, 0, -l2]))
-    elbow = plant.AddFrame(FixedOffsetFrame("elbow", b1.body_frame(), RigidTransform([0, 0, -l1])))
-    plant.AddJoint(RevoluteJoint("shoulder", plant.world_frame(), b1.body_frame(), Y, damping=damping))
-    plant.AddJoint(RevoluteJoint("elbow", elbow, b2.body_frame(), Y, damping=damping))
     plant.Finalize()
     return plant
 

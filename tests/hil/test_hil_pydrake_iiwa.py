@@ -41,14 +41,14 @@ def run_against_drake(url, mode, period, trajectory, seconds=2.0, **controller):
             "safety": {"recover": True, "recover_after_periods": 20},
             "robot": {"command": COMMAND[mode]},
             "controller": {"type": "computed_torque", "robot_compensates_gravity": True, **controller}})
-        loop = ControlLoop(cfg, load_robot(cfg.robot), lcm.LCM(url), mode="realtime")
+        loop = ControlLoop(cfg, load_robot(cfg.robot), lcm.LCM(url), mode="realtime").configure()
         # `seconds` of the robot's time: pydrake's process may run slower than the wall clock here
         start = []
 
         def done():
-            if loop.status_count and not start:
-                start.append(loop.robot_ns)
-            return bool(start) and loop.robot_ns - start[0] >= seconds * 1e9
+            if loop.status_timing.received and not start:
+                start.append(loop.status_timing.robot_ns)
+            return bool(start) and loop.status_timing.robot_ns - start[0] >= seconds * 1e9
         summary = loop.run(60.0, stop=done)
         drake = json.loads(sim.communicate(timeout=120)[0].strip().splitlines()[-1])
     finally:

@@ -64,7 +64,7 @@ def test_kuka_startup_waits_the_guard_bridges_utime_minus_one_and_learns_200_hz(
     assert "waiting 0.3 s (loop.start_guard)" in summary["startup"]
     assert "status timeout 15.0 ms" in summary["startup"]
     # the trajectory clock ran on across the switch: 2 s of robot time for 2 s of run, no 1.7e9 s jump
-    assert 1.9e9 < loop.robot_ns < 2.6e9
+    assert 1.9e9 < loop.status_timing.robot_ns < 2.6e9
 
 
 def test_without_the_guard_the_kuka_driver_aborts():
@@ -72,8 +72,7 @@ def test_without_the_guard_the_kuka_driver_aborts():
     cfg = load_config("configs/real/kuka_position_torque.yaml", {"viz": False, "loop": {"start_guard": 0.0}})
     lc = lcm.LCM("memq://")
     sim = SimulatedRobot(build_plant(cfg.robot), load_sim_config(cfg.sim, "sim"), "iiwa", channels_for(cfg), lc)
-    loop = ControlLoop(cfg, load_robot(cfg.robot), lc, mode="lockstep")
-    loop.sim = sim
+    loop = ControlLoop(cfg, load_robot(cfg.robot), lc, mode="lockstep", sim=sim).configure()
     sim.publish_status()
     loop.run(0.5)
     assert sim.exited.message == "First command received within guard time.  Aborting."
@@ -99,14 +98,14 @@ def test_the_exit_command_is_the_documented_safe_command(name):
     q, v = loop.q.copy(), loop.v.copy()       # the state it left from
     while lc.handle_timeout(0) > 0:
         pass
-    assert loop.exit_command_sent
+    assert loop.command_state.exit_sent
     d = CommandDecoder(loop.robot.protocol, 7)
     assert d.decode(got[-1]), d.last_error
-    if loop.send_q:
+    if loop.command_state.send_q:
         np.testing.assert_allclose(d.position, q)                  # hold where it is
-    if loop.send_v:
+    if loop.command_state.send_v:
         assert not d.velocity.any()
-    if loop.send_tau:
+    if loop.command_state.send_tau:
         expect = -loop.cfg.safety.damping[0] * v
         np.testing.assert_allclose(d.torque, expect, atol=1e-9)    # damping; the robot holds gravity
     assert sim.exited is None
@@ -161,11 +160,12 @@ def test_a_jump_of_the_setpoint_reaches_the_driver_at_most_at_the_velocity_limit
     loop, sim, _ = start("kuka_position_torque", "driver_first", {"type": "hold"})
     loop.trajectory = JumpAfter(0.02, 0.2)
     if not limited:
-        loop.q_step[:] = np.inf
+        loop.command_state.q_step[:] = np.inf
         assert [f["fault"] for f in run(loop, 1.0)["faults"]] == ["VELOCITY_LIMIT"]
         return
     sent = []
-    summary = run(loop, 1.0, on_tick=lambda lp: sent.append(lp.q_cmd.copy()) if lp.safety.commanding else None)
+    summary = run(loop, 1.0,
+                  on_tick=lambda lp: sent.append(lp.command_state.q_cmd.copy()) if lp.safety.commanding else None)
     assert summary["faults"] == [], summary["faults"]
     q_cmd = np.array(sent)
     step = np.abs(np.diff(q_cmd, axis=0))

@@ -50,7 +50,7 @@ class Chain:
     def loop(self):
         """The HIL loop on the config, recording DRIVER_HEALTH as it handles LCM."""
         lc = lcm.LCM(self.cfg.lcm.url)
-        loop = ControlLoop(self.cfg, load_robot(self.cfg.robot), lc, mode="realtime")
+        loop = ControlLoop(self.cfg, load_robot(self.cfg.robot), lc, mode="realtime").configure()
         lc.subscribe(channels_for(self.cfg).driver_health,
                      lambda channel, data: self.health.append(lcmt_hil_driver_health.decode(data)))
         return loop
@@ -102,7 +102,7 @@ class Watch:
         if loop.safety.state.name != self.state:
             self.state = loop.safety.state.name
             self.transitions.append((loop.tick_index, self.state, loop.status.utime))
-        age = loop.tick_index - 1 - loop.last_status_tick        # as the tick that just ran saw it
+        age = loop.tick_index - 1 - loop.status_timing.last_tick        # as the tick that just ran saw it
         if age >= loop.cfg.safety.status_timeout_periods:
             self.timed_out.append((loop.tick_index, loop.status.utime, age))
 

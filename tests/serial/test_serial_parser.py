@@ -67,16 +67,23 @@ def corrupt(frames, damage):
     return b"".join(damage(bytearray(f)) if i in CORRUPTED else f for i, f in enumerate(frames))
 
 
+def parse_damaged(state_frames, rng, damage):
+    """N_FRAMES state frames, those in CORRUPTED passed through `damage`, fed in random chunks: every
+    intact frame, and only those, comes out. Returns the parser."""
+    parser = StreamParser(7)
+    indices = received(parser)
+    feed_in_chunks(parser, corrupt(state_frames(N_FRAMES), damage), rng, 300)
+    assert indices == [i for i in range(N_FRAMES) if i not in CORRUPTED]
+    return parser
+
+
 def test_bit_flips_in_payload_are_crc_errors_and_the_rest_is_recovered(state_frames, rng):
     def flip(frame):
         bit = int(rng.integers(8 * 8, 8 * (SIZE - 4)))
         frame[bit // 8] ^= 1 << (bit % 8)
         return frame
 
-    parser = StreamParser(7)
-    indices = received(parser)
-    feed_in_chunks(parser, corrupt(state_frames(N_FRAMES), flip), rng, 300)
-    assert indices == [i for i in range(N_FRAMES) if i not in CORRUPTED]
+    parser = parse_damaged(state_frames, rng, flip)
     s = parser.stats
     assert (s.crc_errors, s.resyncs, s.seq_gaps, s.frames_missed) == (20, 20, 20, 20)
     assert s.bytes_dropped == 20 * SIZE and parser.buffered == 0
@@ -89,10 +96,7 @@ def test_bit_flips_anywhere_never_pass_and_never_lose_a_good_frame(state_frames,
             frame[bit // 8] ^= 1 << (bit % 8)
         return frame
 
-    parser = StreamParser(7)
-    indices = received(parser)
-    feed_in_chunks(parser, corrupt(state_frames(N_FRAMES), flip), rng, 300)
-    assert indices == [i for i in range(N_FRAMES) if i not in CORRUPTED]
+    parser = parse_damaged(state_frames, rng, flip)
     s = parser.stats
     assert s.resyncs == 20 and s.bytes_dropped == 20 * SIZE and s.frames_missed == 20
     assert 0 < s.crc_errors + s.header_errors == len(parser.errors)
@@ -103,10 +107,7 @@ def test_dropped_bytes_reject_only_the_damaged_frames(state_frames, rng):
         del frame[int(rng.integers(0, SIZE))]
         return frame
 
-    parser = StreamParser(7)
-    indices = received(parser)
-    feed_in_chunks(parser, corrupt(state_frames(N_FRAMES), drop), rng, 300)
-    assert indices == [i for i in range(N_FRAMES) if i not in CORRUPTED]
+    parser = parse_damaged(state_frames, rng, drop)
     s = parser.stats
     assert s.resyncs == 20 and s.bytes_dropped == 20 * (SIZE - 1)
     assert (s.seq_gaps, s.frames_missed) == (20, 20)

@@ -21,24 +21,24 @@ def restuffed(sdk_packet: bytes) -> bytes:
     return bytes(out[:dxl_finish(sdk_packet[:-2], len(sdk_packet) - 2, out)])
 
 
-@pytest.fixture
-def dxl_port():
+def sdk_port(sdk, protocol):
+    """(pty, the SDK's PortHandler open on it, its PacketHandler(protocol)), closed after the test."""
     pty = PtyPair()
-    port = dxl_sdk.PortHandler(pty.path)
+    port = sdk.PortHandler(pty.path)
     assert port.openPort()
-    yield pty, port, dxl_sdk.PacketHandler(2.0)
+    yield pty, port, sdk.PacketHandler(protocol)
     port.closePort()
     pty.close()
+
+
+@pytest.fixture
+def dxl_port():
+    yield from sdk_port(dxl_sdk, 2.0)
 
 
 @pytest.fixture
 def ft_port():
-    pty = PtyPair()
-    port = scs.PortHandler(pty.path)
-    assert port.openPort()
-    yield pty, port, scs.PacketHandler(0)
-    port.closePort()
-    pty.close()
+    yield from sdk_port(scs, 0)
 
 
 def test_crc16_check_value_and_sdk_table():

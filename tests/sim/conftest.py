@@ -8,13 +8,12 @@ import pytest
 from dynamics_cy import (
     Box,
     CoulombFriction,
-    FixedOffsetFrame,
     MultibodyPlant,
-    RevoluteJoint,
     RigidTransform,
     SpatialInertia,
     UnitInertia,
 )
+from tests.plants import double_pendulum
 
 G = 9.81
 
@@ -26,19 +25,6 @@ def free_box(mass=2.0, size=(0.2, 0.1, 0.05), mu=0.5, gravity=None):
     plant.RegisterCollisionGeometry(box, RigidTransform(), Box(*size), "box_collision", CoulombFriction(mu, mu))
     if gravity is not None:
         plant.mutable_gravity_field().set_gravity_vector(gravity)
-    plant.Finalize()
-    return plant
-
-
-def double_pendulum(m1=1.5, m2=0.8, l1=0.6, l2=0.45, damping=0.0):
-    """Point masses m1, m2 at the ends of links l1, l2, both joints about y, no limits."""
-    plant = MultibodyPlant(0.0)
-    y = np.array([0.0, 1.0, 0.0])
-    b1 = plant.AddRigidBody("upper", SpatialInertia.PointMass(m1, [0, 0, -l1]))
-    b2 = plant.AddRigidBody("lower", SpatialInertia.PointMass(m2, [0, 0, -l2]))
-    elbow = plant.AddFrame(FixedOffsetFrame("elbow", b1.body_frame(), RigidTransform([0, 0, -l1])))
-    plant.AddJoint(RevoluteJoint("shoulder", plant.world_frame(), b1.body_frame(), y, damping=damping))
-    plant.AddJoint(RevoluteJoint("elbow", elbow, b2.body_frame(), y, damping=damping))
     plant.Finalize()
     return plant
 

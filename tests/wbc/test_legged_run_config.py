@@ -54,8 +54,8 @@ def test_go2_stands_in_lockstep_through_the_loop(tmp_path):
     """10 s standing: the base moves less than 1 mm after 0.5 s of settling, every foot touches, no
     fault; the exit command is the safe damping command and reaches the robot; the run log has it."""
     cfg = load_config(CONFIGS / "legged" / "go2.yaml", {"telemetry": {"log": str(tmp_path / "go2.lcmlog")}})
-    loop = LeggedLoop(cfg, lcm.LCM("memq://"), mode="lockstep")
-    sim = loop.attach_sim()
+    loop = LeggedLoop(cfg, lcm.LCM("memq://"), mode="lockstep").configure()
+    sim = loop.sim
     settled = []
 
     def each_step(lp):
@@ -83,7 +83,7 @@ def test_a_silent_robot_is_a_status_timeout(tmp_path):
     """Real time: the simulated robot stops publishing; the loop goes to the safe state and says why."""
     url = "udpm://239.255.76.67:7691?ttl=0"
     cfg = load_config(CONFIGS / "legged" / "go2.yaml", {"lcm": {"url": url}})
-    loop = LeggedLoop(cfg, lcm.LCM(url))
+    loop = LeggedLoop(cfg, lcm.LCM(url)).configure()
     from hil.legged_loop import make_legged_sim
     sim = make_legged_sim(cfg, loop.plant, loop.contacts, loop.q0, lcm.LCM(url), lockstep=False)
     sim.publish_status()
