@@ -225,6 +225,7 @@ def replay_legged(path, cfg, start, end, tolerance: float, corrupt, skip, viz_ur
     plant, contacts, _ = load_legged(cfg.robot.model, simulation=True, feet=legged_feet(cfg))
     lc = lcm.LCM("memq://")
     ctl = make_legged_control(cfg, plant, contacts, lc)
+    ctl.activate()
     published: list[bytes] = []
     lc.subscribe(ch.command, lambda channel, data: published.append(data))
     drawing = None

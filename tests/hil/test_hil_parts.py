@@ -168,29 +168,29 @@ def test_safety_state_machine(robot):
     s = monitor(robot, recover=True, recover_after_periods=2, max_tracking_error=0.1)
     q, v = np.zeros(7), np.zeros(7)
     assert s.check(0, 0, False, q, v, 0.0) is None and s.state == SafetyState.INIT
-    assert s.check(1, 0, True, q, v, 0.0)[1] == SafetyState.RUNNING
+    assert s.check(1, 0, True, q, v, 0.0).state == SafetyState.RUNNING
     t = s.check(2, 3, False, q, v, 0.0)
-    assert t[1] == SafetyState.FAULT and t[2] == FaultCode.STATUS_TIMEOUT and "3 periods" in t[3]
+    assert t.state == SafetyState.FAULT and t.fault == FaultCode.STATUS_TIMEOUT and "3 periods" in t.text
     assert s.check(3, 0, True, q, v, 0.0) is None
-    assert s.check(4, 0, True, q, v, 0.0)[1] == SafetyState.RUNNING      # recovered after 2 clear ticks
+    assert s.check(4, 0, True, q, v, 0.0).state == SafetyState.RUNNING   # recovered after 2 clear ticks
     q_bad = q.copy()
     q_bad[3] = -2.2
     t = s.check(5, 0, True, q_bad, v, 0.0)
-    assert t[2] == FaultCode.JOINT_LIMIT and "joint 3" in t[3]
+    assert t.fault == FaultCode.JOINT_LIMIT and "joint 3" in t.text
     s2 = monitor(robot)
     s2.check(0, 0, True, q, v, 0.0)
     v_bad = v.copy()
     v_bad[6] = 10.0
-    assert s2.check(1, 0, True, q, v_bad, 0.0)[2] == FaultCode.VELOCITY_LIMIT
+    assert s2.check(1, 0, True, q, v_bad, 0.0).fault == FaultCode.VELOCITY_LIMIT
     assert s2.check(2, 0, True, q, v, 0.0) is None and s2.state == SafetyState.FAULT   # no recover: latched
     s3 = monitor(robot, max_tracking_error=0.1)
     s3.check(0, 0, True, q, v, 0.0)
-    assert s3.check(1, 0, True, q, v, 0.2)[2] == FaultCode.CONTROLLER
+    assert s3.check(1, 0, True, q, v, 0.2).fault == FaultCode.CONTROLLER
     nan = q.copy()
     nan[0] = np.nan
     s4 = monitor(robot)
     s4.check(0, 0, True, q, v, 0.0)
-    assert s4.check(1, 0, True, nan, v, 0.0)[2] == FaultCode.STATUS_INVALID
+    assert s4.check(1, 0, True, nan, v, 0.0).fault == FaultCode.STATUS_INVALID
 
 
 def test_estop_latches_safe_stop_and_release_restarts(robot):
@@ -203,15 +203,15 @@ def test_estop_latches_safe_stop_and_release_restarts(robot):
     lc.publish("ESTOP", msg.encode())
     lc.handle_timeout(0)
     t = s.check(1, 0, True, q, v, 0.0)
-    assert t[1] == SafetyState.SAFE_STOP and t[2] == FaultCode.ESTOP and "pendant" in t[3]
+    assert t.state == SafetyState.SAFE_STOP and t.fault == FaultCode.ESTOP and "pendant" in t.text
     msg.latched = False
     lc.publish("ESTOP", msg.encode())
     lc.handle_timeout(0)
-    assert s.check(2, 0, True, q, v, 0.0)[1] == SafetyState.INIT
-    assert s.check(3, 0, True, q, v, 0.0)[1] == SafetyState.RUNNING
+    assert s.check(2, 0, True, q, v, 0.0).state == SafetyState.INIT
+    assert s.check(3, 0, True, q, v, 0.0).state == SafetyState.RUNNING
     lc.publish("ESTOP", b"garbage")                    # unreadable: treated as pressed
     lc.handle_timeout(0)
-    assert s.check(4, 0, True, q, v, 0.0)[1] == SafetyState.SAFE_STOP
+    assert s.check(4, 0, True, q, v, 0.0).state == SafetyState.SAFE_STOP
 
 
 def test_saturation_and_rate_limit_and_safe_commands(robot):

@@ -31,8 +31,8 @@ def test_the_g1_preset_written_out(tmp_path):
     """Two soles of the preset's size: the same controller (the same torques standing) and the same
     collision spheres and standing height as the preset's 4 corner points per foot."""
     cfg = legged("g1", [{"frame": f"{s}_ankle_roll_link", "sole": G1_SOLE} for s in ("left", "right")], tmp_path)
-    ours, preset = LeggedLoop(cfg, lcm.LCM("memq://"), "lockstep"), LeggedLoop(
-        load_config(CONFIGS / "legged" / "g1.yaml"), lcm.LCM("memq://"), "lockstep")
+    ours, preset = LeggedLoop(cfg, lcm.LCM("memq://"), "lockstep").configure(), LeggedLoop(
+        load_config(CONFIGS / "legged" / "g1.yaml"), lcm.LCM("memq://"), "lockstep").configure()
     assert all(isinstance(c, ContactSurface) for c in ours.contacts)
     np.testing.assert_allclose(ours.q0, preset.q0, atol=1e-12)
     a, b = ours.ctl.wbc, preset.ctl.wbc
@@ -49,7 +49,7 @@ def test_a_narrower_sole_reaches_the_controller_and_the_simulator(tmp_path):
     the Go2 with its points written out stands in lockstep."""
     sole = dict(G1_SOLE, length=0.12)
     cfg = legged("g1", [{"frame": f"{s}_ankle_roll_link", "sole": sole} for s in ("left", "right")], tmp_path)
-    loop = LeggedLoop(cfg, lcm.LCM("memq://"), "lockstep")
+    loop = LeggedLoop(cfg, lcm.LCM("memq://"), "lockstep").configure()
     assert [g.half_length for g in loop.ctl.wbc.groups] == [pytest.approx(0.06)] * 2
     body = loop.plant.GetBodyByName("left_ankle_roll_link")
     spheres = loop.plant.GetCollisionGeometriesForBody(body)
@@ -57,8 +57,8 @@ def test_a_narrower_sole_reaches_the_controller_and_the_simulator(tmp_path):
     assert len(spheres) == 4 and len(xs) == 2 and xs[1] - xs[0] == pytest.approx(0.12)
     go2 = legged("go2", [{"frame": f"{leg}_foot", "point": [0, 0, 0]} for leg in ("FL", "FR", "RL", "RR")],
                  tmp_path)
-    loop = LeggedLoop(go2, lcm.LCM("memq://"), "lockstep")
-    sim = loop.attach_sim()
+    loop = LeggedLoop(go2, lcm.LCM("memq://"), "lockstep").configure()
+    sim = loop.sim
     summary = loop.run(0.3)
     assert summary["fault"] is None and summary["feet_in_contact"] and np.linalg.norm(sim.physics.v[3:6]) < 0.05
 

@@ -24,8 +24,8 @@ def record(path, seconds, push_at=None):
     """A lockstep run of configs/legged/go2.yaml logged to `path`; a 30 N·s lateral push (300 N for
     0.1 s) at step `push_at` makes feet leave the ground (the foot-loss fault)."""
     cfg = load_config(CONFIGS / "legged" / "go2.yaml", {"telemetry": {"log": str(path)}})
-    loop = LeggedLoop(cfg, lcm.LCM("memq://"), mode="lockstep")
-    sim = loop.attach_sim()
+    loop = LeggedLoop(cfg, lcm.LCM("memq://"), mode="lockstep").configure()
+    sim = loop.sim
 
     def each_step(lp):
         if push_at is not None and sim.physics.steps == push_at:
