@@ -235,3 +235,44 @@ def test_meldis_draws_the_panda_with_its_meshes(multicast_url):
         X_WB = np.array(scene["set_transform", path.format(link)]["matrix"]).reshape(4, 4).T
         expected_X_WB = robot.plant.EvalBodyPoseInWorld(context, robot.plant.GetBodyByName(link)).GetAsMatrix4()
         np.testing.assert_allclose(X_WB, expected_X_WB, atol=1e-6, err_msg=link)
+
+
+def test_meldis_draws_the_go2_standing_with_its_foot_forces(multicast_url):
+    """Issue 18: the Go2 of example-robot-data standing under whole-body control (lockstep,
+    hil.legged_scenario.LeggedRig) with the simulator's viewer and contact results on a multicast
+    group: Meldis's scene holds the ground, every link of the Go2 at the simulated poses and one
+    force arrow per foot, at the foot, along the force on the world (the feet carry the robot)."""
+    pytest.importorskip("cmeel", reason="example-robot-data is not installed (make test installs it)")
+    from hil.legged_scenario import LeggedRig
+    rig = LeggedRig("go2", lcm_url=multicast_url, viz=VizConfig(load_period_s=0.5))
+    plant = rig.plant
+    path = "/DRAKE_VIEWER/2/plant/go2_description/{}"
+    legs = ("FL", "FR", "RL", "RR")
+    links = ["base"] + [f"{leg}_{part}" for leg in legs for part in ("hip", "thigh", "calf", "foot")]
+    arrows = [f"/CONTACT_RESULTS/point/{leg}_foot(2)+world(0)" for leg in legs]
+    expected = [("set_object", "/DRAKE_VIEWER/0/world/0")] + [
+        ("set_object", f"{path.format(link)}/0") for link in links] + [("set_object", f"{a}/cylinder") for a in arrows]
+    with meldis(multicast_url) as port:
+        deadline, scene, next_read = time.monotonic() + 90, {}, 0.0
+        while time.monotonic() < deadline:
+            rig.run(0.02)                    # 20 lockstep steps of standing; the sim draws and publishes
+            now = time.monotonic()
+            if now > next_read:
+                scene, next_read = meshcat_scene(port), now + 1.0
+                if all(key in scene for key in expected):
+                    break
+            time.sleep(0.01)
+    missing = [key for key in expected if key not in scene]
+    assert not missing, f"Meldis lacks {missing}; its scene: {sorted(p for _, p in scene)}"
+    context = plant.CreateDefaultContext()
+    plant.SetPositions(context, rig.robot.physics.q)            # standing still: the drawn pose is this one
+    for link in links:
+        X_WB = np.array(scene["set_transform", path.format(link)]["matrix"]).reshape(4, 4).T
+        expected_X_WB = plant.EvalBodyPoseInWorld(context, plant.GetBodyByName(link)).GetAsMatrix4()
+        np.testing.assert_allclose(X_WB, expected_X_WB, atol=2e-3, err_msg=link)
+    for arrow in arrows:
+        X_WC = np.array(scene["set_transform", arrow]["matrix"]).reshape(4, 4).T
+        foot = plant.EvalBodyPoseInWorld(context, plant.GetBodyByName(arrow.split("/")[-1].split("(")[0]))
+        assert np.linalg.norm(X_WC[:2, 3] - foot.translation()[:2]) < 0.02, arrow      # at the foot
+        assert X_WC[2, 2] < -0.9, arrow        # the force on body 2 (the world): the foot presses it down
+        assert scene["set_property", f"{arrow}/cylinder"]["value"][2] > 0
