@@ -47,7 +47,13 @@ def test_every_message_reads_back(run_log, tmp_path, capsys):
     assert len(messages) == len(events) and summary.statistics.message_count == len(events)
     assert {"IIWA_STATUS", "IIWA_COMMAND", "HIL_TELEMETRY", "HIL_SAFETY", "HIL_RUN_INFO",
             "CONTACT_RESULTS"} <= set(counts)
+    jsonschema = pytest.importorskip("jsonschema", reason="jsonschema is not installed (pip install jsonschema)")
+    validators = {}                                      # schema id -> the validator its "$schema" names
     for event, (schema, channel, message) in zip(events, messages):
+        if schema.id not in validators:
+            document = json.loads(schema.data)
+            validators[schema.id] = jsonschema.validators.validator_for(document)(document)
+        validators[schema.id].validate(json.loads(message.data))   # what Foxglove and PlotJuggler rely on
         t = type_for_fingerprint(event.data)
         assert channel.topic == event.channel and channel.message_encoding == "json"
         assert schema.encoding == "jsonschema" and schema.name.endswith(t.__name__)
