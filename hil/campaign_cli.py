@@ -68,6 +68,10 @@ class _progress:
 
     def __init__(self, total: int, enabled: bool):
         from tqdm import tqdm
+        # No monitor thread: the bar is updated from this thread as batches finish, and tqdm's monitor
+        # would live on in the process, waking every 10 s (it allocated inside the tick-allocation
+        # tests of a pytest process that had run a campaign).
+        tqdm.monitor_interval = 0
         self.bar = tqdm(total=total, unit="run", file=sys.stderr, disable=None if enabled else True,
                         mininterval=0.5, dynamic_ncols=True)
         self.failed = 0
