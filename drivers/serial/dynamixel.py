@@ -138,16 +138,8 @@ class PacketParser(PacketStream):
     def _scan(self) -> None:
         buf, stats = self._buffer, self.stats
         while True:
-            p, end = self._head, self._tail
-            start = buf.find(b"\xff\xff\xfd", p, end)
-            if start < 0:                     # keep a trailing FF or FF FF: the header may continue
-                keep = 2 if end - p >= 2 and buf[end - 1] == 0xFF and buf[end - 2] == 0xFF else \
-                    1 if end > p and buf[end - 1] == 0xFF else 0
-                self._drop(end - p - keep)
-                return
-            self._drop(start - p)
-            p = start
-            if end - p < HEADER_SIZE:
+            p, end = self._seek(b"\xff\xff\xfd"), self._tail
+            if p < 0 or end - p < HEADER_SIZE:
                 return
             servo_id = buf[p + 4]
             length = buf[p + 5] | (buf[p + 6] << 8)

@@ -85,15 +85,8 @@ class StreamParser(ReceiveBuffer):
     def _scan(self):
         buf, end, stats = self._buffer, self._tail, self.stats
         while True:
-            p = self._head
-            start = buf.find(SYNC, p, end)
-            if start < 0:  # keep a trailing first sync byte: its partner may come next
-                keep = 1 if end > p and buf[end - 1] == SYNC[0] else 0
-                self._drop(end - p - keep)
-                return
-            self._drop(start - p)
-            p = start
-            if end - p < HEADER_SIZE:
+            p = self._seek(SYNC)
+            if p < 0 or end - p < HEADER_SIZE:
                 return
             try:
                 msg_type, length, seq = read_header(buf, p)

@@ -52,6 +52,28 @@ class ReceiveBuffer:
     def _scan(self) -> None:
         raise NotImplementedError
 
+    def _seek(self, sync: bytes) -> int:
+        """The position of the next `sync` pattern from the head, the bytes before it dropped; -1
+        when there is none, all dropped but a trailing start of the pattern (its rest may come next)."""
+        p, end, buf = self._head, self._tail, self._buffer
+        start = buf.find(sync, p, end)
+        if start >= 0:
+            if start > p:
+                self._drop(start - p)
+            return start
+        if end == p:
+            return -1
+        keep = len(sync) - 1 if end - p >= len(sync) else end - p
+        while keep:                           # the longest tail that begins the pattern
+            i = 0
+            while i < keep and buf[end - keep + i] == sync[i]:
+                i += 1
+            if i == keep:
+                break
+            keep -= 1
+        self._drop(end - p - keep)
+        return -1
+
     def _drop(self, count: int) -> None:
         """Discards `count` bytes at the head while hunting for a header."""
         if count:
