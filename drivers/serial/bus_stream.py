@@ -73,6 +73,16 @@ class PacketStream(ReceiveBuffer):
         self._fill(data)
         return self.stats.packets_ok - before
 
+    def _bad_header(self) -> None:
+        """A header pattern with an impossible field: counted, one byte dropped, hunting on."""
+        self.stats.header_errors += 1
+        self._drop(1)
+
+    def _bad_crc(self) -> None:
+        """A packet whose CRC or checksum does not match: counted, one byte dropped, hunting on."""
+        self.stats.crc_errors += 1
+        self._drop(1)
+
     def _skip(self, size: int) -> None:
         """Skips an intact packet that is not for this side."""
         self._head += size

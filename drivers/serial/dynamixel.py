@@ -136,7 +136,7 @@ class PacketParser(PacketStream):
     from ID 0xFE) is handed on unstuffed-as-is: ``error, ID, data, CRC`` per servo."""
 
     def _scan(self) -> None:
-        buf, stats = self._buffer, self.stats
+        buf = self._buffer
         while True:
             p, end = self._seek(b"\xff\xff\xfd"), self._tail
             if p < 0 or end - p < HEADER_SIZE:
@@ -144,15 +144,13 @@ class PacketParser(PacketStream):
             servo_id = buf[p + 4]
             length = buf[p + 5] | (buf[p + 6] << 8)
             if buf[p + 3] != 0 or servo_id == 0xFF or length < 3 or length > MAX_PACKET - HEADER_SIZE:
-                stats.header_errors += 1
-                self._drop(1)
+                self._bad_header()
                 continue
             size = HEADER_SIZE + length
             if end - p < size:
                 return
             if crc16(buf, p, p + size - 2) != buf[p + size - 2] | (buf[p + size - 1] << 8):
-                stats.crc_errors += 1
-                self._drop(1)
+                self._bad_crc()
                 continue
             inst = buf[p + 7]
             if (inst == Instruction.STATUS) != self.status or (self.status and length < 4):
