@@ -72,6 +72,27 @@ class Model:
         return plant
 
 
+def plant_api_ops(plant, states, f, multibody_forces, kV) -> dict:
+    """The operations through the MultibodyPlant API that dynamics_cy's facade and pydrake share, each
+    setting the next of `states()` (q, v, vd, tau) first; f: the measured frame."""
+    ctx, forces, W = plant.CreateDefaultContext(), multibody_forces(plant), plant.world_frame()
+
+    def set_state():
+        q, v, vd, tau = states()
+        plant.SetPositions(ctx, q)
+        plant.SetVelocities(ctx, v)
+        return vd, tau
+
+    return {
+        "gravity": lambda: (set_state(), plant.CalcGravityGeneralizedForces(ctx)),
+        "inverse dynamics": lambda: plant.CalcInverseDynamics(ctx, set_state()[0], forces),
+        "mass matrix": lambda: (set_state(), plant.CalcMassMatrix(ctx)),
+        "forward dynamics": lambda: plant.CalcForwardDynamics(ctx, set_state()[1]),
+        "frame pose": lambda: (set_state(), plant.CalcRelativeTransform(ctx, W, f)),
+        "jacobian": lambda: (set_state(), plant.CalcJacobianSpatialVelocity(ctx, kV, f, np.zeros(3), W, W)),
+    }
+
+
 def bench_ours(m: Model, calls, repeats) -> dict:
     k = m.plant.kernels()
     out, M, X, J = np.zeros(m.nv), np.zeros((m.nv, m.nv)), np.zeros((4, 4)), np.zeros((6, m.nv))
@@ -91,25 +112,7 @@ def bench_ours(m: Model, calls, repeats) -> dict:
         "frame pose": lambda: k.frame_pose(st()[0], f, X),
         "jacobian": lambda: k.jacobian(st()[0], f, J),
     }
-    plant, ctx = m.plant, m.plant.CreateDefaultContext()
-    forces = dc.MultibodyForces(plant)
-    W = plant.world_frame()
-
-    def set_state():
-        q, v, vd, tau = st()
-        plant.SetPositions(ctx, q)
-        plant.SetVelocities(ctx, v)
-        return vd, tau
-
-    facade = {
-        "gravity": lambda: (set_state(), plant.CalcGravityGeneralizedForces(ctx)),
-        "inverse dynamics": lambda: plant.CalcInverseDynamics(ctx, set_state()[0], forces),
-        "mass matrix": lambda: (set_state(), plant.CalcMassMatrix(ctx)),
-        "forward dynamics": lambda: plant.CalcForwardDynamics(ctx, set_state()[1]),
-        "frame pose": lambda: (set_state(), plant.CalcRelativeTransform(ctx, W, f)),
-        "jacobian": lambda: (set_state(), plant.CalcJacobianSpatialVelocity(
-            ctx, dc.JacobianWrtVariable.kV, f, np.zeros(3), W, W)),
-    }
+    facade = plant_api_ops(m.plant, st, m.frame, dc.MultibodyForces, dc.JacobianWrtVariable.kV)
     return {"dynamics_cy kernels": {op: median_us(kernel[op], calls, repeats) for op in OPS},
             "dynamics_cy facade": {op: median_us(facade[op], calls // 4, repeats) for op in OPS}}
 
@@ -168,26 +171,15 @@ def bench_drake(m: Model, calls, repeats) -> dict:
         plant = m._load(Module)
     except RuntimeError as e:
         raise PeerSkipped(f"pydrake: cannot load the model: {first_line(e, m.path)}") from None
-    ctx = plant.CreateDefaultContext()
-    forces = tree.MultibodyForces(plant)
-    W, f = plant.world_frame(), plant.GetFrameByName(m.frame.name())
     i = [0]
 
-    def set_state():
+    def st():
         i[0] ^= 1
-        q, v, vd, tau = m.states[i[0]]
-        plant.SetPositions(ctx, q)
-        plant.SetVelocities(ctx, v)
-        return vd, tau
+        return m.states[i[0]]
 
-    ops = {
-        "gravity": lambda: (set_state(), plant.CalcGravityGeneralizedForces(ctx)),
-        "inverse dynamics": lambda: plant.CalcInverseDynamics(ctx, set_state()[0], forces),
-        "mass matrix": lambda: (set_state(), plant.CalcMassMatrix(ctx)),
-        "frame pose": lambda: (set_state(), plant.CalcRelativeTransform(ctx, W, f)),
-        "jacobian": lambda: (set_state(), plant.CalcJacobianSpatialVelocity(
-            ctx, tree.JacobianWrtVariable.kV, f, np.zeros(3), W, W)),
-    }
+    ops = plant_api_ops(plant, st, plant.GetFrameByName(m.frame.name()), tree.MultibodyForces,
+                        tree.JacobianWrtVariable.kV)
+    del ops["forward dynamics"]                # not in pydrake's Python API
     return {"pydrake " + pydrake.__version__ if hasattr(pydrake, "__version__") else "pydrake":
             {op: median_us(ops[op], calls // 4, repeats) if op in ops else float("nan") for op in OPS}}
 

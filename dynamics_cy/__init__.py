@@ -44,21 +44,6 @@ from .spatial_math import (
                        SpatialMomentum,
                        SpatialVelocity,
 )
-from .tree import (
-                       BodyIndex,
-                       FixedOffsetFrame,
-                       Frame,
-                       FrameIndex,
-                       JointActuator,
-                       JointActuatorIndex,
-                       JointIndex,
-                       ModelInstanceIndex,
-                       RigidBody,
-                       RigidBodyFrame,
-                       UniformGravityFieldElement,
-                       default_model_instance,
-                       world_index,
-                       world_model_instance,
-)
+from .tree import *  # its __all__: indices, bodies, frames, actuators, gravity
 
 __all__ = [name for name in dir() if not name.startswith("_")]

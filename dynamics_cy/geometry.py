@@ -57,10 +57,12 @@ class Sphere(Shape):
         return self._radius
 
 
-class Cylinder(Shape):
+class _RadiusLength(Shape):
+    """A shape given by a radius and a length along its z axis."""
+
     def __init__(self, radius: float, length: float):
-        self._radius = _positive(radius, "radius", "Cylinder")
-        self._length = _positive(length, "length", "Cylinder")
+        self._radius = _positive(radius, "radius", type(self).__name__)
+        self._length = _positive(length, "length", type(self).__name__)
 
     def radius(self) -> float:
         return self._radius
@@ -69,16 +71,12 @@ class Cylinder(Shape):
         return self._length
 
 
-class Capsule(Shape):
-    def __init__(self, radius: float, length: float):
-        self._radius = _positive(radius, "radius", "Capsule")
-        self._length = _positive(length, "length", "Capsule")
+class Cylinder(_RadiusLength):
+    pass
 
-    def radius(self) -> float:
-        return self._radius
 
-    def length(self) -> float:
-        return self._length
+class Capsule(_RadiusLength):
+    pass
 
 
 class Mesh(Shape):

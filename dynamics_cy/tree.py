@@ -10,6 +10,10 @@ import numpy as np
 from .inertia import SpatialInertia
 from .spatial_math import RigidTransform, SpatialForce
 
+__all__ = ["BodyIndex", "FixedOffsetFrame", "Frame", "FrameIndex", "JointActuator", "JointActuatorIndex", "JointIndex",
+           "ModelInstanceIndex", "RigidBody", "RigidBodyFrame", "UniformGravityFieldElement", "default_model_instance",
+           "world_index", "world_model_instance"]    # what dynamics_cy re-exports
+
 
 class _Index(int):
     """A typed integer index, like Drake's TypeSafeIndex."""

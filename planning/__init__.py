@@ -23,15 +23,7 @@ from .collision import (
 from .distance import CalcSignedDistance, SignedDistance
 from .fast_ik import DampedLeastSquaresIK
 from .inverse_kinematics import InverseKinematics
-from .kinematic_constraints import (
-                        AddUnitQuaternionConstraintOnPlant,
-                        AngleBetweenVectorsConstraint,
-                        GazeTargetConstraint,
-                        OrientationConstraint,
-                        PointToPointDistanceConstraint,
-                        PositionConstraint,
-                        UnitQuaternionConstraint,
-)
+from .kinematic_constraints import *  # its __all__: the pose, gaze, angle, distance and quaternion constraints
 from .multibody_constraints import (
                         CentroidalMomentumConstraint,
                         ContactWrenchFromForceInWorldFrameEvaluator,

@@ -12,6 +12,9 @@ from dynamics_cy import JointIndex, RotationMatrix
 from .kinematics import check_frame, frame_kinematics, left_jacobian_inverse, point_jacobian, rotation_log
 from .program import Constraint, MathematicalProgram, _as_vector
 
+__all__ = ["AddUnitQuaternionConstraintOnPlant", "AngleBetweenVectorsConstraint", "GazeTargetConstraint",
+           "OrientationConstraint", "PointToPointDistanceConstraint", "PositionConstraint",
+           "UnitQuaternionConstraint"]    # what planning re-exports
 
 def _unit(v, what: str) -> np.ndarray:
     a = _as_vector(v, 3, what)

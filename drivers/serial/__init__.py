@@ -19,21 +19,7 @@ from .messages import (
     Message,
 )
 from .parser import LinkStats, StreamParser
-from .protocol import (
-    MAX_FAULT_TEXT,
-    MAX_FRAME_SIZE,
-    MAX_JOINTS,
-    NO_JOINT,
-    PROTOCOL_VERSION,
-    CommandMode,
-    EffortKind,
-    FaultCode,
-    JointKind,
-    MsgType,
-    NodeState,
-    StatusFlag,
-    frame_size,
-)
+from .protocol import *  # its __all__: constants, enums and frame_size
 
 __all__ = [
     "CRC32_CHECK", "MAX_FAULT_TEXT", "MAX_FRAME_SIZE", "MAX_JOINTS", "NO_JOINT",

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .rx_buffer import ReceiveBuffer
+
 
 @dataclass(slots=True)
 class BusStats:
@@ -47,7 +49,7 @@ def slot_values(raw: bytearray, offset: int, dtype, ids) -> np.ndarray:
     return slots["v"]
 
 
-class PacketStream:
+class PacketStream(ReceiveBuffer):
     """Buffer, feed and resynchronisation bookkeeping; subclasses implement `_scan()`. status: the
     host side (accepts status packets) or the device side (instruction packets)."""
 
@@ -59,59 +61,27 @@ class PacketStream:
         self.on_packet = on_packet
         self.status = status
         self.stats = BusStats()
-        self._buffer = bytearray(buffer_size)
-        self._view = memoryview(self._buffer)
-        self._head = 0
-        self._tail = 0
-        self._hunting = False
-
-    @property
-    def buffered(self) -> int:
-        """Bytes held back: the start of a packet whose rest has not arrived yet."""
-        return self._tail - self._head
+        super().__init__(buffer_size)
 
     def reset(self) -> None:
         """Drops the held-back bytes (counted as dropped), e.g. after a timeout or a reconnect."""
-        self.stats.bytes_dropped += self._tail - self._head
-        self._head = self._tail = 0
-        self._hunting = False
+        self._clear()
 
     def feed(self, data) -> int:
         """Consumes `data` (bytes-like, any chunking); returns the number of packets accepted."""
-        size = len(data)
-        self.stats.bytes_received += size
         before = self.stats.packets_ok
-        done = 0
-        while done < size:
-            kept = self._tail - self._head
-            if self._head:
-                if kept:
-                    self._view[:kept] = self._view[self._head:self._tail]
-                self._head, self._tail = 0, kept
-            count = min(len(self._buffer) - self._tail, size - done)
-            if count == 0:                    # a full buffer without a packet: drop the oldest byte
-                self._drop(1)
-                continue
-            if count == size:
-                self._buffer[self._tail:self._tail + count] = data
-            else:
-                self._view[self._tail:self._tail + count] = memoryview(data)[done:done + count]
-            self._tail += count
-            done += count
-            self._scan()
+        self._fill(data)
         return self.stats.packets_ok - before
 
-    def _scan(self) -> None:
-        raise NotImplementedError
+    def _bad_header(self) -> None:
+        """A header pattern with an impossible field: counted, one byte dropped, hunting on."""
+        self.stats.header_errors += 1
+        self._drop(1)
 
-    def _drop(self, count: int) -> None:
-        """Discards `count` bytes at the head while hunting for a header."""
-        if count:
-            self._head += count
-            self.stats.bytes_dropped += count
-            if not self._hunting:
-                self._hunting = True
-                self.stats.resyncs += 1
+    def _bad_crc(self) -> None:
+        """A packet whose CRC or checksum does not match: counted, one byte dropped, hunting on."""
+        self.stats.crc_errors += 1
+        self._drop(1)
 
     def _skip(self, size: int) -> None:
         """Skips an intact packet that is not for this side."""

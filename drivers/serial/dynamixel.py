@@ -136,31 +136,21 @@ class PacketParser(PacketStream):
     from ID 0xFE) is handed on unstuffed-as-is: ``error, ID, data, CRC`` per servo."""
 
     def _scan(self) -> None:
-        buf, stats = self._buffer, self.stats
+        buf = self._buffer
         while True:
-            p, end = self._head, self._tail
-            start = buf.find(b"\xff\xff\xfd", p, end)
-            if start < 0:                     # keep a trailing FF or FF FF: the header may continue
-                keep = 2 if end - p >= 2 and buf[end - 1] == 0xFF and buf[end - 2] == 0xFF else \
-                    1 if end > p and buf[end - 1] == 0xFF else 0
-                self._drop(end - p - keep)
-                return
-            self._drop(start - p)
-            p = start
-            if end - p < HEADER_SIZE:
+            p, end = self._seek(b"\xff\xff\xfd"), self._tail
+            if p < 0 or end - p < HEADER_SIZE:
                 return
             servo_id = buf[p + 4]
             length = buf[p + 5] | (buf[p + 6] << 8)
             if buf[p + 3] != 0 or servo_id == 0xFF or length < 3 or length > MAX_PACKET - HEADER_SIZE:
-                stats.header_errors += 1
-                self._drop(1)
+                self._bad_header()
                 continue
             size = HEADER_SIZE + length
             if end - p < size:
                 return
             if crc16(buf, p, p + size - 2) != buf[p + size - 2] | (buf[p + size - 1] << 8):
-                stats.crc_errors += 1
-                self._drop(1)
+                self._bad_crc()
                 continue
             inst = buf[p + 7]
             if (inst == Instruction.STATUS) != self.status or (self.status and length < 4):

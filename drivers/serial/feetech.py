@@ -97,28 +97,20 @@ class PacketParser(PacketStream):
     MIN_BUFFER = 512
 
     def _scan(self) -> None:
-        buf, stats = self._buffer, self.stats
+        buf = self._buffer
         while True:
-            p, end = self._head, self._tail
-            start = buf.find(b"\xff\xff", p, end)
-            if start < 0:
-                self._drop(end - p - (1 if end > p and buf[end - 1] == 0xFF else 0))
-                return
-            self._drop(start - p)
-            p = start
-            if end - p < HEADER_SIZE + 1:
+            p, end = self._seek(b"\xff\xff"), self._tail
+            if p < 0 or end - p < HEADER_SIZE + 1:
                 return
             servo_id, length = buf[p + 2], buf[p + 3]
             if servo_id == 0xFF or length < 2 or (self.status and (servo_id > 0xFD or buf[p + 4] > 0x7F)):
-                stats.header_errors += 1
-                self._drop(1)
+                self._bad_header()
                 continue
             size = HEADER_SIZE + length
             if end - p < size:
                 return
             if scs_checksum(buf, p + 2, p + size - 1) != buf[p + size - 1]:
-                stats.crc_errors += 1
-                self._drop(1)
+                self._bad_crc()
                 continue
             self.on_packet(servo_id, buf[p + 4], buf, p + 5, p + size - 1)
             self._accept(size)

@@ -1,12 +1,12 @@
 """Resynchronising stream parser: bytes in, checked and decoded messages out, link counters kept."""
 import time
 from collections import deque
-from ctypes import addressof, c_char, memmove
 from dataclasses import dataclass
 
 from .codec import FrameDecoder, read_header
 from .errors import CrcError, HeaderError, JointCountError, PayloadError, ProtocolError
 from .protocol import CRC_SIZE, HEADER_SIZE, MAX_FRAME_SIZE, SYNC
+from .rx_buffer import ReceiveBuffer
 
 
 @dataclass(slots=True)
@@ -33,7 +33,7 @@ class LinkStats:
         return now_ns - self.last_frame_ns
 
 
-class StreamParser:
+class StreamParser(ReceiveBuffer):
     """Finds frames in a byte stream, decodes them into `latest`, counts what went wrong.
 
     feed() takes reads of any size and chunking. A bad header or CRC drops one byte and
@@ -63,68 +63,30 @@ class StreamParser:
         self.on_message = on_message
         self.strict = strict
         self._clock = clock
-        self._buffer = bytearray(buffer_size)
-        self._view = memoryview(self._buffer)
-        self._address = addressof(c_char.from_buffer(self._buffer))  # the export pins the buffer
-        self._head = 0  # first unparsed byte
-        self._tail = 0  # end of buffered bytes
+        super().__init__(buffer_size)
         self._last_seq = -1
-        self._hunting = False
         self._first_error = None
-
-    @property
-    def buffered(self) -> int:
-        """Bytes held back: the start of a frame whose rest has not arrived yet."""
-        return self._tail - self._head
 
     def reset(self):
         """Starts over on a new connection: drops the held-back bytes (counted as dropped) and
         forgets the last sequence number, so the sender's restart is no gap. Counters are kept."""
-        self.stats.bytes_dropped += self._tail - self._head
-        self._head = self._tail = 0
+        self._clear()
         self._last_seq = -1
-        self._hunting = False
 
     def feed(self, data) -> int:
         """Consumes `data` (a bytes-like object); returns the number of frames accepted."""
-        size = len(data)
-        self.stats.bytes_received += size
         frames_before = self.stats.frames_ok
-        done = 0
-        while done < size:
-            self._compact()
-            count = min(len(self._buffer) - self._tail, size - done)
-            if count == size and type(data) is bytes:  # a whole read: copied without a temporary
-                memmove(self._address + self._tail, data, count)
-            else:
-                self._view[self._tail : self._tail + count] = memoryview(data)[done : done + count]
-            self._tail += count
-            done += count
-            self._scan()
+        self._fill(data)
         if self.strict and self._first_error is not None:
             error, self._first_error = self._first_error, None
             raise error
         return self.stats.frames_ok - frames_before
 
-    def _compact(self):
-        """Moves the held-back bytes to the start of the buffer."""
-        kept = self._tail - self._head
-        if kept and self._head:
-            self._view[:kept] = self._view[self._head : self._tail]
-        self._head, self._tail = 0, kept
-
     def _scan(self):
         buf, end, stats = self._buffer, self._tail, self.stats
         while True:
-            p = self._head
-            start = buf.find(SYNC, p, end)
-            if start < 0:  # keep a trailing first sync byte: its partner may come next
-                keep = 1 if end > p and buf[end - 1] == SYNC[0] else 0
-                self._drop(end - p - keep)
-                return
-            self._drop(start - p)
-            p = start
-            if end - p < HEADER_SIZE:
+            p = self._seek(SYNC)
+            if p < 0 or end - p < HEADER_SIZE:
                 return
             try:
                 msg_type, length, seq = read_header(buf, p)
@@ -153,15 +115,6 @@ class StreamParser:
                 continue
             self._head = p + size
             self._accept(msg)
-
-    def _drop(self, count: int):
-        """Discards `count` bytes at the head while hunting for sync."""
-        if count:
-            self._head += count
-            self.stats.bytes_dropped += count
-            if not self._hunting:
-                self._hunting = True
-                self.stats.resyncs += 1
 
     def _skip_intact(self, error: ProtocolError, size: int):
         """Skips a rejected frame whose CRC was good: framing is intact, no resync."""

@@ -8,6 +8,10 @@ from enum import IntEnum, IntFlag
 from struct import Struct
 from typing import NamedTuple
 
+__all__ = ["MAX_FAULT_TEXT", "MAX_FRAME_SIZE", "MAX_JOINTS", "NO_JOINT", "PROTOCOL_VERSION", "CommandMode",
+           "EffortKind", "FaultCode", "JointKind", "MsgType", "NodeState", "StatusFlag",
+           "frame_size"]    # what drivers.serial re-exports; the wire layout is imported by name
+
 SYNC = b"\xaa\x55"
 PROTOCOL_VERSION = 1
 MAX_JOINTS = 32

@@ -1,11 +1,11 @@
 """The allocation-free kernel API: same numbers as the facade, no allocation, clear errors."""
 import threading
-import tracemalloc
 
 import numpy as np
 import pytest
 
 from dynamics_cy import JacobianWrtVariable, MultibodyForces
+from tests.alloc import traced_snapshots
 
 
 def state(plant, seed):
@@ -81,14 +81,7 @@ def test_the_hot_path_allocates_nothing(iiwa):
 
     for _ in range(100):
         tick()
-    tracemalloc.start()
-    try:
-        before = tracemalloc.take_snapshot()
-        for _ in range(2000):
-            tick()
-        after = tracemalloc.take_snapshot()
-    finally:
-        tracemalloc.stop()
+    before, after = traced_snapshots(tick, 2000)
     first, last = tick.__code__.co_firstlineno, tick.__code__.co_firstlineno + 12
     in_tick = [s for s in after.compare_to(before, "lineno")
                if s.traceback[0].filename == __file__ and first <= s.traceback[0].lineno <= last]

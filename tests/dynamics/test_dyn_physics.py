@@ -67,13 +67,18 @@ def every_joint_tree():
     return plant
 
 
-def random_state(plant, rng):
+def random_state(plant, rng, ctx=None):
+    """A random (q, v) (unit quaternions), also set in `ctx` when given."""
     q = plant.GetDefaultPositions() + rng.normal(size=plant.num_positions()) * 0.4
     for j in plant._joints:
         if j.type_name() == "quaternion_floating":
             s = j.position_start()
             q[s:s + 4] /= np.linalg.norm(q[s:s + 4])
-    return q, rng.normal(size=plant.num_velocities())
+    v = rng.normal(size=plant.num_velocities())
+    if ctx is not None:
+        plant.SetPositions(ctx, q)
+        plant.SetVelocities(ctx, v)
+    return q, v
 
 
 MODELS = {"pendulum": pendulum, "double_pendulum": double_pendulum, "every_joint_tree": every_joint_tree}
@@ -120,9 +125,7 @@ def test_mass_matrix_symmetric_positive_definite_and_equal_to_inverse_dynamics_c
     rng = np.random.default_rng(2)
     ctx = model.CreateDefaultContext()
     for _ in range(5):
-        q, v = random_state(model, rng)
-        model.SetPositions(ctx, q)
-        model.SetVelocities(ctx, v)
+        q, v = random_state(model, rng, ctx)
         M = model.CalcMassMatrix(ctx)
         np.testing.assert_allclose(M, M.T, atol=1e-13 * np.abs(M).max())
         assert np.linalg.eigvalsh(M).min() > 0
@@ -132,9 +135,7 @@ def test_mass_matrix_symmetric_positive_definite_and_equal_to_inverse_dynamics_c
 def test_forward_dynamics_inverts_inverse_dynamics_with_applied_forces(model):
     rng = np.random.default_rng(3)
     ctx = model.CreateDefaultContext()
-    q, v = random_state(model, rng)
-    model.SetPositions(ctx, q)
-    model.SetVelocities(ctx, v)
+    q, v = random_state(model, rng, ctx)
     tau = rng.normal(size=model.num_velocities())
     vdot = model.CalcForwardDynamics(ctx, tau)
     forces = MultibodyForces(model)
@@ -231,9 +232,7 @@ def test_mass_matrix_rate_minus_twice_coriolis_is_skew(model):
 def test_jacobians_map_velocities_to_frame_velocities(model):
     rng = np.random.default_rng(6)
     ctx = model.CreateDefaultContext()
-    q, v = random_state(model, rng)
-    model.SetPositions(ctx, q)
-    model.SetVelocities(ctx, v)
+    q, v = random_state(model, rng, ctx)
     qdot = model.MapVelocityToQDot(ctx, v)
     frames = [model.get_frame(i) for i in range(model.num_frames())]
     W = model.world_frame()
@@ -271,10 +270,8 @@ def test_translational_jacobian_matches_finite_differences_of_positions(model):
 def test_spatial_accelerations_are_time_derivatives_of_spatial_velocities(model):
     rng = np.random.default_rng(9)
     ctx = model.CreateDefaultContext()
-    q, v = random_state(model, rng)
+    q, v = random_state(model, rng, ctx)
     vdot = rng.normal(size=model.num_velocities())
-    model.SetPositions(ctx, q)
-    model.SetVelocities(ctx, v)
     A = [a.get_coeffs() for a in model.CalcSpatialAccelerationsFromVdot(ctx, vdot)]
     qdot = model.MapVelocityToQDot(ctx, v)
     h = 1e-6

@@ -15,6 +15,7 @@ from core.robot import load_robot
 from drivers.run_config import load_config
 from hil.loop import ControlLoop
 from messages.codec import StatusEncoder
+from tests.alloc import traced_snapshots
 
 SCALARS_PEAK, SCALARS_MEDIAN = 384, 256     # bytes: about a dozen (resp. eight) live scalar objects
 
@@ -109,16 +110,7 @@ def test_receiving_statuses_leaves_nothing_behind(controller):
     lc.subscribe("OTHER", lambda channel, message: None)      # what receiving one such message costs
     receive = max(transient_peaks(lambda: (lc.publish("OTHER", data), lc.handle_timeout(0)), 500))
     peaks = transient_peaks(tick, 3000)
-    tracemalloc.start(1)
-    try:
-        for _ in range(300):          # under tracing first, so live counters are traced objects
-            tick()
-        before = tracemalloc.take_snapshot()
-        for _ in range(3000):
-            tick()
-        after = tracemalloc.take_snapshot()
-    finally:
-        tracemalloc.stop()
+    before, after = traced_snapshots(tick, 3000, warmup=300)   # live counters: traced objects
     # (threading.py: the waits of threads an earlier test left behind, e.g. a process pool's manager; the
     # tick starts and waits for no thread)
     harness = [tracemalloc.Filter(False, __file__), tracemalloc.Filter(False, tracemalloc.__file__),

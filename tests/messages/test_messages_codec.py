@@ -7,21 +7,13 @@ import numpy as np
 import pytest
 
 from messages import (
+    codec,
     errors,
     lcmt_iiwa_command,
     lcmt_iiwa_status,
     lcmt_panda_command,
     lcmt_panda_status,
     lcmt_robot_state,
-)
-from messages.codec import (
-    ERROR_NAMES,
-    CommandDecoder,
-    CommandEncoder,
-    RobotStateDecoder,
-    RobotStateEncoder,
-    StatusDecoder,
-    StatusEncoder,
 )
 from messages.testing import random_message
 
@@ -86,7 +78,7 @@ def robot_state_message(rng, names=NAMES):
 
 @pytest.mark.parametrize("kind", ["iiwa", "panda"])
 def test_status_encoder_writes_lcm_gen_bytes(kind, rng):
-    encoder = StatusEncoder(kind, N, channel="STATUS")
+    encoder = codec.StatusEncoder(kind, N, channel="STATUS")
     for _ in range(50):
         message = status_message(kind, rng)
         arrays = {name: np.array(getattr(message, field))
@@ -97,7 +89,7 @@ def test_status_encoder_writes_lcm_gen_bytes(kind, rng):
 
 
 def test_status_encoder_sends_zeros_for_missing_arrays():
-    encoder = StatusEncoder("iiwa", N)
+    encoder = codec.StatusEncoder("iiwa", N)
     q = np.arange(1.0, N + 1)
     message = lcmt_iiwa_status.decode(bytes(encoder.encode(5, position_measured=q)))
     assert message.joint_position_measured == tuple(q)
@@ -106,7 +98,7 @@ def test_status_encoder_sends_zeros_for_missing_arrays():
 
 @pytest.mark.parametrize("kind", ["iiwa", "panda"])
 def test_status_decoder_reads_lcm_gen_bytes(kind, rng):
-    decoder = StatusDecoder(kind, N, channel="STATUS")
+    decoder = codec.StatusDecoder(kind, N, channel="STATUS")
     for _ in range(50):
         message = status_message(kind, rng)
         assert decoder.decode(message.encode()) is True
@@ -123,7 +115,7 @@ def test_status_decoder_reads_lcm_gen_bytes(kind, rng):
 
 @pytest.mark.parametrize("kind, fields", COMMAND_MODES)
 def test_command_encoder_writes_lcm_gen_bytes(kind, fields, rng):
-    encoder = CommandEncoder(kind, N, fields=fields)
+    encoder = codec.CommandEncoder(kind, N, fields=fields)
     for _ in range(30):
         message = command_message(kind, fields, rng)
         arrays = {name: np.array(getattr(message, COMMAND_FIELDS[kind][name][1])) for name in fields}
@@ -132,7 +124,7 @@ def test_command_encoder_writes_lcm_gen_bytes(kind, fields, rng):
 
 @pytest.mark.parametrize("kind, fields", COMMAND_MODES)
 def test_command_decoder_reads_lcm_gen_bytes(kind, fields, rng):
-    decoder = CommandDecoder(kind, N)
+    decoder = codec.CommandDecoder(kind, N)
     for _ in range(30):
         message = command_message(kind, fields, rng)
         assert decoder.decode(message.encode()) is True
@@ -145,7 +137,7 @@ def test_command_decoder_reads_lcm_gen_bytes(kind, fields, rng):
 
 
 def test_robot_state_codec_matches_lcm_gen(rng):
-    encoder, decoder = RobotStateEncoder(NAMES), RobotStateDecoder(NAMES)
+    encoder, decoder = codec.RobotStateEncoder(NAMES), codec.RobotStateDecoder(NAMES)
     for _ in range(30):
         message = robot_state_message(rng)
         position = np.array(message.joint_position)
@@ -153,7 +145,7 @@ def test_robot_state_codec_matches_lcm_gen(rng):
         assert decoder.decode(message.encode()) is True
         np.testing.assert_array_equal(decoder.position, position)
         assert decoder.utime == message.utime
-    unnamed = RobotStateDecoder(num_joints=N)
+    unnamed = codec.RobotStateDecoder(num_joints=N)
     assert unnamed.decode(robot_state_message(rng, names=list("abcdefg")).encode())
 
 
@@ -162,10 +154,10 @@ def test_drake_classes_read_the_codec(kind, rng):
     drake = pytest.importorskip("drake", reason="pydrake (pip install drake) is not installed")
     message = status_message(kind, rng)
     arrays = {name: np.array(getattr(message, field)) for name, field in STATUS_FIELDS[kind].items()}
-    data = bytes(StatusEncoder(kind, N).encode(message.utime, **arrays))
+    data = bytes(codec.StatusEncoder(kind, N).encode(message.utime, **arrays))
     assert getattr(drake, STATUS_TYPES[kind].__name__).decode(data).encode() == data
     command = command_message(kind, ("torque",), rng)
-    data = bytes(CommandEncoder(kind, N, fields=("torque",)).encode(
+    data = bytes(codec.CommandEncoder(kind, N, fields=("torque",)).encode(
         command.utime, torque=np.array(command.joint_torque)))
     assert getattr(drake, COMMAND_TYPES[kind].__name__).decode(data).encode() == data
 
@@ -224,15 +216,15 @@ def _bad_string(rng, length_value, drop_nul=False):
 
 # name -> (decoder factory, good message factory)
 DECODERS = {
-    "iiwa status": (lambda: StatusDecoder("iiwa", N, channel="IIWA_STATUS"),
+    "iiwa status": (lambda: codec.StatusDecoder("iiwa", N, channel="IIWA_STATUS"),
                     lambda rng: status_message("iiwa", rng)),
-    "panda status": (lambda: StatusDecoder("panda", N, channel="PANDA_STATUS"),
+    "panda status": (lambda: codec.StatusDecoder("panda", N, channel="PANDA_STATUS"),
                      lambda rng: status_message("panda", rng)),
-    "iiwa command": (lambda: CommandDecoder("iiwa", N, channel="IIWA_COMMAND"),
+    "iiwa command": (lambda: codec.CommandDecoder("iiwa", N, channel="IIWA_COMMAND"),
                      lambda rng: command_message("iiwa", ("position", "torque"), rng)),
-    "panda command": (lambda: CommandDecoder("panda", N, channel="PANDA_COMMAND"),
+    "panda command": (lambda: codec.CommandDecoder("panda", N, channel="PANDA_COMMAND"),
                       lambda rng: command_message("panda", ("torque",), rng)),
-    "robot state": (lambda: RobotStateDecoder(NAMES, channel="STATE"), robot_state_message),
+    "robot state": (lambda: codec.RobotStateDecoder(NAMES, channel="STATE"), robot_state_message),
 }
 
 # case -> (decoder name, bad bytes factory, error type, substrings of the error message)
@@ -356,7 +348,7 @@ def test_invalid_message_is_reported_never_raised(case, rng):
     assert type(error) is error_type
     for text in texts:
         assert text in str(error)
-    assert decoder.counters == {name: int(name == error_type.counter) for name in ERROR_NAMES[1:]}
+    assert decoder.counters == {name: int(name == error_type.counter) for name in codec.ERROR_NAMES[1:]}
     assert decoder.ok_count == 1
     assert decoder.utime == utime  # the last good message is kept
     for name, value in _arrays(decoder).items():
@@ -389,8 +381,8 @@ def test_corrupted_bytes_never_raise(decoder_name, rng):
 
 
 def test_error_names_match_the_error_types():
-    assert ERROR_NAMES[0] == "ok"
-    assert sorted(ERROR_NAMES[1:]) == sorted(cls.counter for cls in errors.ERROR_TYPES)
+    assert codec.ERROR_NAMES[0] == "ok"
+    assert sorted(codec.ERROR_NAMES[1:]) == sorted(cls.counter for cls in errors.ERROR_TYPES)
     assert all(issubclass(cls, errors.MessageError) for cls in errors.ERROR_TYPES)
     assert issubclass(errors.TruncatedError, errors.SizeError)
     assert issubclass(errors.OversizedError, errors.SizeError)
@@ -399,7 +391,7 @@ def test_error_names_match_the_error_types():
 # ---------------------------------------------------------------- encode validation
 
 def test_encoder_rejects_non_finite_and_wrong_length_without_raising(memq):
-    encoder = CommandEncoder("iiwa", N, channel="IIWA_COMMAND")
+    encoder = codec.CommandEncoder("iiwa", N, channel="IIWA_COMMAND")
     q, tau = np.zeros(N), np.ones(N)
     received = []
     memq.subscribe("IIWA_COMMAND", lambda channel, data: received.append(data))
@@ -423,17 +415,17 @@ def test_encoder_rejects_non_finite_and_wrong_length_without_raising(memq):
 
 
 def test_status_and_robot_state_encoders_reject_bad_values():
-    status = StatusEncoder("panda", N)
+    status = codec.StatusEncoder("panda", N)
     assert status.encode(1, control_command_success_rate=math.inf) is None
     assert "control_command_success_rate is inf" in str(status.last_error)
-    state = RobotStateEncoder(NAMES)
+    state = codec.RobotStateEncoder(NAMES)
     assert state.encode(1, np.full(N, 1e300)) is None  # beyond float32: inf on the wire
     assert "joint_position[0] is 1e+300" in str(state.last_error)
 
 
 def test_encoders_raise_type_errors_for_misuse():
     q = np.zeros(N)
-    iiwa = CommandEncoder("iiwa", N, fields=("torque",))
+    iiwa = codec.CommandEncoder("iiwa", N, fields=("torque",))
     with pytest.raises(TypeError, match="position given"):
         iiwa.encode(1, q, q)
     with pytest.raises(TypeError, match="torque is required"):
@@ -445,17 +437,17 @@ def test_encoders_raise_type_errors_for_misuse():
     with pytest.raises(TypeError, match="numpy array"):
         iiwa.encode(1, None, [0.0] * N)
     with pytest.raises(TypeError, match="panda-only"):
-        StatusEncoder("iiwa", N).encode(1, robot_mode=1)
+        codec.StatusEncoder("iiwa", N).encode(1, robot_mode=1)
     with pytest.raises(ValueError, match="fields"):
-        CommandEncoder("iiwa", N, fields=("velocity",))
+        codec.CommandEncoder("iiwa", N, fields=("velocity",))
     with pytest.raises(ValueError, match="robot kind"):
-        StatusDecoder("ur5", N)
+        codec.StatusDecoder("ur5", N)
     with pytest.raises(ValueError, match="num_joints"):
-        StatusDecoder("iiwa", 0)
+        codec.StatusDecoder("iiwa", 0)
 
 
 def test_publish_sends_the_bytes_without_keeping_a_reference(memq):
-    encoder = StatusEncoder("iiwa", N, channel="IIWA_STATUS")
+    encoder = codec.StatusEncoder("iiwa", N, channel="IIWA_STATUS")
     received = []
     memq.subscribe("IIWA_STATUS", lambda channel, data: received.append(data))
     for utime in (10, 20):
@@ -468,7 +460,7 @@ def test_publish_sends_the_bytes_without_keeping_a_reference(memq):
     assert copy == received[-1]
     encoder.encode(30, np.zeros(N))
     assert lcmt_iiwa_status.decode(copy).utime == 20  # a copy, not the reused buffer
-    unnamed = StatusEncoder("iiwa", N)
+    unnamed = codec.StatusEncoder("iiwa", N)
     assert unnamed.publish(memq, "X") is False  # nothing encoded yet
     unnamed.encode(1)
     with pytest.raises(ValueError, match="channel"):
@@ -481,10 +473,10 @@ def test_steady_state_encode_decode_allocates_nothing():
     """tracemalloc sees no allocation, not even a transient one, across 1000 ticks
     of status decode + command encode (and the plant's side)."""
     q, tau = np.linspace(-1.0, 1.0, N), np.linspace(2.0, -2.0, N)
-    status_out, status_in = StatusEncoder("iiwa", N), StatusDecoder("iiwa", N)
-    command_out, command_in = CommandEncoder("iiwa", N), CommandDecoder("iiwa", N)
-    panda_out, panda_in = StatusEncoder("panda", N), StatusDecoder("panda", N)
-    state_out, state_in = RobotStateEncoder(NAMES), RobotStateDecoder(NAMES)
+    status_out, status_in = codec.StatusEncoder("iiwa", N), codec.StatusDecoder("iiwa", N)
+    command_out, command_in = codec.CommandEncoder("iiwa", N), codec.CommandDecoder("iiwa", N)
+    panda_out, panda_in = codec.StatusEncoder("panda", N), codec.StatusDecoder("panda", N)
+    state_out, state_in = codec.RobotStateEncoder(NAMES), codec.RobotStateDecoder(NAMES)
     utime = 1_700_000_000_000_000
     status = status_out.encode_or_raise(utime, q, q, q, tau, tau, tau).tobytes()
     command = command_out.encode_or_raise(utime, q, tau).tobytes()
@@ -527,7 +519,7 @@ def test_steady_state_encode_decode_allocates_nothing():
 def test_iiwa_status_may_carry_nan_ipo_positions_as_kuka_driver_sends_outside_commanding(rng):
     """kuka_driver fills joint_position_ipo with NaN outside FRI's COMMANDING states: accepted (and
     passed on as NaN); a NaN in any other array is still rejected."""
-    decoder = StatusDecoder("iiwa", N)
+    decoder = codec.StatusDecoder("iiwa", N)
     data = _iiwa_status(rng, joint_position_ipo=(0, math.nan))
     message = lcmt_iiwa_status.decode(data)
     assert decoder.decode(data), decoder.last_error

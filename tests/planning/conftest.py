@@ -89,6 +89,15 @@ def pydrake():
     return pytest.importorskip("pydrake.all", reason="pydrake (pip install drake) is not installed")
 
 
+@pytest.fixture(scope="module")
+def drake_iiwa(pydrake, iiwa_urdf):
+    """Drake's MultibodyPlant of configs/robots/iiwa14.urdf, finalized."""
+    plant = pydrake.MultibodyPlant(0.0)
+    pydrake.Parser(plant).AddModels(str(iiwa_urdf))
+    plant.Finalize()
+    return plant
+
+
 @pytest.fixture(scope="session")
 def plants_from_urdf(pydrake):
     """make(urdf_text) -> (ours, theirs, scene_graph, diagram): our plant and Drake's (in a diagram with a

@@ -25,14 +25,6 @@ def assert_same(pydrake, ours, theirs, x):
     np.testing.assert_allclose(ours.upper_bound(), theirs.upper_bound(), rtol=1e-12, err_msg=type(ours).__name__)
 
 
-@pytest.fixture(scope="module")
-def drake_iiwa(pydrake, iiwa_urdf):
-    plant = pydrake.MultibodyPlant(0.0)
-    pydrake.Parser(plant).AddModels(str(iiwa_urdf))
-    plant.Finalize()
-    return plant
-
-
 def kinematic_pairs(pydrake, ours, theirs, frame_names):
     """The same five kinematic constraints built with our plant and with Drake's."""
     out = {}

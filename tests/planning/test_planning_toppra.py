@@ -146,14 +146,6 @@ def test_duration_matches_the_toppra_package(iiwa, kind, disc, seed):
     assert ours == pytest.approx(toppra_package_duration(toppra_pkg, iiwa, seed, kind, disc), rel=1e-2)
 
 
-@pytest.fixture(scope="module")
-def drake_iiwa(pydrake, iiwa_urdf):
-    plant = pydrake.MultibodyPlant(0.0)
-    pydrake.Parser(plant).AddModels(str(iiwa_urdf))
-    plant.Finalize()
-    return plant
-
-
 @pytest.mark.parametrize("kind,disc", KINDS)
 def test_duration_matches_drake(pydrake, iiwa, drake_iiwa, kind, disc):
     from pydrake.multibody.optimization import Toppra as DrakeToppra

@@ -85,15 +85,19 @@ def shapes_models(tmp_path_factory):
     return [folder / "shapes.urdf", folder / "ball.sdf", folder / "ground.sdf"]
 
 
-def ours(models, packages=None):
-    plant = MultibodyPlant(0.0)
+def add_models(plant, parser_class, models, packages=None):
+    """Parses the model files into `plant` (with `packages`: {name: path}) and finalizes it."""
     for model in models:
-        parser = Parser(plant)
+        parser = parser_class(plant)
         for name, path in (packages or {}).items():
             parser.package_map().Add(name, str(path))
         parser.AddModels(str(model))
     plant.Finalize()
     return plant
+
+
+def ours(models, packages=None):
+    return add_models(MultibodyPlant(0.0), Parser, models, packages)
 
 
 def drake_messages(models, q, packages=None):
@@ -103,12 +107,7 @@ def drake_messages(models, q, packages=None):
     drake_lcm.SubscribeAllChannels(lambda channel, data: received.setdefault(channel, data))
     builder = DiagramBuilder()
     plant, scene_graph = AddMultibodyPlantSceneGraph(builder, 0.0)
-    for model in models:
-        parser = DrakeParser(plant)
-        for name, path in (packages or {}).items():
-            parser.package_map().Add(name, str(path))
-        parser.AddModels(str(model))
-    plant.Finalize()
+    add_models(plant, DrakeParser, models, packages)
     DrakeVisualizer.AddToBuilder(builder, scene_graph, drake_lcm, DrakeVisualizerParams(role=Role.kIllustration))
     diagram = builder.Build()
     context = diagram.CreateDefaultContext()

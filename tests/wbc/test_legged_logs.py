@@ -15,6 +15,7 @@ from drivers.run_config import load_config
 from hil.legged_loop import LeggedLoop
 from messages import lcmt_hil_floating_base_status, lcmt_hil_joint_command
 from planning.legged_models import example_robot_data_root
+from tests.wbc.viewer import hil_viewer_messages
 
 pytestmark = pytest.mark.skipif(example_robot_data_root() is None, reason="example-robot-data is not installed")
 ROOT = CONFIGS.parent
@@ -128,27 +129,7 @@ def test_replay_draws_for_the_viewer(standing, multicast_url):
     """`hil replay LOG --viz URL` in its own process: the robot's load and draw messages (decoded by
     Drake's own classes when installed) at the log's base positions, and the logged contact results,
     on a private ttl=0 multicast group, paced to the log's 0.5 s."""
-    try:
-        from drake import lcmt_contact_results_for_viz, lcmt_viewer_draw, lcmt_viewer_load_robot
-    except ImportError:
-        from messages import lcmt_contact_results_for_viz, lcmt_viewer_draw, lcmt_viewer_load_robot
-    got = {"load": [], "draw": [], "contact": []}
-    lc = lcm.LCM(multicast_url)
-    lc.subscribe("DRAKE_VIEWER_LOAD_ROBOT", lambda c, d: got["load"].append(lcmt_viewer_load_robot.decode(d)))
-    lc.subscribe("DRAKE_VIEWER_DRAW", lambda c, d: got["draw"].append(lcmt_viewer_draw.decode(d)))
-    lc.subscribe("CONTACT_RESULTS", lambda c, d: got["contact"].append(lcmt_contact_results_for_viz.decode(d)))
-    replay = subprocess.Popen([sys.executable, "-m", "hil", "replay", str(standing), "--viz", multicast_url],
-                              cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        while replay.poll() is None:
-            lc.handle_timeout(50)
-        while lc.handle_timeout(50):
-            pass
-    finally:
-        if replay.poll() is None:
-            replay.kill()
-    out = replay.stdout.read()
-    assert replay.returncode == 0, out + replay.stderr.read()
+    got, out = hil_viewer_messages(multicast_url, "replay", standing, "--viz", multicast_url)
     assert "PASS" in out and "drawn for the viewer" in out
     assert got["load"] and {link.name.split("::")[-1] for link in got["load"][0].link} >= {"base", "RR_foot"}
     assert 20 <= len(got["draw"]) <= 40                    # 60 Hz over the log's 0.5 s

@@ -9,6 +9,7 @@ import pytest
 from core.schema import ConfigError
 from hil.legged_scenario import load_legged_scenario
 from planning.legged_models import example_robot_data_root
+from tests.wbc.viewer import hil_viewer_messages
 
 REPO = Path(__file__).resolve().parents[2]
 SCENARIOS = sorted((REPO / "configs" / "scenarios").glob("legged_*.yaml"))
@@ -59,29 +60,8 @@ def test_demo_draws_the_robot_and_its_contact_forces(multicast_url):
     installed: the robot's load and draw messages and four foot contacts carrying its weight."""
     if example_robot_data_root() is None:
         pytest.skip("example-robot-data is not installed")
-    import lcm
-    try:
-        from drake import lcmt_contact_results_for_viz, lcmt_viewer_draw, lcmt_viewer_load_robot
-    except ImportError:
-        from messages import lcmt_contact_results_for_viz, lcmt_viewer_draw, lcmt_viewer_load_robot
-    got = {"load": [], "draw": [], "contact": []}
-    lc = lcm.LCM(multicast_url)
-    lc.subscribe("DRAKE_VIEWER_LOAD_ROBOT", lambda c, d: got["load"].append(lcmt_viewer_load_robot.decode(d)))
-    lc.subscribe("DRAKE_VIEWER_DRAW", lambda c, d: got["draw"].append(lcmt_viewer_draw.decode(d)))
-    lc.subscribe("CONTACT_RESULTS", lambda c, d: got["contact"].append(lcmt_contact_results_for_viz.decode(d)))
-    demo = subprocess.Popen([sys.executable, "-m", "hil", "demo", "--config", "configs/legged/go2_demo.yaml",
-                             "--duration", "1.5", "--lcm-url", multicast_url], cwd=REPO, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    try:
-        while demo.poll() is None:
-            lc.handle_timeout(50)
-        while lc.handle_timeout(50):
-            pass
-    finally:
-        if demo.poll() is None:
-            demo.kill()
-    out = demo.stdout.read()
-    assert demo.returncode == 0, out + demo.stderr.read()
+    got, out = hil_viewer_messages(multicast_url, "demo", "--config", "configs/legged/go2_demo.yaml",
+                                   "--duration", "1.5", "--lcm-url", multicast_url)
     assert "fault: none" in out
     assert got["load"] and {link.name.split("::")[-1] for link in got["load"][0].link} >= {"base", "FL_calf", "RR_foot"}
     assert len(got["draw"]) > 20

@@ -1,0 +1,84 @@
+"""The receive buffer shared by the stream parsers (parser.StreamParser for the board's frames,
+bus_stream.PacketStream for the servo buses): a preallocated byte buffer that feed() fills and a
+subclass's `_scan()` walks, with the hunting bookkeeping. Nothing is allocated per read."""
+from ctypes import addressof, c_char
+
+
+class ReceiveBuffer:
+    """`stats` (set by the subclass) counts bytes_received, bytes_dropped and resyncs; `_head` is
+    the first unparsed byte, `_tail` the end of the buffered bytes."""
+
+    def __init__(self, buffer_size: int):
+        self._buffer = bytearray(buffer_size)
+        self._view = memoryview(self._buffer)
+        self._address = addressof(c_char.from_buffer(self._buffer))  # the export pins the buffer
+        self._head = 0
+        self._tail = 0
+        self._hunting = False
+
+    @property
+    def buffered(self) -> int:
+        """Bytes held back: the start of a frame or packet whose rest has not arrived yet."""
+        return self._tail - self._head
+
+    def _clear(self) -> None:
+        """Drops the held-back bytes (counted as dropped)."""
+        self.stats.bytes_dropped += self._tail - self._head
+        self._head = self._tail = 0
+        self._hunting = False
+
+    def _fill(self, data) -> None:
+        """Appends `data` (bytes-like, any size) to the buffer a piece at a time, scanning after each."""
+        size = len(data)
+        self.stats.bytes_received += size
+        done = 0
+        while done < size:
+            kept = self._tail - self._head
+            if kept and self._head:
+                self._view[:kept] = self._view[self._head:self._tail]
+            self._head, self._tail = 0, kept
+            count = min(len(self._buffer) - kept, size - done)
+            if count == 0:                    # a full buffer without a packet: drop the oldest byte
+                self._drop(1)
+                continue
+            if count == size:                 # a whole read: copied without a temporary
+                self._buffer[kept:kept + count] = data
+            else:
+                self._view[kept:kept + count] = memoryview(data)[done:done + count]
+            self._tail = kept + count
+            done += count
+            self._scan()
+
+    def _scan(self) -> None:
+        raise NotImplementedError
+
+    def _seek(self, sync: bytes) -> int:
+        """The position of the next `sync` pattern from the head, the bytes before it dropped; -1
+        when there is none, all dropped but a trailing start of the pattern (its rest may come next)."""
+        p, end, buf = self._head, self._tail, self._buffer
+        start = buf.find(sync, p, end)
+        if start >= 0:
+            if start > p:
+                self._drop(start - p)
+            return start
+        if end == p:
+            return -1
+        keep = len(sync) - 1 if end - p >= len(sync) else end - p
+        while keep:                           # the longest tail that begins the pattern
+            i = 0
+            while i < keep and buf[end - keep + i] == sync[i]:
+                i += 1
+            if i == keep:
+                break
+            keep -= 1
+        self._drop(end - p - keep)
+        return -1
+
+    def _drop(self, count: int) -> None:
+        """Discards `count` bytes at the head while hunting for a header."""
+        if count:
+            self._head += count
+            self.stats.bytes_dropped += count
+            if not self._hunting:
+                self._hunting = True
+                self.stats.resyncs += 1
