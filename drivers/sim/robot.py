@@ -497,14 +497,23 @@ class SimulatedRobot:
         self._lockstep = False
         clock = RealTimeClock(period, int(spin_us * 1e3), max_catch_up=100)
         lc, first = self.lc, self.physics.steps
+        interrupted = 0
         try:
             self.publish_status()
             start = clock.start()
             while not stop.is_set() and not (stop_event is not None and stop_event.is_set()) \
                     and (end is None or self.physics.steps < end) and self.exited is None:
                 clock.wait()
-                while lc.handle_timeout(0) > 0:
-                    pass
+                try:
+                    while lc.handle_timeout(0) > 0:
+                        pass
+                    interrupted = 0
+                except OSError:
+                    # select() interrupted (EINTR) by SIGTERM/SIGINT, whose handler sets `stop`; a broken
+                    # socket fails again and again: raised after 3 in a row
+                    interrupted += 1
+                    if interrupted > 3:
+                        raise
                 self.tick()
             clock.wait()                          # the last step lasts its period too
             wall = clock.now_ns() - start
