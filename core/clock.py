@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
+
 
 class RealTimeClock:
     """Ticks at t0 + k·period on time.monotonic_ns: sleeps until `spin_ns` before the deadline, then
@@ -78,30 +80,43 @@ class LockstepClock:
 
 class StatusClock:
     """The robot's clock read from its statuses' utime, continuous where a real driver's is not, and
-    the status period learned from the arrivals.
+    the status period learned from the statuses.
 
-    update(utime_us, local_ns) on each new status returns t_ns = utime·1000 + offset. The offset is 0
-    until the clock breaks: while utime is −1 (kuka_driver's "clocks not synchronised yet") t advances
-    by the local arrival interval Δlocal, and when utime comes back, or jumps against Δlocal by more
-    than `jump_ns` (a switch of clock, e.g. −1 → the host's wall clock), the offset is set so that t
-    advances by Δlocal there. period_ns is the status period: the mean positive Δutime over the first
-    `learn` consecutive valid utimes (the driver's own clock: a burst of arrivals does not fool it),
-    else, while utime is −1, the mean arrival interval (t_last − t_first)/(k − 1) (None before 4
-    statuses). Hand-written: it runs in the tick, allocation-free.
+    update(utime_us, local_ns, steady_us) on each new status returns t_ns = utime·1000 + offset. The
+    offset is 0 until the clock breaks: while utime is −1 (kuka_driver's "clocks not synchronised
+    yet") t advances by the local arrival interval Δlocal, and when utime comes back, or jumps
+    against Δlocal by more than `jump_ns` (a switch of clock, e.g. −1 → the host's wall clock), the
+    offset is set so that t advances by Δlocal there.
+
+    period_ns is the status period: the median of the first `learn` positive steps of the robot's
+    steadiest clock, `steady_us` where the status carries one that advances (franka_driver's
+    robot_utime, libfranka's robot time: its utime is the host's wall clock at publishing, whose
+    steps jitter with the host's scheduling and bunch after a stall), else utime (kuka_driver: the
+    FRI timestamp shifted onto the host clock by a slow filter); while utime is −1, the mean arrival
+    interval (t_last − t_first)/(k − 1) over `learn` arrivals (a burst of arrivals after a stall
+    averages out; None before 4). A steadier clock appearing restarts the learning. The median
+    ignores a minority of outliers (a stall, a burst) in the window. Hand-written: it runs in the
+    tick; it allocates only while learning (the first `learn` statuses of each source).
     """
+
+    ARRIVALS, UTIME, STEADY = 0, 1, 2       # period sources, steadiest last
 
     def __init__(self, learn: int = 16, jump_ns: int = 1_000_000_000):
         self.learn, self.jump_ns = learn, jump_ns
         self.t_ns = self.offset_ns = 0
         self.count = 0
-        self.last_utime = -1
+        self.last_utime = self.last_steady = -1
         self.first_local = self.last_local = 0
         self.period_ns: int | None = None
         self.jumps = 0                      # clock breaks bridged with the local clock
-        self.du_sum = self.du_count = 0     # positive utime steps, µs, over the learning window
+        self.source = self.ARRIVALS         # the clock the period is learned from
+        self.steps = np.zeros(learn, dtype=np.int64)    # its positive steps, µs
+        self.n_steps = 0
 
-    def update(self, utime: int, local_ns: int) -> int:
+    def update(self, utime: int, local_ns: int, steady_us: int = -1) -> int:
         local = local_ns - self.last_local
+        steady_step = steady_us - self.last_steady if steady_us > 0 and self.last_steady > 0 else 0
+        utime_step = 0
         if utime < 0:
             if self.count:
                 self.t_ns += local
@@ -113,21 +128,32 @@ class StatusClock:
             self.jumps += 1
         else:
             self.t_ns = utime * 1000 + self.offset_ns
-            if utime > self.last_utime and self.du_count < self.learn:
-                self.du_sum += utime - self.last_utime
-                self.du_count += 1
+            utime_step = utime - self.last_utime
         if self.count == 0:
             self.first_local = local_ns
         self.count += 1
-        if self.du_count >= 3:
-            self.period_ns = self.du_sum * 1000 // self.du_count
-        elif 4 <= self.count <= self.learn and local_ns > self.first_local:
+        if steady_step > 0:
+            self._learn(self.STEADY, steady_step)
+        elif utime_step > 0 and self.source <= self.UTIME:
+            self._learn(self.UTIME, utime_step)
+        elif self.source == self.ARRIVALS and 4 <= self.count <= self.learn and local_ns > self.first_local:
             self.period_ns = (local_ns - self.first_local) // (self.count - 1)
         self.last_utime, self.last_local = utime, local_ns
+        self.last_steady = steady_us
         return self.t_ns
+
+    def _learn(self, source: int, step_us: int) -> None:
+        if source > self.source:
+            self.source, self.n_steps = source, 0
+        elif self.n_steps >= self.learn:
+            return                          # learned
+        self.steps[self.n_steps] = step_us
+        self.n_steps += 1
+        if self.n_steps >= 3:
+            self.period_ns = int(np.median(self.steps[:self.n_steps]) * 1000)
 
     @property
     def learned(self) -> bool:
-        """Whether the period is measured over the whole learning window (of utime steps, or of
+        """Whether the period is measured over the whole learning window (of clock steps, or of
         arrivals while utime is −1)."""
-        return self.du_count >= self.learn or (self.du_count < 3 and self.count >= self.learn)
+        return self.n_steps >= self.learn or (self.source == self.ARRIVALS and self.count >= self.learn)

@@ -127,8 +127,12 @@ class KukaDriver:
         n = 7
         self.v_filtered, self.q_last, self.hold = np.zeros(n), np.zeros(n), np.zeros(n)
         self.position, self.torque, self.tmp = np.zeros(n), np.zeros(n), np.zeros(n)
+        self.q_cycle, self.tau_cycle = np.zeros(n), np.zeros(n)     # what command() took this FRI cycle
         self.q_commanded, self.v_ff = np.zeros(n), np.zeros(n)
+        self.cycle = -1                          # the FRI cycle command() last ran in
+        self.cycle_valid = self.cycle_torque = False
         self.statuses = 0
+        self.sync_diff = 0.0                     # TimeSyncFilter: host − remote, low-passed (α = 0.99)
         self.first_status_ns = -1
         self.command_started = False
         self.command_utime = -1                  # lcm_command_.utime: −1 until a command arrives
@@ -159,11 +163,6 @@ class KukaDriver:
             r.commands_rejected += 1             # FRI refuses non-finite values; the driver keeps the last
             return False
         if msg.num_joints >= 7:
-            # The interpolator's velocity: the finite difference of consecutive position commands.
-            if self.command_utime != -1 and now_us > self.receipt_us:
-                self.v_ff[:] = msg.joint_position[:7]
-                self.v_ff -= self.position
-                self.v_ff *= 1e6 / (now_us - self.receipt_us)
             self.position[:] = msg.joint_position[:7]
         self.has_torque = msg.num_torques >= 7
         if self.has_torque:
@@ -185,9 +184,11 @@ class KukaDriver:
         if not self.commanding:
             self.commanding = True
             np.copyto(self.hold, q)             # joint_position_when_command_entered_
-        valid = self.command_utime != -1
+        if t // self.period_ns != self.cycle:
+            self._take_command(t // self.period_ns)
+        valid = self.cycle_valid
         if self.cfg.torque_only:
-            valid = valid and self.has_torque
+            valid = valid and self.cycle_torque
             if valid and now_us - self.receipt_us > self.expire_us:
                 valid = False
                 if not self.expired:
@@ -200,7 +201,7 @@ class KukaDriver:
                 r.log("Received fresh command. Resuming nominal control.")
             np.copyto(self.q_commanded, q)
             if valid:
-                np.copyto(uj, self.torque)
+                np.copyto(uj, self.tau_cycle)
                 return uj
             np.subtract(q, self.hold, out=uj)    # −kp (q − q_hold) − kd v_filtered
             uj *= -self.kp
@@ -208,13 +209,31 @@ class KukaDriver:
             uj -= self.tmp
             return uj
         if valid:
-            np.clip(self.position, -self.limit, self.limit, out=self.q_commanded)
+            np.clip(self.q_cycle, -self.limit, self.limit, out=self.q_commanded)
         else:
             np.copyto(self.q_commanded, self.hold)
         r.impedance(self.q_commanded, self.v_ff if valid else None, uj)
-        if valid and self.has_torque and self.cfg.client_command_mode == "torque":
-            uj += self.torque
+        if valid and self.cycle_torque and self.cfg.client_command_mode == "torque":
+            uj += self.tau_cycle
         return uj
+
+    def _take_command(self, cycle: int) -> None:
+        """KukaFRIClient::command() runs once per FRI cycle and reads the newest LCM command (the driver
+        keeps only the latest): its positions and torques hold for the cycle. The interpolator's
+        velocity (Drake's SimIiwaDriver differentiates the setpoint at its period; the cabinet's own
+        interpolation is not public) is the change of the setpoint over the cycle, (q_k − q_{k−1})/T:
+        however the commands arrived within it (a burst after a stall of either process, two
+        commands microseconds apart), and 0 when none came."""
+        valid = self.command_utime != -1
+        if valid and self.cycle_valid and cycle == self.cycle + 1:
+            np.subtract(self.position, self.q_cycle, out=self.v_ff)
+            self.v_ff *= 1e9 / self.period_ns
+        else:
+            self.v_ff.fill(0.0)
+        if valid:
+            np.copyto(self.q_cycle, self.position)
+            np.copyto(self.tau_cycle, self.torque)
+        self.cycle, self.cycle_valid, self.cycle_torque = cycle, valid, valid and self.has_torque
 
     # --- status ---------------------------------------------------------------------------------
     def status(self, t: int, now_us: int, q: np.ndarray, tau_ext: np.ndarray) -> int:
@@ -234,7 +253,16 @@ class KukaDriver:
         if self.first_status_ns < 0:
             self.first_status_ns = t
         self.command_started = t - self.first_status_ns >= self.guard_ns
-        return now_us if self.statuses >= KUKA_SYNC_MEASUREMENTS else -1
+        # UpdateRobotState: TimeSyncFilter(200) low-passes host − remote (α = 0.99, from the first
+        # measurement) and stamps remote + that, −1 before 200 measurements. The remote clock is the
+        # FRI timestamp (the simulated time), so utime steps by exactly the FRI period plus the
+        # filter's slow drift, however late the host publishes.
+        remote = t // 1000
+        diff = now_us - remote
+        if self.statuses == 1:
+            self.sync_diff = float(diff)
+        self.sync_diff += (1.0 - 0.99) * (diff - self.sync_diff)
+        return remote + int(self.sync_diff) if self.statuses >= KUKA_SYNC_MEASUREMENTS else -1
 
     def summary(self) -> dict:
         return {"driver": self.name, "expirations": self.expirations}

@@ -117,6 +117,7 @@ class SimulatedRobot:
         self._lockstep = True
         self.commands_received = self.commands_rejected = self.mode_rejected = 0
         self.statuses_published = 0
+        self.statuses_due = 0                    # with a driver: its status periods, sent or not
         self.faults = FaultInjector(cfg, protocol, self.joint_names, self._ai, self._status_period_ns,
                                     self._required_mode or MODE_BITS["torque"], path) if cfg.faults else None
         self._contact_publisher = None
@@ -227,9 +228,10 @@ class SimulatedRobot:
             print(message, file=sys.stderr, flush=True)
 
     def advance(self) -> None:
-        """Lockstep with a driver: steps until the next status is out (one status period), or it ended."""
-        published = self.statuses_published
-        while self.exited is None and self.statuses_published == published:
+        """Lockstep with a driver: steps until the next status is due (one status period: out, or lost to
+        a transmission fault), or the driver ended."""
+        due = self.statuses_due
+        while self.exited is None and self.statuses_due == due:
             self.tick()
 
     def _driver_actuation(self, t: int):
@@ -384,9 +386,12 @@ class SimulatedRobot:
         driver, now = self.driver, self.wall_us(t)
         if self.lc is None:
             return
+        self.statuses_due += 1
+        faults = self.faults
+        copies = faults.copies(t) if faults is not None and faults.transmission else 1   # the link's faults
         if isinstance(driver, KukaDriver):
             utime = driver.status(t, now, q, tau_ext)
-            if utime is None:
+            if utime is None or not copies:
                 return
             commanding = driver.commanding
             q_cmd = driver.q_commanded if commanding else q
@@ -397,11 +402,13 @@ class SimulatedRobot:
                 data = bytearray(self._encoder.tobytes())
                 start = 20 + 3 * 8 * self.n
                 data[start:start + 8 * self.n] = np.full(self.n, np.nan).astype(">f8").tobytes()
-                self.lc.publish(self.channels.status, bytes(data))
+                for _ in range(copies):
+                    self.lc.publish(self.channels.status, bytes(data))
             else:
-                self._encoder.publish(self.lc)
+                for _ in range(copies):
+                    self._encoder.publish(self.lc)
         else:
-            if driver.check_reflex(tau_ext):
+            if driver.check_reflex(tau_ext) or not copies:
                 return
             mode = PANDA_IDLE if driver.mode == "status_only" else PANDA_MOVE
             self._encoder.encode(now, position_measured=q, velocity_estimated=v,
@@ -410,8 +417,9 @@ class SimulatedRobot:
                                  velocity_commanded=driver.command_velocity(),
                                  control_command_success_rate=self._success_rate(), robot_mode=mode,
                                  robot_utime=t // 1000, control_mode=0)
-            self._encoder.publish(self.lc)
-        self.statuses_published += 1
+            for _ in range(copies):
+                self._encoder.publish(self.lc)
+        self.statuses_published += copies
 
     def _success_rate(self) -> float:
         """Fraction of the last 100 status periods in which a command arrived (panda)."""
@@ -489,14 +497,23 @@ class SimulatedRobot:
         self._lockstep = False
         clock = RealTimeClock(period, int(spin_us * 1e3), max_catch_up=100)
         lc, first = self.lc, self.physics.steps
+        interrupted = 0
         try:
             self.publish_status()
             start = clock.start()
             while not stop.is_set() and not (stop_event is not None and stop_event.is_set()) \
                     and (end is None or self.physics.steps < end) and self.exited is None:
                 clock.wait()
-                while lc.handle_timeout(0) > 0:
-                    pass
+                try:
+                    while lc.handle_timeout(0) > 0:
+                        pass
+                    interrupted = 0
+                except OSError:
+                    # select() interrupted (EINTR) by SIGTERM/SIGINT, whose handler sets `stop`; a broken
+                    # socket fails again and again: raised after 3 in a row
+                    interrupted += 1
+                    if interrupted > 3:
+                        raise
                 self.tick()
             clock.wait()                          # the last step lasts its period too
             wall = clock.now_ns() - start

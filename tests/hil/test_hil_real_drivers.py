@@ -19,9 +19,11 @@ Q0 = np.array([0.0, 0.6, 0.0, -1.2, 0.0, 0.8, 0.0])
 Q1 = np.array([0.2, 0.7, 0.1, -1.1, 0.1, 0.9, 0.1])
 
 
-def start(name, order, trajectory=None, lead_s=1.0):
-    """(loop, sim, lc) of configs/real/NAME.yaml started in `order` (hil.lockstep.start_lockstep)."""
-    cfg = load_config(f"configs/real/{name}.yaml", {"viz": False, **({"trajectory": trajectory} if trajectory else {})})
+def start(name, order, trajectory=None, lead_s=1.0, **overrides):
+    """(loop, sim, lc) of configs/real/NAME.yaml started in `order` (hil.lockstep.start_lockstep), its
+    sections' keys replaced by `overrides`."""
+    cfg = load_config(f"configs/real/{name}.yaml", {"viz": False, **({"trajectory": trajectory} if trajectory else {}),
+                                                    **overrides})
     lc = lcm.LCM("memq://")
     loop, sim = start_lockstep(cfg, order, lead_s, lc)
     return loop, sim, lc
@@ -173,3 +175,25 @@ def test_a_jump_of_the_setpoint_reaches_the_driver_at_most_at_the_velocity_limit
     assert np.all(step <= v_max_T + 1e-12), step.max(axis=0)            # never more than v_max·T
     assert np.all(step.max(axis=0) >= 0.99 * v_max_T)                   # the leap was ramped at v_max
     np.testing.assert_allclose(q_cmd[-1], q_cmd[0] + 0.02, atol=1e-9)   # and the setpoint got there
+
+
+@pytest.mark.parametrize("name", ["kuka_position_torque", "kuka_torque_only", "franka_velocity"])
+def test_a_status_gap_mid_move_faults_holds_and_recovers_smoothly(name):
+    """Statuses lost for 60 ms in the middle of the waypoint move (sim.faults silent), with
+    safety.status_timeout_periods 10 and recover: true: STATUS_TIMEOUT, the hold, recovery, the move
+    finished; no other fault, and the positions sent never step more than v_max·T."""
+    gap = {"type": "silent", "start": 2.0, "stop": 2.06}
+    loop, sim, _ = start(name, "driver_first", safety={"status_timeout_periods": 10, "recover": True},
+                         sim={"faults": [gap]})
+    sent = []
+    summary = run(loop, 8.0, on_tick=lambda lp: sent.append(lp.command_state.q_cmd.copy())
+                  if lp.command_state.sent else None)
+    assert sim.exited is None, sim.exited
+    assert [f["fault"] for f in summary["faults"]] == ["STATUS_TIMEOUT"], summary["transitions"]
+    assert summary["final_state"] == "RUNNING", summary["transitions"]
+    assert any("recovered from STATUS_TIMEOUT" in t for t in summary["transitions"])
+    assert np.max(summary["tracking_error_rad"]["max"]) < 0.02, summary["tracking_error_rad"]
+    np.testing.assert_allclose(loop.q, Q0, atol=2e-3)              # the move restarted and ended
+    if loop.command_state.send_q:
+        step = np.abs(np.diff(np.array(sent), axis=0))
+        assert np.all(step <= loop.command_state.q_step + 1e-12), step.max(axis=0)

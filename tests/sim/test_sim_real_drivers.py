@@ -152,6 +152,30 @@ def test_kuka_default_mode_tracks_positions_adds_torques_and_ignores_utime_minus
     assert np.allclose(robot4.plant_state()["u_commanded"] - robot3.plant_state()["u_commanded"], 5.0, atol=1e-6)
 
 
+def test_kuka_commands_arriving_together_move_the_setpoint_once_per_fri_cycle(iiwa, memq):
+    """A stall of either process delivers queued commands microseconds apart. kuka_driver's command()
+    reads the newest command once per FRI cycle, so the setpoint, and the interpolator's velocity,
+    change once a cycle by what the commands moved: a 0.2 rad/s ramp with three commands read 10 µs
+    apart stays near 0.2 rad/s (differentiated over the receipt times, 1 mrad in 10 µs was a
+    100 rad/s feed-forward that flung joint 0 past its velocity limit)."""
+    robot, peer = make(iiwa, memq, "iiwa", "kuka_driver", monitoring=0.0)
+    run(robot, peer, 0.3)
+    step = np.array([1e-3] + [0.0] * 6)                    # 1 mrad per 5 ms command: 0.2 rad/s on joint 0
+    for k in range(20):
+        peer.iiwa(5, position=np.array(Q0) + k * step, torque=[0.0] * 7)
+    now = robot.wall_us()
+    for i, k in enumerate(range(20, 23)):                  # queued during a stall, read together
+        msg = lcmt_iiwa_command()
+        msg.utime, msg.num_joints, msg.joint_position = 5, 7, list(np.array(Q0) + k * step)
+        assert robot.driver.on_command(msg.encode(), now + 10 * i)
+    robot.advance()
+    for k in range(23, 60):
+        peer.iiwa(5, position=np.array(Q0) + k * step, torque=[0.0] * 7)
+    v0 = [m.joint_velocity_estimated[0] for m in peer.statuses[-40:]]
+    assert 0.15 < max(v0) < 0.5, max(v0)                   # the ramp's 0.2 rad/s, a cycle of 0.6 at most
+    assert peer.statuses[-1].joint_position_commanded[0] == pytest.approx(Q0[0] + 59e-3)
+
+
 def test_kuka_torque_only_gravity_by_the_cabinet_expiry_engages_the_holding_controller(iiwa, memq):
     robot, peer = make(iiwa, memq, "iiwa", "kuka_driver", torque_only=True, time_step=0.001, monitoring=0.0)
     run(robot, peer, 0.3)
