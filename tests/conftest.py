@@ -18,7 +18,7 @@ def pytest_collection_modifyitems(items):
     thread watchdog, started with each test, allocates its lock inside their measurement when a
     loaded machine schedules it late (seen as a 2 KB 'tick' peak from threading.py)."""
     for item in items:
-        if "tracemalloc" in vars(getattr(item, "module", None) or object):
+        if hasattr(getattr(item, "module", None), "tracemalloc"):
             item.add_marker(pytest.mark.timeout(method="signal"))
 
 
