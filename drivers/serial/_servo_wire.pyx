@@ -109,3 +109,49 @@ def scs_checksum(const unsigned char[::1] data, Py_ssize_t start, Py_ssize_t sto
         for i in range(start, stop):
             total += data[i]
     return (~total) & 0xFF
+
+
+def dxl_take_block(const unsigned char[::1] buf, Py_ssize_t head, Py_ssize_t tail, const Py_ssize_t[::1] slot,
+                   unsigned char[:, ::1] rows, unsigned char[::1] errors, unsigned char[::1] received,
+                   Py_ssize_t[::1] counts) -> int:
+    """Takes the Protocol 2.0 status packets at buf[head:tail] that answer a SYNC READ of
+    rows.shape[1] bytes, one after the other; returns the bytes taken (whole packets).
+
+    A packet is taken when it is whole, its header is FF FF FD 00, its length 4 + rows.shape[1],
+    its instruction STATUS, its ID k = slot[ID] >= 0, its CRC-16 right and its parameters hold no
+    stuffing (FF FF FD); then rows[k] = data, errors[k] = error byte, received[k] = 1. The first
+    packet that is not (or is not whole yet) ends the run: the caller's general scanner takes it
+    from there. counts[0] = packets taken, counts[1] = of them the first answer of their servo.
+    """
+    cdef Py_ssize_t width = rows.shape[1], size = 11 + width, p = head, i, k, taken = 0, new = 0
+    cdef unsigned short crc
+    if head < 0 or tail > buf.shape[0] or head > tail or counts.shape[0] < 2 or slot.shape[0] < 256:
+        raise IndexError("dxl_take_block: bad buffer range, counts or slot table")
+    with nogil:
+        while tail - p >= size:
+            if (buf[p] != 0xFF or buf[p + 1] != 0xFF or buf[p + 2] != 0xFD or buf[p + 3] != 0
+                    or buf[p + 5] != ((size - 7) & 0xFF) or buf[p + 6] != ((size - 7) >> 8) or buf[p + 7] != 0x55):
+                break
+            k = slot[buf[p + 4]]
+            if k < 0 or k >= rows.shape[0]:
+                break
+            crc = _crc16(&buf[p], size - 2)
+            if buf[p + size - 2] != (crc & 0xFF) or buf[p + size - 1] != (crc >> 8):
+                break
+            for i in range(p + 7, p + size - 4):
+                if buf[i] == 0xFF and buf[i + 1] == 0xFF and buf[i + 2] == 0xFD:
+                    break
+            else:
+                errors[k] = buf[p + 8]
+                for i in range(width):
+                    rows[k, i] = buf[p + 9 + i]
+                if not received[k]:
+                    received[k] = 1
+                    new += 1
+                taken += 1
+                p += size
+                continue
+            break
+    counts[0] = taken
+    counts[1] = new
+    return p - head

@@ -13,7 +13,7 @@ from __future__ import annotations
 from enum import IntEnum
 from struct import Struct
 
-from ._servo_wire import crc16, dxl_finish, dxl_unstuff
+from ._servo_wire import crc16, dxl_finish, dxl_take_block, dxl_unstuff
 from .bus_packets import BusPacketWriter, BusSyncWrite
 from .bus_stream import PacketStream
 
@@ -133,11 +133,26 @@ class PacketParser(PacketStream):
     status=True (host side): accepts status packets, `code` is the error byte, the parameters
     follow it; instruction packets (an echo of our own) are skipped. status=False (device side):
     accepts instruction packets, `code` is the instruction. A FAST SYNC/BULK READ answer (status
-    from ID 0xFE) is handed on unstuffed-as-is: ``error, ID, data, CRC`` per servo."""
+    from ID 0xFE) is handed on unstuffed-as-is: ``error, ID, data, CRC`` per servo.
+
+    `block` (host side, set by the consumer while it waits for a SYNC READ): ``(slot, rows,
+    errors, received, counts, on_taken)``; the answers that fit it are taken in one compiled pass
+    (_servo_wire.dxl_take_block: rows, errors and received filled, `on_taken(new answers)` called
+    once) instead of one on_packet call each; anything else goes through the scanner below."""
+
+    block = None
 
     def _scan(self) -> None:
         buf = self._buffer
         while True:
+            if self.block is not None:
+                slot, rows, errors, received, counts, on_taken = self.block
+                taken = dxl_take_block(buf, self._head, self._tail, slot, rows, errors, received, counts)
+                if taken:
+                    self._head += taken
+                    self.stats.packets_ok += int(counts[0])
+                    self._hunting = False
+                    on_taken(int(counts[1]))
             p, end = self._seek(b"\xff\xff\xfd"), self._tail
             if p < 0 or end - p < HEADER_SIZE:
                 return

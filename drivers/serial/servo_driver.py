@@ -90,6 +90,11 @@ class ServoDriver:
         self.slot[self.ids] = np.arange(n)
         self.received = np.zeros(n, bool)
         self.errors = np.zeros(n, np.uint8)
+        self._error_bytes = memoryview(self.errors)
+        # Dynamixel SYNC READ answers are taken in one compiled pass per read (dynamixel.PacketParser.block).
+        self._block = (None if not self.dynamixel or self.fast else
+                       (self.slot, self.rows, self.errors, self.received.view(np.uint8), np.zeros(2, np.intp),
+                        self._taken))
         # Unit conversions, q = q_off + q_scale * (ticks - center), v = v_scale * raw, τ = t_scale * raw.
         d = np.array([j.direction for j in joints], float)
         g = np.array([j.gear_ratio for j in joints])
@@ -108,10 +113,12 @@ class ServoDriver:
         if self.current:
             self.c_scale = 1.0 / (d * g * kt * np.array([m.current_unit for m in models]))
             self.c_limit = np.array([m.reg("current_limit").default for m in models], float)
+            self.c_low = -self.c_limit
             self.goal = dxl.SyncWritePacket(102, "<i2", self.ids)
         else:
             self.c_scale = 1.0 / (d * g * stiffness)
             self.c_limit = np.array([m.reg("max_position_limit").default for m in models], float)
+            self.c_low = np.zeros(n)
             self.goal = (dxl.SyncWritePacket(116, "<i4", self.ids) if self.dynamixel
                          else ft.SyncWritePacket(42, "<u2", self.ids))
         self.torque_packet = (dxl.SyncWritePacket(64, "u1", self.ids) if self.dynamixel
@@ -119,7 +126,7 @@ class ServoDriver:
         self._sign_mag = not self.dynamixel
         self._tmp_i, self._tmp_s = np.zeros(n, np.int64), np.zeros(n, np.int64)
         self.q, self.v, self.tau = np.zeros(n), np.zeros(n), np.zeros(n)
-        self._tau_cmd, self._u = np.zeros(n), np.zeros(n)
+        self._tau_cmd, self._u, self._u_cmd = np.zeros(n), np.zeros(n), np.zeros(n)
         self._commands = CommandDecoder(protocol, n, channels.command)
         self._status = StatusEncoder(protocol, n, channels.status)
         self._cmd_ns = -(1 << 62)
@@ -228,7 +235,17 @@ class ServoDriver:
                 pass
         self.port, self.fd, self.torque_on, self._read_sent = None, -1, False, 0.0
 
-    def _write(self, packet) -> None:
+    def _write(self, packet, before=None) -> None:
+        """Writes `packet`, and `before` ahead of it in the same write(2) when given."""
+        if before is not None:
+            try:
+                done = os.writev(self.fd, (before, packet)) - len(before)
+            except BlockingIOError:
+                done = -len(before)
+            if done < 0:
+                self._write(memoryview(before)[len(before) + done:])
+            elif done:
+                packet = memoryview(packet)[done:]
         view, done = memoryview(packet), 0
         while done < len(view):
             try:
@@ -238,6 +255,7 @@ class ServoDriver:
 
     def _transact(self, packet):
         """One instruction and its one status packet: (error, params...) as bytes, or None."""
+        self.parser.block = None
         self._answer = None
         self._expect = -1
         self._write(packet)
@@ -268,6 +286,9 @@ class ServoDriver:
         if not self.received[k]:
             self.received[k] = True
             self._expect -= 1
+
+    def _taken(self, new: int) -> None:
+        self._expect -= new
 
     def _on_fast(self, buf, p: int, stop: int) -> None:
         """A FAST SYNC READ answer, buf[p:stop]: per servo error, ID, data, CRC (the last CRC, the
@@ -319,9 +340,12 @@ class ServoDriver:
             self._lost(f"no complete SYNC READ for {self.cfg.link_timeout:g} s")
             return False
         try:
-            self._command(now, full)
-            if prefetch:
-                self._send_read()
+            goal = self._command(now, full)
+            if prefetch:                   # the SYNC WRITE and the next SYNC READ in one write
+                self._write(self._sync_read, goal)
+                self._read_sent = time.monotonic()
+            elif goal is not None:
+                self._write(goal)
         except OSError as e:
             self._lost(f"bus I/O error: {e}")
             return False
@@ -337,6 +361,7 @@ class ServoDriver:
     def _read_state(self) -> bool:
         self.received.fill(False)
         self._expect = self.n
+        self.parser.block = self._block
         if not self._read_sent:
             self._send_read()
         deadline, self._read_sent = self._read_sent + self._read_timeout, 0.0
@@ -356,7 +381,9 @@ class ServoDriver:
     def _check_faults(self) -> None:
         if self.fault:
             return
-        bad = np.flatnonzero(self.errors & 0x80) if self.dynamixel else np.flatnonzero(self._hw | self.errors)
+        if self.dynamixel and max(self._error_bytes) < dxl.ALERT:
+            return
+        bad = np.flatnonzero(self.errors & dxl.ALERT) if self.dynamixel else np.flatnonzero(self._hw | self.errors)
         if bad.size:
             k = bad[0]
             self.fault = (f"servo ID {self.ids[k]} ({self.joints[k].joint}) reports a hardware error "
@@ -403,33 +430,35 @@ class ServoDriver:
             return
         self.commands_received += 1
         self._cmd_ns = self.clock()
+        np.multiply(d.torque, self.sign, out=self._tau_cmd)   # echoed as torque_commanded, with Drake's status sign
+        np.multiply(d.torque, self.c_scale, out=self._u_cmd)
+        if self.current:                                     # the goal currents, ready for the next cycle
+            self._set_goal(self._u_cmd)
 
-    def _command(self, now: int, full: bool) -> None:
+    def _set_goal(self, u) -> None:
+        """goal.values = u in register units, rounded and clipped to the registers' limits (u is scratch)."""
+        np.clip(u, self.c_low, self.c_limit, out=u)
+        np.rint(u, out=u)
+        np.copyto(self.goal.values, u, casting="unsafe")
+
+    def _command(self, now: int, full: bool):
+        """Writes what the newest command asks but the SYNC WRITE of goals, which it returns (or None)."""
         fresh = now - self._cmd_ns <= self._cmd_timeout_ns or (self.cfg.lockstep and self.commands_received > 0)
         if not full and not self.fault:      # no fresh state: keep the last goal (link_timeout ends it)
-            return
+            return None
         if not fresh or self.fault:
             if self.torque_on or not fresh and self.cycles % 50 == 0:
                 self._write(self._torque(0))             # and repeated now and then while idle
-            return
-        tau = self._commands.torque
-        np.multiply(tau, self.sign, out=self._tau_cmd)   # echoed as torque_commanded, with Drake's status sign
-        u = self._u
-        np.multiply(tau, self.c_scale, out=u)
-        if self.current:
-            np.clip(u, -self.c_limit, self.c_limit, out=u)
-        else:
-            u += self._pos
-            np.clip(u, 0.0, self.c_limit, out=u)
-        np.rint(u, out=u)
-        np.copyto(self.goal.values, u, casting="unsafe")
+            return None
+        if not self.current:                             # goal = present + τ / K in ticks
+            self._set_goal(np.add(self._u_cmd, self._pos, out=self._u))
         if not self.torque_on:
             if not self.current:                         # hold where it is: goal = present before enabling
                 np.copyto(self.goal.values, self._pos, casting="unsafe")
             self._write(self.goal.seal())
             self._write(self._torque(1))
-            return
-        self._write(self.goal.seal())
+            return None
+        return self.goal.seal()
 
     def _lost(self, reason: str) -> None:
         log.warning("servo bus lost: %s; reconnecting", reason)

@@ -78,3 +78,90 @@ def test_full_buffer_of_noise_never_stalls():
     parser.feed(bytes(dxl.PacketWriter().status(4, 0, b"\x01")))
     assert got == [4]
     assert parser.stats.crc_errors >= 1
+
+
+def _block_consumer(ids, width):
+    """The driver's receiving side of a SYNC READ of `width` bytes from `ids`: rows, error bytes,
+    received flags and the count of answers still missing, filled by on_packet (the scanner) or
+    by the parser's compiled block pass (slot table, rows, errors, received, counts, on_taken)."""
+    slot = np.full(256, -1, np.intp)
+    slot[ids] = np.arange(len(ids))
+    c = {"rows": np.zeros((len(ids), width), np.uint8), "errors": np.zeros(len(ids), np.uint8),
+         "received": np.zeros(len(ids), bool), "missing": [len(ids)], "other": []}
+
+    def on_packet(servo_id, error, buf, start, stop):
+        k = slot[servo_id]
+        if k < 0 or stop - start != width:
+            c["other"].append((servo_id, error, bytes(buf[start:stop])))
+            return
+        c["rows"][k] = np.frombuffer(bytes(buf[start:stop]), np.uint8)
+        c["errors"][k] = error
+        if not c["received"][k]:
+            c["received"][k] = True
+            c["missing"][0] -= 1
+
+    def on_taken(new):
+        c["missing"][0] -= new
+    c["block"] = (slot, c["rows"], c["errors"], c["received"].view(np.uint8), np.zeros(2, np.intp), on_taken)
+    return c, on_packet
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_dynamixel_block_pass_equals_the_scanner(seed):
+    """The compiled SYNC READ pass (PacketParser.block) leaves rows, error bytes, received flags,
+    the missing count, the other packets and every counter exactly as the scanner alone does, on
+    streams of answers mixed with stuffed data, other lengths, unknown IDs, CRC errors, truncation,
+    noise and the host's echo, fed in random chunks."""
+    rng = np.random.default_rng(seed)
+    ids, width = [3, 1, 7, 2, 9, 4], 10
+    w = dxl.PacketWriter()
+    stream = bytearray()
+    for k in range(400):
+        kind = rng.integers(0, 12)
+        i = int(rng.choice(ids))
+        data = rng.integers(0, 256, width, dtype=np.uint8).tobytes()
+        if kind == 0:
+            data = data[:4] + b"\xff\xff\xfd" + data[7:]          # stuffed on the wire
+        elif kind == 1:
+            data = data[:int(rng.integers(0, width))]              # another length
+        elif kind == 2:
+            i = int(rng.choice([5, 200, 0]))                       # nobody asked this ID
+        pkt = bytearray(w.status(i, int(rng.choice([0, 0, 0x80, 7])), data))
+        if kind == 3:
+            pkt[-2] ^= 0x11                                        # CRC error
+        elif kind == 4:
+            pkt = pkt[:int(rng.integers(1, len(pkt)))]             # truncated
+        elif kind == 5:
+            stream += rng.integers(0, 256, int(rng.integers(1, 9)), dtype=np.uint8).tobytes()
+        elif kind == 6:
+            stream += w.sync_read(126, width, ids)                 # the host's own echo
+        stream += pkt
+    cuts = np.sort(rng.integers(0, len(stream), 60))
+    chunks = [c.tobytes() for c in np.split(np.frombuffer(bytes(stream), np.uint8), cuts)]
+    results = []
+    for use_block in (False, True):
+        c, on_packet = _block_consumer(ids, width)
+        parser = dxl.PacketParser(on_packet, status=True)
+        if use_block:
+            parser.block = c["block"]
+        for chunk in chunks:
+            parser.feed(chunk)
+        results.append((c, parser.stats))
+    (a, sa), (b, sb) = results
+    assert sa == sb and sb.packets_ok > 200
+    assert (a["rows"] == b["rows"]).all() and (a["errors"] == b["errors"]).all()
+    assert (a["received"] == b["received"]).all() and a["missing"] == b["missing"]
+    assert a["other"] == b["other"] and len(a["other"]) > 20
+
+
+def test_dynamixel_block_pass_takes_a_whole_answer_in_one_call():
+    """Six well-formed answers in one read are taken by one compiled pass: on_packet never runs."""
+    ids, width = [1, 2, 3, 4, 5, 6], 10
+    c, _ = _block_consumer(ids, width)
+    calls = []
+    parser = dxl.PacketParser(lambda *a: calls.append(a), status=True)
+    parser.block = c["block"]
+    w = dxl.PacketWriter()
+    burst = b"".join(bytes(w.status(i, 0, bytes(range(i, i + width)))) for i in ids)
+    assert parser.feed(burst) == 6 and not calls and c["missing"] == [0]
+    assert c["rows"][5].tolist() == list(range(6, 6 + width)) and parser.buffered == 0
