@@ -521,14 +521,34 @@ class ServoDriver:
                 self.cycle()
 
     def shutdown(self) -> None:
-        """Torque off (twice, in case a byte is lost) and close the port."""
-        if self.connected:
-            try:
-                for _ in range(2):
-                    self._write(self._torque(0))
-            except OSError:
-                pass
+        """Torque off (twice, in case a byte is lost) and close the port. When the port is closed or
+        fails (the bus was lost, the driver waits to reopen it), it is opened once more for this:
+        servos keep their torque and last goal through a dropped adapter."""
+        if self._torque_off():
+            return self.close()
         self.close()
+        if not self.cycles:                # never cycled: this driver has not turned the torque on
+            return
+        try:
+            self.port = serial.Serial(self.cfg.port, self.cfg.baudrate, timeout=0, write_timeout=0.1)
+            self.fd = self.port.fileno()
+        except (serial.SerialException, OSError, ValueError) as e:
+            log.warning("servo bus: cannot reach %s to turn the torque off: %s", self.cfg.port, e)
+            return
+        if not self._torque_off():
+            log.warning("servo bus: %s fails, the torque may be on", self.cfg.port)
+        self.close()
+
+    def _torque_off(self) -> bool:
+        """Writes torque off twice; False when not connected or the port fails."""
+        if not self.connected:
+            return False
+        try:
+            for _ in range(2):
+                self._write(self._torque(0))
+        except OSError:
+            return False
+        return True
 
     def summary(self) -> dict:
         s = self.stats
@@ -541,7 +561,8 @@ class ServoDriver:
 
 
 def run_from_config(cfg, duration: float | None = None, out=sys.stdout) -> int:
-    """`hil servo-bus CONFIG`: the driver of a run config with a `servo_bus` section."""
+    """`hil servo-bus CONFIG`: the driver of a run config with a `servo_bus` section, until `duration`
+    s, SIGINT, SIGTERM or SIGHUP (each ends the loop, torque off, exit 0)."""
     from core.config import channels_for
     from core.robot import load_robot
     config = load_servo_config(getattr(cfg, "servo_bus", None))
@@ -551,11 +572,11 @@ def run_from_config(cfg, duration: float | None = None, out=sys.stdout) -> int:
     print(f"servo driver ready: {config.port} at {config.baudrate} baud, {driver.n} {config.protocol} servos, "
           f"{'current' if driver.current else 'position'} control at {config.rate:g} Hz; status {channels.status}, "
           f"command {channels.command}", file=out, flush=True)
-    stopping = []
-    signal.signal(signal.SIGTERM, lambda *_: stopping.append(1))
-    try:
-        summary = driver.run(duration, stop=lambda: bool(stopping))
-    except KeyboardInterrupt:
-        summary = driver.summary()
+    stopping, signals = [], (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)   # SIGHUP: the terminal closed
+    for sig in signals:         # SIGINT too: a KeyboardInterrupt could land inside shutdown()'s torque off
+        signal.signal(sig, lambda *_: stopping.append(1))
+    summary = driver.run(duration, stop=lambda: bool(stopping))
+    for sig in signals:         # torque off: a late signal (Ctrl-C pressed again) must not make the exit a kill
+        signal.signal(sig, signal.SIG_IGN)      # (Python restores SIG_DFL for handlers as it finalizes)
     print("hil servo-bus: " + ", ".join(f"{k} {v}" for k, v in summary.items()), file=out, flush=True)
     return 0
