@@ -197,11 +197,14 @@ def cmd_demo(args) -> int:
     if Path(args.config).is_file() and is_legged_scenario(args.config):      # a legged robot (docs/wbc.md)
         from messages.channels import DEFAULT_LCM_URL
         return run_legged_demo(args.config, args.duration, args.lcm_url or DEFAULT_LCM_URL)
-    from core.robot import build_plant
+    from core.robot import load_robot
     cfg = _load(args.config, args.lcm_url)
     legged = cfg.robot.protocol == "floating_base"       # the simulated legged robot draws itself
-    if not legged:
-        build_plant(cfg.robot)          # a bad model is reported once, before the simulator starts
+    if not legged:                      # a bad model is reported once, before the simulator starts,
+        robot = load_robot(cfg.robot)
+        if cfg.servo_bus is not None:   # and so is a servo mapping that does not fit its joints
+            from drivers.serial.servo_config import check_joints, load_servo_config
+            check_joints(load_servo_config(cfg.servo_bus), robot.joint_names)
     limit = str(args.duration + cfg.loop.start_timeout + 5.0)
     out = subprocess.PIPE if args.json else None
     if cfg.servo_bus is None:
@@ -285,9 +288,14 @@ def cmd_servo_bus_device(args) -> int:
 def cmd_regress(args) -> int:
     """The regression scenarios in lockstep, checked against their criteria and golden outcomes.
 
-    Runs every scenario (a run config with a scenario section) against the simulated robot or the
-    serial chain, prints a table and writes a JSON report. Exit 0 when all pass, 1 when one fails, 2
-    for a bad scenario file. docs/regress.md describes the scenario files."""
+    Runs every scenario of configs/scenarios (or DIR, or FILE): a run config with a scenario
+    section, against the simulated robot (scenario.link: sim), the serial chain (link: serial:
+    `hil serial` and the simulated board on a pty; serial_chain.yaml, fault_serial_link.yaml) or a
+    servo chain (link: servo: `hil servo-bus` and simulated Dynamixel or Feetech servos on a pty;
+    servo_dxl_arm_impedance.yaml, a Dynamixel arm in current mode, and servo_so101_position.yaml,
+    the SO-101 in position mode), and the legged scenarios (legged_*.yaml) in whole-body control.
+    Prints a table and writes a JSON report. Exit 0 when all pass, 1 when one fails, 2 for a bad
+    scenario file. docs/regress.md describes the scenario files."""
     from core.robot import build_plant
 
     from .regress import DEFAULT_DIR, find_scenarios, format_table, run_all, write_report

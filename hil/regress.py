@@ -5,7 +5,11 @@ A `sim` scenario runs the loop and the simulated robot in one process over memq:
 faster than real time). A `serial` scenario runs the real chain: the simulated board on a pty and the
 serial driver as processes of their own (`hil serial-device`, `hil serial`) on a private UDP multicast
 group, with the board in lockstep (one period per COMMAND) and the loop waiting for each status, so
-its outcome is as deterministic as the sim's. With -j N the scenarios run in N processes.
+its outcome is as deterministic as the sim's. A `servo` scenario (servo_*.yaml) runs the servo chain
+the same way: simulated Dynamixel or Feetech servos on a pty driving the plant and the servo-bus
+driver (`hil servo-bus-device`, `hil servo-bus`), the driver one SYNC READ + SYNC WRITE per command
+and the bus one period per SYNC READ. A legged scenario (legged_*.yaml) runs whole-body control
+(hil.legged_scenario). With -j N the scenarios run in N processes.
 """
 from __future__ import annotations
 
