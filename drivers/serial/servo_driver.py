@@ -137,7 +137,9 @@ class ServoDriver:
         self.fd = -1
         self.port = None
         self._expect, self._answer = 0, None   # SYNC READ answers still missing; -1: a setup transaction
+        self._asked = -1                       # the ID a setup transaction addresses
         self._read_sent = 0.0                  # monotonic time of a SYNC READ already on the wire (prefetch), or 0
+        self._late = False                     # a SYNC READ timed out: its answers may still come
         self.torque_on = False
         self.fault = ""                    # latched hardware fault, torque stays off
         self.cycles = self.full_reads = self.statuses_published = self.commands_received = 0
@@ -168,10 +170,10 @@ class ServoDriver:
                 if answer is None:
                     return self._retry(f"servo ID {i} ({self.joints[k].joint}) does not answer PING")
                 if self.dynamixel:
-                    number = answer[1] | answer[2] << 8
+                    number = answer[1] | answer[2] << 8 if len(answer) >= 3 else None
                 else:
                     data = self._transact(self.writer.read(i, 3, 2))
-                    number = None if data is None else data[1] | data[2] << 8
+                    number = None if data is None or len(data) < 3 else data[1] | data[2] << 8
                 if number != m.model_number:
                     return self._retry(f"servo ID {i} is model number {number}, config says {m.name} "
                                        f"({m.model_number})")
@@ -254,10 +256,12 @@ class ServoDriver:
                 select.select((), (self.fd,), (), 0.01)
 
     def _transact(self, packet):
-        """One instruction and its one status packet: (error, params...) as bytes, or None."""
+        """One instruction and the status packet of the servo it addresses: (error, params...) as bytes,
+        or None. Other servos' packets meanwhile are counted in stats.unexpected_ids."""
         self.parser.block = None
         self._answer = None
         self._expect = -1
+        self._asked = packet[4 if self.dynamixel else 2]        # the ID byte of either protocol's header
         self._write(packet)
         deadline = time.monotonic() + max(0.05, self._read_timeout)
         while self._answer is None:
@@ -270,7 +274,10 @@ class ServoDriver:
     # --- one cycle ---------------------------------------------------------------------------------
     def _on_status(self, servo_id: int, error: int, buf, start: int, stop: int) -> None:
         if self._expect < 0:                               # a setup transaction
-            self._answer = bytes((error,)) + bytes(buf[start:stop])
+            if servo_id != self._asked:
+                self.stats.unexpected_ids += 1
+            elif self._answer is None:
+                self._answer = bytes((error,)) + bytes(buf[start:stop])
             return
         if self.fast and servo_id == dxl.BROADCAST_ID:
             return self._on_fast(buf, start - 1, stop)
@@ -341,7 +348,7 @@ class ServoDriver:
             return False
         try:
             goal = self._command(now, full)
-            if prefetch:                   # the SYNC WRITE and the next SYNC READ in one write
+            if prefetch and not self._late:     # the SYNC WRITE and the next SYNC READ in one write
                 self._write(self._sync_read, goal)
                 self._read_sent = time.monotonic()
             elif goal is not None:
@@ -363,6 +370,8 @@ class ServoDriver:
         self._expect = self.n
         self.parser.block = self._block
         if not self._read_sent:
+            if self._late:
+                self._drain()
             self._send_read()
         deadline, self._read_sent = self._read_sent + self._read_timeout, 0.0
         fd = self.fd
@@ -371,12 +380,25 @@ class ServoDriver:
             if left <= 0 or not select.select((fd,), (), (), left)[0]:
                 self.stats.timeouts += self._expect
                 self.parser.reset()
+                self._late = True
                 return False
             data = os.read(fd, 4096)
             if not data:
                 raise OSError("the port hung up")
             self.parser.feed(data)
         return True
+
+    def _drain(self) -> None:
+        """Waits for a quiet line (no byte for read_timeout) after a timed-out SYNC READ, dropping what
+        comes: its late answers are not taken for the next one's (which would leave every later cycle
+        a SYNC READ behind, the answers of its own left on the port). Counted as bytes_dropped."""
+        self._late = False
+        while select.select((self.fd,), (), (), self._read_timeout)[0]:
+            data = os.read(self.fd, 4096)
+            if not data:
+                raise OSError("the port hung up")
+            self.stats.bytes_received += len(data)
+            self.stats.bytes_dropped += len(data)
 
     def _check_faults(self) -> None:
         if self.fault:

@@ -7,6 +7,7 @@ servos' own state (or, where a length field swallows the answers, exactly that c
 the next cycle is clean: no byte of it is left over. Dynamixel (SYNC READ and FAST SYNC READ) and
 Feetech."""
 import dataclasses
+import select
 import sys
 import time
 
@@ -34,7 +35,7 @@ class Bench:
     """N servos on the simulated bus, the driver connected and cycling with torque on (zero torque:
     the servos rest at their center ticks, so every status reads 0 rad)."""
 
-    def __init__(self, tmp_path, protocol: str, read_timeout: float = 0.5, **extra):
+    def __init__(self, tmp_path, protocol: str, read_timeout: float = 0.5, hook=None, baud=None, **extra):
         self.dynamixel = protocol == "dynamixel"
         model = "XM430-W350" if self.dynamixel else "STS3215"
         joints = [{"joint": f"j{k}", "id": k + 1, "model": model} for k in range(N)]
@@ -45,14 +46,22 @@ class Bench:
         self.servos = [SimulatedServo(j.servo_model, j.id) for j in self.cfg.joints]
         for s in self.servos:
             s.set("return_delay_time", 0)
-        self.bus = SimulatedServoBus(protocol, self.servos, self.cfg.port).start()
+        self.bus = SimulatedServoBus(protocol, self.servos, self.cfg.port, baud=baud)
+        self.writer = dxl.PacketWriter() if self.dynamixel else ft.PacketWriter()
+        if hook is not None:                # hook(bench, instruction), in the bus's thread, ahead of its answer
+            taken = self.bus.parser.on_packet
+
+            def on_packet(servo_id, inst, buf, start, stop):
+                hook(self, inst)
+                taken(servo_id, inst, buf, start, stop)
+            self.bus.parser.on_packet = on_packet
+        self.bus.start()
         self.lc = lcm.LCM("memq://")
         self.driver = ServoDriver(self.cfg, [j.joint for j in self.cfg.joints], "panda",
                                   Channels(status="PANDA_STATUS", command="PANDA_COMMAND"), self.lc)
         self.status, self.statuses = StatusDecoder("panda", N), 0
         self.lc.subscribe("PANDA_STATUS", self._on_status)
         self.commands = CommandEncoder("panda", N, fields=("torque",), channel="PANDA_COMMAND")
-        self.writer = dxl.PacketWriter() if self.dynamixel else ft.PacketWriter()
         self.block = 10 if self.dynamixel else 15            # bytes of the state block per servo
         end = time.monotonic() + 20
         while not self.driver.connected and time.monotonic() < end:
@@ -141,6 +150,14 @@ def bench(tmp_path):
     sys.setswitchinterval(interval)
 
 
+def _stray_on_ping(b: Bench, instruction: int) -> None:
+    """A servo nobody asked (ID 9) answers every PING first: its status without parameters goes onto
+    the pty 20 ms ahead of the asked servo's answer (so that the driver reads it on its own)."""
+    if instruction == dxl.Instruction.PING:              # 0x01 in both protocols
+        b.inject(b.packet(9, b""))
+        time.sleep(0.02)
+
+
 def _rests(b: Bench) -> None:
     """The last status holds the servos' own positions, none of the injected ones."""
     assert b.status.position_measured == pytest.approx(np.zeros(N), abs=1e-2)
@@ -161,6 +178,16 @@ def test_a_stray_servo_and_a_wrong_length_are_counted_and_the_cycle_completes(be
                                      "full_reads": 1, "statuses": 1}
     _rests(b)
     assert b.clean() == {**b.answers(), "full_reads": 1, "statuses": 1}
+
+
+@pytest.mark.parametrize("name", BUSES)
+def test_a_stray_servo_during_setup_is_counted_and_the_setup_completes(bench, name):
+    """Each setup transaction takes the answer of the servo it asked: the stray answers ahead of the
+    N PINGs are counted, not taken for a model number (or its absence for a crash)."""
+    b = bench(name, hook=_stray_on_ping)
+    assert b.driver.stats.unexpected_ids == N and b.driver.reconnects == 1, b.driver.summary()
+    assert b.clean() == {**b.answers(), "full_reads": 1, "statuses": 1}
+    _rests(b)
 
 
 @pytest.mark.parametrize("name", BUSES)
@@ -200,6 +227,30 @@ def test_a_packet_interleaved_into_another_is_taken_and_the_broken_one_dropped(b
                               "packets_ok": b.answers()["packets_ok"] + 1, "full_reads": 1, "statuses": 1}
     _rests(b)
     assert b.clean() == {**b.answers(), "full_reads": 1, "statuses": 1}
+
+
+@pytest.mark.parametrize("name", BUSES)
+def test_answers_that_come_too_late_are_not_taken_for_the_next_cycle(bench, name):
+    """The bus stalls once (130 ms) before answering a SYNC READ: that cycle times out (read_timeout
+    0.1 s), and its late answers are dropped at the next one (which waits for a quiet line first),
+    not taken for that one's. Taken, they would leave every later cycle one SYNC READ behind, its
+    own answers on the port, on a bus paced as a wire is (here 1 Mbps)."""
+    stall = []
+
+    def stalls(b, instruction):
+        if instruction in (dxl.Instruction.SYNC_READ, dxl.Instruction.FAST_SYNC_READ, ft.Instruction.SYNC_READ) \
+                and stall:
+            time.sleep(stall.pop())
+    b = bench(name, read_timeout=0.1, baud=1_000_000, hook=stalls)
+    stall.append(0.13)
+    assert b.clean() == {"timeouts": N}
+    assert b.clean() == {**b.answers(), "bytes_received": 2 * b.answer_bytes, "bytes_dropped": b.answer_bytes,
+                         "full_reads": 1, "statuses": 1}
+    for _ in range(5):
+        assert b.clean() == {**b.answers(), "full_reads": 1, "statuses": 1}
+        time.sleep(0.03)
+        assert not select.select((b.driver.fd,), (), (), 0)[0]          # nothing left behind on the port
+    _rests(b)
 
 
 @pytest.mark.parametrize("name", BUSES)
