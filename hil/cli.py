@@ -83,7 +83,22 @@ def _finish(loop, summary: dict, args) -> int:
     return 0 if summary["final_state"] in ("RUNNING", "INIT") or not summary["faults"] else 3
 
 
-def cmd_run(args, live: StatusLine | None = None) -> int:
+class _Processes:
+    """The robot's processes `hil demo` started, as a stop condition of the loop: true once one has
+    ended (polled every 50 ms), which `ended` then holds."""
+
+    def __init__(self, processes=()):
+        self.processes, self.ended, self._next = list(processes), None, 0.0
+
+    def __call__(self) -> bool:
+        now = time.monotonic()
+        if self.ended is None and self.processes and now >= self._next:
+            self._next = now + 0.05
+            self.ended = next((p for p in self.processes if p.poll() is not None), None)
+        return self.ended is not None
+
+
+def cmd_run(args, live: StatusLine | None = None, robot_processes=()) -> int:
     """Run the control loop against whatever robot driver publishes on the config's channels.
 
     Reads the robot's status on LCM and commands torques at loop.rate_hz until --duration or Ctrl-C,
@@ -101,7 +116,7 @@ def cmd_run(args, live: StatusLine | None = None) -> int:
     lc = open_lcm(cfg.lcm.url)
     bridge = _viewer(cfg, robot.plant, lc)
     loop = ControlLoop(cfg, robot, lc, Mode.REALTIME, viz=bridge).configure()
-    stop = _stop_on_signals()
+    stop, robot_ended = _stop_on_signals(), _Processes(robot_processes)
     live = live or StatusLine(not args.quiet and not args.json)
     print(f"hil run: waiting for the status on {loop.channels.status} ({cfg.lcm.url}), up to "
           f"{cfg.loop.start_timeout:g} s", file=sys.stderr, flush=True)
@@ -112,7 +127,7 @@ def cmd_run(args, live: StatusLine | None = None) -> int:
             said.append(print(f"hil run: {lp.startup.text}", file=sys.stderr, flush=True))
         live(lp)
     try:
-        summary = loop.run(args.duration, stop=lambda: stop[0], on_tick=on_tick)
+        summary = loop.run(args.duration, stop=lambda: stop[0] or robot_ended(), on_tick=on_tick)
     except (TimeoutError, RuntimeError) as e:       # no robot; the log recorder failed
         print(f"\nhil: {e}", file=sys.stderr)
         return 2
@@ -120,7 +135,14 @@ def cmd_run(args, live: StatusLine | None = None) -> int:
         live.close()
         if bridge is not None:
             bridge.close()
-    return _finish(loop, summary, args)
+    if robot_ended.ended is None or stop[0]:
+        return _finish(loop, summary, args)
+    p, started = robot_ended.ended, loop.status_timing.received > 0     # the demo's robot is gone
+    if started:
+        _finish(loop, summary, args)
+    print(f"hil demo: `hil {p.args[3]}` ended (exit status {p.returncode}) "
+          f"{'during the run' if started else 'before the first status'}; the loop stopped", file=sys.stderr)
+    return 3 if started else 2
 
 
 def _run_legged(cfg, args) -> int:
@@ -192,7 +214,8 @@ def cmd_demo(args) -> int:
     The loop follows the config's trajectory with a live status line, then prints the summary. Start
     Meldis (python -m pydrake.visualization.meldis) to watch. A config with a servo_bus section starts
     `hil servo-bus-device` and `hil servo-bus` instead of `hil sim`; a legged scenario file
-    (configs/legged/go2_demo.yaml) runs whole-body control in one process (docs/wbc.md)."""
+    (configs/legged/go2_demo.yaml) runs whole-body control in one process (docs/wbc.md). When one of
+    the robot's processes ends early the demo stops with it: exit 2 before the first status, 3 after."""
     from .legged_scenario import is_legged_scenario, run_legged_demo
     if Path(args.config).is_file() and is_legged_scenario(args.config):      # a legged robot (docs/wbc.md)
         from messages.channels import DEFAULT_LCM_URL
@@ -221,7 +244,7 @@ def cmd_demo(args) -> int:
                   f"control loop on {cfg.lcm.url}; {args.duration:g} s. Watch it in Meldis: "
                   f"{'python -m pydrake.visualization.meldis' if legged else _meldis_command(cfg)}", flush=True)
         args.config = str(args.config)
-        return cmd_run(args)
+        return cmd_run(args, robot_processes=robot)
     finally:
         for p in reversed(robot):
             p.terminate()
