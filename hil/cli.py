@@ -294,7 +294,9 @@ def cmd_servo_bus(args) -> int:
 
     Opens the bus (servo_bus section), sets the servos up, and each cycle publishes one SYNC READ as
     the robot's status and sends the loop's torques as one SYNC WRITE; torque off on timeouts,
-    faults and exit (docs/servo_bus.md)."""
+    faults and every exit: SIGINT, SIGTERM and SIGHUP stop it with torque off, exit 0; a config error
+    (a servo mapping that misses the robot's joints included) exits 2 before the port is opened
+    (docs/servo_bus.md)."""
     from drivers.serial.servo_driver import run_from_config
     return run_from_config(_load(args.config, args.lcm_url), args.duration)
 
