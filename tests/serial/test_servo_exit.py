@@ -156,10 +156,11 @@ def test_a_bus_back_after_a_drop_stays_off_when_the_loop_is_gone(arm):
     a = arm(command_timeout=0.2, reconnect={"initial": 0.05, "max": 0.2})
     a.wait_torque(1)
     a.stop_commands()
-    a.bus.link.unplug()
+    a.bus.stop()                                       # the adapter pulled: its thread ends, the pty goes
     time.sleep(0.5)
     assert a.torque() == [1, 1, 1]                     # the servos kept it through the drop
     a.bus.link.plug()
+    a.bus.start()
     answered = a.bus.answers
     assert wait_until(lambda: a.bus.answers > answered + 50, 20.0), a.text()      # reconnected and cycling
     a.wait_torque(0, timeout=2.0)
@@ -173,9 +174,10 @@ def test_a_driver_stopped_while_the_bus_is_away_still_turns_torque_off(arm):
     then, it opens the port once more to turn the torque off before it exits."""
     a = arm(reconnect={"initial": 5.0, "max": 5.0})
     a.wait_torque(1)
-    a.bus.link.unplug()
+    a.bus.stop()
     time.sleep(0.5)
     a.bus.link.plug()
+    a.bus.start()
     assert a.torque() == [1, 1, 1]
     assert a.stop(signal.SIGTERM) == 0, a.text()
     a.wait_torque(0, timeout=2.0)
