@@ -160,6 +160,7 @@ class ServoDriver:
             self.fd = self.port.fileno()
         except (serial.SerialException, OSError, ValueError) as e:
             return self._retry(f"cannot open {self.cfg.port}: {e}")
+        self.port.reset_input_buffer()          # stale answers (e.g. to a SYNC READ sent before a restart)
         self.parser.reset()
         try:
             self._write(self._torque(0))
