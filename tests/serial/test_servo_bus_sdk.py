@@ -240,3 +240,24 @@ def test_feetech_eeprom_with_torque_on_and_the_lock(ft_bus):
     bus.power_cycle()
     assert ph.read2ByteTxRx(port, 1, 11)[0] == 3000                       # saved
     assert ph.read1ByteTxRx(port, 1, 55)[0] == 1                          # locked again after power-on
+
+
+def test_dynamixel_fast_sync_read_ends_at_a_silent_servo(dxl_bus):
+    """FAST SYNC READ: the listed servos send their parts of one packet in turn; an absent ID (9)
+    sends none and the servos after it none either, so the packet stops short of the length its
+    header announces and the SDK's read of it fails."""
+    bus, port, ph = dxl_bus
+    read = dxl_sdk.GroupSyncRead(port, ph, 132, 4)
+    for i in (1, 9, 2):
+        read.addParam(i)
+    assert read.fastSyncRead() != dxl_sdk.COMM_SUCCESS
+    port.clearPort()
+    assert ph.syncReadTx(port, 132, 4, [1, 9, 2], 3, True) == dxl_sdk.COMM_SUCCESS
+    time.sleep(0.2)
+    got = bytes(port.readPort(100))
+    assert len(got) == 8 + 8 and got[:8] == bytes((0xFF, 0xFF, 0xFD, 0, 0xFE, 8 + 3 * 8 - 7, 0, 0x55))
+    assert got[9] == 1 and int.from_bytes(got[10:14], "little") == bus.servo(1).get("present_position")
+    port.is_using = False                                                  # the SDK's Tx holds the port for its Rx
+    assert ph.syncReadTx(port, 132, 4, [1, 2, 3], 3, True) == dxl_sdk.COMM_SUCCESS
+    time.sleep(0.2)
+    assert len(port.readPort(100)) == 8 + 3 * 8                             # all there: the whole packet
