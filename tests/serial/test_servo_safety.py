@@ -126,7 +126,7 @@ def test_watchdog_config(tmp_path):
 def test_firmware_without_the_watchdog_is_refused_unless_it_is_off(rigs, caplog):
     """A servo older than firmware v38 has no Bus Watchdog: the driver will not drive it with one
     configured, and says why; with bus_watchdog 0 it does."""
-    caplog.set_level(logging.WARNING)
+    caplog.set_level(logging.WARNING, logger="drivers.serial.servo_driver")   # (hil regress quiets "drivers")
     for watchdog, connects in ((0.1, False), (0.0, True)):
         r = rigs("dynamixel", ["XM430-W350"], rate=200, bus_watchdog=watchdog)
         r.servos[0].set("firmware_version", 37)
