@@ -20,6 +20,7 @@ bytes are counted in `stats` (bus_stream.BusStats), never raised.
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import os
@@ -37,6 +38,7 @@ from messages.codec import CommandDecoder, StatusEncoder
 from . import dynamixel as dxl
 from . import feetech as ft
 from .servo_config import ServoBusConfig, check_joints, load_servo_config
+from .servo_models import BUS_WATCHDOG_FIRMWARE
 from .servo_sim import PWM_MAX
 
 log = logging.getLogger(__name__)
@@ -136,8 +138,8 @@ class ServoDriver:
         self._period_ns = round(1e9 / config.rate)
         self.fd = -1
         self.port = None
-        self._expect, self._answer = 0, None   # SYNC READ answers still missing; -1: a setup transaction
-        self._asked = -1                       # the ID a setup transaction addresses
+        # SYNC READ answers still missing (-1: a setup transaction), its answer, the ID it addresses
+        self._expect, self._answer, self._asked = 0, None, -1
         self._read_sent = 0.0                  # monotonic time of a SYNC READ already on the wire (prefetch), or 0
         self._late = False                     # a SYNC READ timed out: its answers may still come
         self.torque_on = False
@@ -156,12 +158,14 @@ class ServoDriver:
 
     def connect(self) -> bool:
         """Opens the port and sets the servos up: torque off, ping (model check), operating mode,
-        gains, goal = present. Returns False (and schedules a retry) when the bus does not answer."""
+        gains, Bus Watchdog (Dynamixel), goal = present. Returns False (and schedules a retry) when
+        the bus does not answer."""
         try:
             self.port = serial.Serial(self.cfg.port, self.cfg.baudrate, timeout=0, write_timeout=0.1)
             self.fd = self.port.fileno()
         except (serial.SerialException, OSError, ValueError) as e:
             return self._retry(f"cannot open {self.cfg.port}: {e}")
+        self.port.reset_input_buffer()          # stale answers (e.g. to a SYNC READ sent before a restart)
         self.parser.reset()
         try:
             self._write(self._torque(0))
@@ -170,7 +174,7 @@ class ServoDriver:
                 if answer is None:
                     return self._retry(f"servo ID {i} ({self.joints[k].joint}) does not answer PING")
                 if self.dynamixel:
-                    number = answer[1] | answer[2] << 8 if len(answer) >= 3 else None
+                    number = answer[1] | answer[2] << 8 if len(answer) == 4 else None    # model, firmware
                 else:
                     data = self._transact(self.writer.read(i, 3, 2))
                     number = None if data is None or len(data) < 3 else data[1] | data[2] << 8
@@ -179,8 +183,14 @@ class ServoDriver:
                                        f"({m.model_number})")
                 level = self._status_level(i, m)
                 mode = m.modes["current" if self.current else "position"]
-                for name, value in (("operating_mode", mode), ("position_p_gain", self.kp[k]),
-                                    ("position_d_gain", self.kd[k])):
+                writes = [("operating_mode", mode), ("position_p_gain", self.kp[k]), ("position_d_gain", self.kd[k])]
+                watchdog = self.cfg.bus_watchdog_units
+                if self.dynamixel and answer[3] >= BUS_WATCHDOG_FIRMWARE:    # 0 clears a trip (-1), then arm
+                    writes += [("bus_watchdog", 0)] + [("bus_watchdog", watchdog)] * (watchdog > 0)
+                elif watchdog:
+                    return self._retry(f"servo ID {i}: firmware v{answer[3]} has no Bus Watchdog (v"
+                                       f"{BUS_WATCHDOG_FIRMWARE}+); update it or set servo_bus.bus_watchdog: 0")
+                for name, value in writes:
                     problem = self._setup_write(i, m, name, value, level)
                     if problem:
                         return self._retry(f"servo ID {i}: writing {name} = {value} failed{problem}")
@@ -256,8 +266,7 @@ class ServoDriver:
                 select.select((), (self.fd,), (), 0.01)
 
     def _transact(self, packet):
-        """One instruction and the status packet of the servo it addresses: (error, params...) as bytes,
-        or None. Other servos' packets meanwhile are counted in stats.unexpected_ids."""
+        """One instruction and its servo's status packet (others': unexpected_ids): (error, params...) or None."""
         self.parser.block = None
         self._answer = None
         self._expect = -1
@@ -274,10 +283,9 @@ class ServoDriver:
     # --- one cycle ---------------------------------------------------------------------------------
     def _on_status(self, servo_id: int, error: int, buf, start: int, stop: int) -> None:
         if self._expect < 0:                               # a setup transaction
-            if servo_id != self._asked:
-                self.stats.unexpected_ids += 1
-            elif self._answer is None:
+            if servo_id == self._asked and self._answer is None:
                 self._answer = bytes((error,)) + bytes(buf[start:stop])
+            self.stats.unexpected_ids += servo_id != self._asked
             return
         if self.fast and servo_id == dxl.BROADCAST_ID:
             return self._on_fast(buf, start - 1, stop)
@@ -389,9 +397,7 @@ class ServoDriver:
         return True
 
     def _drain(self) -> None:
-        """Waits for a quiet line (no byte for read_timeout) after a timed-out SYNC READ, dropping what
-        comes: its late answers are not taken for the next one's (which would leave every later cycle
-        a SYNC READ behind, the answers of its own left on the port). Counted as bytes_dropped."""
+        """After a timeout, drops bytes until read_timeout is quiet: late answers taken would lag every later cycle."""
         self._late = False
         while select.select((self.fd,), (), (), self._read_timeout)[0]:
             data = os.read(self.fd, 4096)
@@ -543,34 +549,24 @@ class ServoDriver:
                 self.cycle()
 
     def shutdown(self) -> None:
-        """Torque off (twice, in case a byte is lost) and close the port. When the port is closed or
-        fails (the bus was lost, the driver waits to reopen it), it is opened once more for this:
-        servos keep their torque and last goal through a dropped adapter."""
-        if self._torque_off():
-            return self.close()
-        self.close()
-        if not self.cycles:                # never cycled: this driver has not turned the torque on
-            return
-        try:
-            self.port = serial.Serial(self.cfg.port, self.cfg.baudrate, timeout=0, write_timeout=0.1)
-            self.fd = self.port.fileno()
-        except (serial.SerialException, OSError, ValueError) as e:
-            log.warning("servo bus: cannot reach %s to turn the torque off: %s", self.cfg.port, e)
-            return
-        if not self._torque_off():
-            log.warning("servo bus: %s fails, the torque may be on", self.cfg.port)
+        """Torque off (twice, in case a byte is lost) and close the port. When the port is closed or fails
+        (the bus was lost) after cycles, it is opened once more: servos keep torque through a dropped adapter."""
+        if not self._torque_off() and self.cycles:
+            self.close()
+            with contextlib.suppress(serial.SerialException, OSError, ValueError):
+                self.port = serial.Serial(self.cfg.port, self.cfg.baudrate, timeout=0, write_timeout=0.1)
+                self.fd = self.port.fileno()
+            if not self._torque_off():
+                log.warning("servo bus: %s cannot be reached to turn the torque off", self.cfg.port)
         self.close()
 
     def _torque_off(self) -> bool:
-        """Writes torque off twice; False when not connected or the port fails."""
-        if not self.connected:
-            return False
-        try:
-            for _ in range(2):
+        """Writes torque off twice: False when not connected or the port fails."""
+        with contextlib.suppress(OSError):
+            for _ in range(2 * self.connected):
                 self._write(self._torque(0))
-        except OSError:
-            return False
-        return True
+            return self.connected
+        return False
 
     def summary(self) -> dict:
         s = self.stats
@@ -583,8 +579,8 @@ class ServoDriver:
 
 
 def run_from_config(cfg, duration: float | None = None, out=sys.stdout) -> int:
-    """`hil servo-bus CONFIG`: the driver of a run config with a `servo_bus` section, until `duration`
-    s, SIGINT, SIGTERM or SIGHUP (each ends the loop, torque off, exit 0)."""
+    """`hil servo-bus CONFIG`: the driver of a run config's `servo_bus` section until duration, SIGINT,
+    SIGTERM or SIGHUP (torque off, exit 0)."""
     from core.config import channels_for
     from core.robot import load_robot
     config = load_servo_config(getattr(cfg, "servo_bus", None))
@@ -594,11 +590,11 @@ def run_from_config(cfg, duration: float | None = None, out=sys.stdout) -> int:
     print(f"servo driver ready: {config.port} at {config.baudrate} baud, {driver.n} {config.protocol} servos, "
           f"{'current' if driver.current else 'position'} control at {config.rate:g} Hz; status {channels.status}, "
           f"command {channels.command}", file=out, flush=True)
-    stopping, signals = [], (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)   # SIGHUP: the terminal closed
-    for sig in signals:         # SIGINT too: a KeyboardInterrupt could land inside shutdown()'s torque off
+    stopping, signals = [], (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)      # SIGHUP: the terminal closed
+    for sig in signals:     # SIGINT too: a KeyboardInterrupt could land inside shutdown()'s torque off
         signal.signal(sig, lambda *_: stopping.append(1))
     summary = driver.run(duration, stop=lambda: bool(stopping))
-    for sig in signals:         # torque off: a late signal (Ctrl-C pressed again) must not make the exit a kill
-        signal.signal(sig, signal.SIG_IGN)      # (Python restores SIG_DFL for handlers as it finalizes)
+    for sig in signals:     # torque off: a late one must not make the exit a kill (SIG_DFL as Python finalizes)
+        signal.signal(sig, signal.SIG_IGN)
     print("hil servo-bus: " + ", ".join(f"{k} {v}" for k, v in summary.items()), file=out, flush=True)
     return 0
