@@ -8,10 +8,11 @@ Each cycle (1 / servo_bus.rate): one SYNC READ of the state block (Dynamixel 126
 current or load, velocity, position; Feetech 56..70: position, velocity, load, voltage,
 temperature, status, current) answered by every servo, decoded into joint units and published as
 the robot status (after the SYNC WRITE is sent, so that publishing overlaps its wire time); one
-SYNC WRITE of the newest LCM command: torque -> goal current in
-current mode (τ_servo = τ_joint / (d g), i = τ_servo / k_t), or in position mode a goal position
-that the servo's own P gain turns into that torque (goal = present + τ_servo / K, K the servo's
-stiffness from its P gain, see servo_sim). Torque is disabled (one SYNC WRITE of torque_enable 0)
+SYNC WRITE per goal register of the newest LCM command (servo_goals): torque -> goal current for
+the servos in current mode (τ_servo = τ_joint / (d g), i = τ_servo / k_t), goal position for those
+in position mode, that the servo's own P gain turns into that torque (goal = present + τ_servo / K,
+K the servo's stiffness from its P gain, see servo_sim); each servo's mode is its joint's
+(servo_config.ServoBusConfig.joint_control). Torque is disabled (one SYNC WRITE of torque_enable 0)
 when no command came for command_timeout, when a servo reports a hardware error (Dynamixel
 ALERT bit, Feetech error bits: latched until restart), when no full SYNC READ came for
 link_timeout (then the port is reopened with backoff and the servos set up again), and on every
@@ -37,7 +38,7 @@ from messages.codec import CommandDecoder, StatusEncoder
 from . import dynamixel as dxl
 from . import feetech as ft
 from .servo_config import ServoBusConfig, check_joints, load_servo_config
-from .servo_sim import PWM_MAX
+from .servo_goals import ServoGoals
 
 log = logging.getLogger(__name__)
 
@@ -45,13 +46,6 @@ log = logging.getLogger(__name__)
 DXL_BLOCK = (126, 10, {"effort": 0, "velocity": 2, "position": 6})
 FT_BLOCK = (56, 15, {"position": 0, "velocity": 2, "effort": 13, "load": 4, "error": 9})
 SETUP_TRIES = 3
-
-
-def servo_stiffness(model, kp: int) -> float:
-    """N·m per tick of position error that a servo's position loop applies (below saturation)."""
-    if model.protocol == "dynamixel":
-        return model.stall_torque * kp / 128.0 / PWM_MAX
-    return model.stall_torque * kp / 32.0 / 128.0
 
 
 class ServoDriver:
@@ -68,7 +62,7 @@ class ServoDriver:
         n = self.n = len(joints)
         self.ids = [j.id for j in joints]
         self.dynamixel = config.protocol == "dynamixel"
-        self.current = config.current_control
+        self.controls = [config.joint_control(j) for j in joints]     # "current" or "position" per joint
         self.sign = -1.0 if protocol == "iiwa" else 1.0
         mod = dxl if self.dynamixel else ft
         self.parser = mod.PacketParser(self._on_status, status=True)
@@ -93,8 +87,7 @@ class ServoDriver:
         self._error_bytes = memoryview(self.errors)
         # Dynamixel SYNC READ answers are taken in one compiled pass per read (dynamixel.PacketParser.block).
         self._block = (None if not self.dynamixel or self.fast else
-                       (self.slot, self.rows, self.errors, self.received.view(np.uint8), np.zeros(2, np.intp),
-                        self._taken))
+                       (self.slot, self.rows, self.errors, self.received.view(np.uint8), self._taken))
         # Unit conversions, q = q_off + q_scale * (ticks - center), v = v_scale * raw, τ = t_scale * raw.
         d = np.array([j.direction for j in joints], float)
         g = np.array([j.gear_ratio for j in joints])
@@ -108,25 +101,13 @@ class ServoDriver:
                                  for d_, g_, k, m in zip(d, g, kt, models)])
         self.kp = [j.kp if j.kp is not None else m.reg("position_p_gain").default for j, m in zip(joints, models)]
         self.kd = [j.kd if j.kd is not None else m.reg("position_d_gain").default for j, m in zip(joints, models)]
-        stiffness = np.array([servo_stiffness(m, kp) for m, kp in zip(models, self.kp)])
-        # Commands: joint torque τ -> register value u = τ * c_scale (+ present ticks in position mode).
-        if self.current:
-            self.c_scale = 1.0 / (d * g * kt * np.array([m.current_unit for m in models]))
-            self.c_limit = np.array([m.reg("current_limit").default for m in models], float)
-            self.c_low = -self.c_limit
-            self.goal = dxl.SyncWritePacket(102, "<i2", self.ids)
-        else:
-            self.c_scale = 1.0 / (d * g * stiffness)
-            self.c_limit = np.array([m.reg("max_position_limit").default for m in models], float)
-            self.c_low = np.zeros(n)
-            self.goal = (dxl.SyncWritePacket(116, "<i4", self.ids) if self.dynamixel
-                         else ft.SyncWritePacket(42, "<u2", self.ids))
+        self.goals = ServoGoals(joints, self.controls, self.ids, self.kp, self.dynamixel)
         self.torque_packet = (dxl.SyncWritePacket(64, "u1", self.ids) if self.dynamixel
                               else ft.SyncWritePacket(40, "u1", self.ids))
         self._sign_mag = not self.dynamixel
         self._tmp_i, self._tmp_s = np.zeros(n, np.int64), np.zeros(n, np.int64)
         self.q, self.v, self.tau = np.zeros(n), np.zeros(n), np.zeros(n)
-        self._tau_cmd, self._u, self._u_cmd = np.zeros(n), np.zeros(n), np.zeros(n)
+        self._tau_cmd, self._u = np.zeros(n), np.zeros(n)
         self._commands = CommandDecoder(protocol, n, channels.command)
         self._status = StatusEncoder(protocol, n, channels.status)
         self._cmd_ns = -(1 << 62)
@@ -137,11 +118,13 @@ class ServoDriver:
         self.fd = -1
         self.port = None
         self._expect, self._answer = 0, None   # SYNC READ answers still missing; -1: a setup transaction
+        self._answer_id = self._answer_size = -1   # the servo a setup transaction asks, its answer's size
         self._read_sent = 0.0                  # monotonic time of a SYNC READ already on the wire (prefetch), or 0
         self.torque_on = False
         self.fault = ""                    # latched hardware fault, torque stays off
         self.cycles = self.full_reads = self.statuses_published = self.commands_received = 0
-        self.commands_rejected = self.reconnects = self.torque_offs = 0
+        self.commands_rejected = self.reconnects = self.links_lost = self.torque_offs = 0
+        self._down = False                 # the link was lost since the last successful connect()
         self.cycle_ns = []                 # CPU time per cycle (process time), when timing is on
         self._last_full_ns = clock()
         self._reconnect_at, self._backoff = 0, config.reconnect.initial
@@ -176,7 +159,7 @@ class ServoDriver:
                     return self._retry(f"servo ID {i} is model number {number}, config says {m.name} "
                                        f"({m.model_number})")
                 level = self._status_level(i, m)
-                mode = m.modes["current" if self.current else "position"]
+                mode = m.modes[self.controls[k]]
                 for name, value in (("operating_mode", mode), ("position_p_gain", self.kp[k]),
                                     ("position_d_gain", self.kd[k])):
                     problem = self._setup_write(i, m, name, value, level)
@@ -186,8 +169,7 @@ class ServoDriver:
             return self._retry(f"bus lost during setup: {e}")
         self._last_full_ns = self.clock()
         self._backoff = self.cfg.reconnect.initial
-        log.info("servo bus %s up: %d servos, %s control", self.cfg.port, self.n,
-                 "current" if self.current else "position")
+        log.info("servo bus %s up: %d servos, control %s", self.cfg.port, self.n, self.goals.describe())
         return True
 
     def _status_level(self, i: int, m) -> int:
@@ -235,42 +217,60 @@ class ServoDriver:
                 pass
         self.port, self.fd, self.torque_on, self._read_sent = None, -1, False, 0.0
 
-    def _write(self, packet, before=None) -> None:
-        """Writes `packet`, and `before` ahead of it in the same write(2) when given."""
-        if before is not None:
-            try:
-                done = os.writev(self.fd, (before, packet)) - len(before)
-            except BlockingIOError:
-                done = -len(before)
-            if done < 0:
-                self._write(memoryview(before)[len(before) + done:])
-            elif done:
-                packet = memoryview(packet)[done:]
-        view, done = memoryview(packet), 0
-        while done < len(view):
-            try:
-                done += os.write(self.fd, view[done:])
-            except BlockingIOError:
-                select.select((), (self.fd,), (), 0.01)
+    def _write(self, *packets) -> None:
+        """Writes `packets` in order, all in one write(2) (writev) when the port takes them at once;
+        OSError when the port takes nothing for read_timeout (at least 50 ms)."""
+        try:
+            done = os.writev(self.fd, packets) if len(packets) > 1 else os.write(self.fd, packets[0])
+        except BlockingIOError:
+            done = 0
+        deadline = None
+        for packet in packets:
+            if done >= len(packet):
+                done -= len(packet)
+                continue
+            view, done = memoryview(packet)[done:], 0
+            while view:
+                try:
+                    view = view[os.write(self.fd, view):]
+                except BlockingIOError:
+                    deadline = deadline or time.monotonic() + max(0.05, self._read_timeout)
+                    if not select.select((), (self.fd,), (), 0.01)[1] and time.monotonic() > deadline:
+                        raise OSError("the port takes no bytes") from None
 
     def _transact(self, packet):
-        """One instruction and its one status packet: (error, params...) as bytes, or None."""
+        """One PING, READ or WRITE to one servo and its status packet: (error, params...) as bytes,
+        or None. Status packets of another ID or size (late answers to an earlier try, e.g. of a
+        bus that wakes up) are counted and passed over."""
         self.parser.block = None
         self._answer = None
-        self._expect = -1
+        self._expect, self._answer_id, self._answer_size = -1, *self._answers(packet)
         self._write(packet)
         deadline = time.monotonic() + max(0.05, self._read_timeout)
         while self._answer is None:
             left = deadline - time.monotonic()
             if left <= 0 or not select.select((self.fd,), (), (), left)[0]:
                 return None
-            self.parser.feed(os.read(self.fd, 4096))
+            self.parser.read_from(self.fd)
         return self._answer
+
+    def _answers(self, packet) -> tuple[int, int]:
+        """(ID, parameter bytes) of the status packet that answers `packet` (PING, READ or WRITE)."""
+        if not self.dynamixel:
+            return packet[2], packet[6] if packet[4] == ft.Instruction.READ else 0
+        if packet[7] == dxl.Instruction.PING:
+            return packet[4], 3                            # model number, firmware version
+        return packet[4], packet[10] | packet[11] << 8 if packet[7] == dxl.Instruction.READ else 0
 
     # --- one cycle ---------------------------------------------------------------------------------
     def _on_status(self, servo_id: int, error: int, buf, start: int, stop: int) -> None:
         if self._expect < 0:                               # a setup transaction
-            self._answer = bytes((error,)) + bytes(buf[start:stop])
+            if servo_id != self._answer_id:
+                self.stats.unexpected_ids += 1
+            elif stop - start != self._answer_size:
+                self.stats.length_errors += 1
+            elif self._answer is None:
+                self._answer = bytes((error,)) + bytes(buf[start:stop])
             return
         if self.fast and servo_id == dxl.BROADCAST_ID:
             return self._on_fast(buf, start - 1, stop)
@@ -318,13 +318,15 @@ class ServoDriver:
         return self.torque_packet.seal()
 
     def cycle(self, prefetch: bool = False) -> bool:
-        """One SYNC READ (state published when complete) and one SYNC WRITE; False when not connected.
-        prefetch: the next cycle follows at once (the bus is the bottleneck), so the next SYNC READ is
-        sent right behind the SYNC WRITE and its answers travel while this cycle publishes."""
+        """One SYNC READ (state published when complete) and the goal SYNC WRITEs (one per goal
+        register); False when not connected. prefetch: the next cycle follows at once (the bus is the
+        bottleneck), so the next SYNC READ is sent right behind the SYNC WRITEs, in the same write(2),
+        and its answers travel while this cycle publishes."""
         now = self.clock()
         if not self.connected:
             if now >= self._reconnect_at and self.connect():
-                self.reconnects += 1
+                self.reconnects += self._down      # after a loss only, not the first connect
+                self._down = False
             return False
         self.cycles += 1
         try:
@@ -340,12 +342,12 @@ class ServoDriver:
             self._lost(f"no complete SYNC READ for {self.cfg.link_timeout:g} s")
             return False
         try:
-            goal = self._command(now, full)
-            if prefetch:                   # the SYNC WRITE and the next SYNC READ in one write
-                self._write(self._sync_read, goal)
+            goals = self._command(now, full)
+            if prefetch:                   # the SYNC WRITEs and the next SYNC READ in one write
+                self._write(*goals, self._sync_read)
                 self._read_sent = time.monotonic()
-            elif goal is not None:
-                self._write(goal)
+            elif goals:
+                self._write(*goals)
         except OSError as e:
             self._lost(f"bus I/O error: {e}")
             return False
@@ -372,10 +374,8 @@ class ServoDriver:
                 self.stats.timeouts += self._expect
                 self.parser.reset()
                 return False
-            data = os.read(fd, 4096)
-            if not data:
+            if self.parser.read_from(fd) == 0:         # into the parser's buffer: no bytes object
                 raise OSError("the port hung up")
-            self.parser.feed(data)
         return True
 
     def _check_faults(self) -> None:
@@ -431,37 +431,29 @@ class ServoDriver:
         self.commands_received += 1
         self._cmd_ns = self.clock()
         np.multiply(d.torque, self.sign, out=self._tau_cmd)   # echoed as torque_commanded, with Drake's status sign
-        np.multiply(d.torque, self.c_scale, out=self._u_cmd)
-        if self.current:                                     # the goal currents, ready for the next cycle
-            self._set_goal(self._u_cmd)
+        self.goals.command(d.torque)                         # the goal currents, ready for the next cycle
 
-    def _set_goal(self, u) -> None:
-        """goal.values = u in register units, rounded and clipped to the registers' limits (u is scratch)."""
-        np.clip(u, self.c_low, self.c_limit, out=u)
-        np.rint(u, out=u)
-        np.copyto(self.goal.values, u, casting="unsafe")
-
-    def _command(self, now: int, full: bool):
-        """Writes what the newest command asks but the SYNC WRITE of goals, which it returns (or None)."""
+    def _command(self, now: int, full: bool) -> tuple:
+        """Writes what the newest command asks but the SYNC WRITEs of goals, which it returns."""
         fresh = now - self._cmd_ns <= self._cmd_timeout_ns or (self.cfg.lockstep and self.commands_received > 0)
-        if not full and not self.fault:      # no fresh state: keep the last goal (link_timeout ends it)
-            return None
+        if not full and not self.fault:      # no fresh state: keep the last goals (link_timeout ends it)
+            return ()
         if not fresh or self.fault:
             if self.torque_on or not fresh and self.cycles % 50 == 0:
                 self._write(self._torque(0))             # and repeated now and then while idle
-            return None
-        if not self.current:                             # goal = present + τ / K in ticks
-            self._set_goal(np.add(self._u_cmd, self._pos, out=self._u))
-        if not self.torque_on:
-            if not self.current:                         # hold where it is: goal = present before enabling
-                np.copyto(self.goal.values, self._pos, casting="unsafe")
-            self._write(self.goal.seal())
+            return ()
+        if not self.torque_on:                           # position mode holds where it is, then enable
+            self.goals.hold(self._pos)
+            self._write(*self.goals.packets())
             self._write(self._torque(1))
-            return None
-        return self.goal.seal()
+            return ()
+        self.goals.track(self._pos)                      # goal position = present + τ / K in ticks
+        return self.goals.packets()
 
     def _lost(self, reason: str) -> None:
         log.warning("servo bus lost: %s; reconnecting", reason)
+        self.links_lost += 1
+        self._down = True
         try:
             if self.connected:
                 self._write(self._torque(0))
@@ -534,7 +526,8 @@ class ServoDriver:
         s = self.stats
         return {"cycles": self.cycles, "full_reads": self.full_reads, "statuses": self.statuses_published,
                 "commands": self.commands_received, "commands_rejected": self.commands_rejected,
-                "reconnects": self.reconnects, "torque_offs": self.torque_offs, "fault": self.fault,
+                "links_lost": self.links_lost, "reconnects": self.reconnects, "torque_offs": self.torque_offs,
+                "fault": self.fault,
                 "crc_errors": s.crc_errors, "header_errors": s.header_errors, "timeouts": s.timeouts,
                 "unexpected_ids": s.unexpected_ids, "length_errors": s.length_errors,
                 "bytes_dropped": s.bytes_dropped}
@@ -549,7 +542,7 @@ def run_from_config(cfg, duration: float | None = None, out=sys.stdout) -> int:
     channels = channels_for(cfg)
     driver = ServoDriver(config, robot.joint_names, cfg.robot.protocol, channels, open_lcm(cfg.lcm.url))
     print(f"servo driver ready: {config.port} at {config.baudrate} baud, {driver.n} {config.protocol} servos, "
-          f"{'current' if driver.current else 'position'} control at {config.rate:g} Hz; status {channels.status}, "
+          f"control {driver.goals.describe()} at {config.rate:g} Hz; status {channels.status}, "
           f"command {channels.command}", file=out, flush=True)
     stopping = []
     signal.signal(signal.SIGTERM, lambda *_: stopping.append(1))

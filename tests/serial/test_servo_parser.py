@@ -83,7 +83,7 @@ def test_full_buffer_of_noise_never_stalls():
 def _block_consumer(ids, width):
     """The driver's receiving side of a SYNC READ of `width` bytes from `ids`: rows, error bytes,
     received flags and the count of answers still missing, filled by on_packet (the scanner) or
-    by the parser's compiled block pass (slot table, rows, errors, received, counts, on_taken)."""
+    by the parser's compiled block pass (slot table, rows, errors, received, on_taken)."""
     slot = np.full(256, -1, np.intp)
     slot[ids] = np.arange(len(ids))
     c = {"rows": np.zeros((len(ids), width), np.uint8), "errors": np.zeros(len(ids), np.uint8),
@@ -102,7 +102,7 @@ def _block_consumer(ids, width):
 
     def on_taken(new):
         c["missing"][0] -= new
-    c["block"] = (slot, c["rows"], c["errors"], c["received"].view(np.uint8), np.zeros(2, np.intp), on_taken)
+    c["block"] = (slot, c["rows"], c["errors"], c["received"].view(np.uint8), on_taken)
     return c, on_packet
 
 
