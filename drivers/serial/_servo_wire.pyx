@@ -34,10 +34,7 @@ cdef inline unsigned short _crc16(const unsigned char* p, Py_ssize_t n) noexcept
     return crc
 
 
-def crc16(const unsigned char[::1] data, Py_ssize_t start=0, Py_ssize_t stop=-1) -> int:
-    """CRC-16/UMTS of data[start:stop] (stop -1: to the end)."""
-    if stop < 0:
-        stop = data.shape[0]
+cdef unsigned short _crc16_range(const unsigned char[::1] data, Py_ssize_t start, Py_ssize_t stop) except? 0xFFFF:
     if not 0 <= start <= stop <= data.shape[0]:
         raise IndexError(f"bad range [{start}:{stop}] of {data.shape[0]} bytes")
     cdef unsigned short crc = 0
@@ -47,6 +44,11 @@ def crc16(const unsigned char[::1] data, Py_ssize_t start=0, Py_ssize_t stop=-1)
     return crc
 
 
+def crc16(const unsigned char[::1] data, Py_ssize_t start=0, Py_ssize_t stop=-1) -> int:
+    """CRC-16/UMTS of data[start:stop] (stop -1: to the end)."""
+    return _crc16_range(data, start, data.shape[0] if stop < 0 else stop)
+
+
 def dxl_finish(const unsigned char[::1] raw, Py_ssize_t body_end, unsigned char[::1] out) -> int:
     """Stuffs and seals a Protocol 2.0 packet; returns its size in `out`.
 
@@ -54,6 +56,10 @@ def dxl_finish(const unsigned char[::1] raw, Py_ssize_t body_end, unsigned char[
     instruction and parameters. out receives the header, the stuffed body, the length field
     (stuffed body + 2) and the CRC-16 of everything before it, as the SDK's txPacket does.
     """
+    return _dxl_finish(raw, body_end, out)
+
+
+cdef Py_ssize_t _dxl_finish(const unsigned char[::1] raw, Py_ssize_t body_end, unsigned char[::1] out) except -1:
     cdef Py_ssize_t i, j, n_out = out.shape[0]
     cdef bint overflow = False
     cdef unsigned short crc
@@ -105,6 +111,10 @@ def dxl_unstuff(unsigned char[::1] buf, Py_ssize_t start, Py_ssize_t stop) -> in
 
 def scs_checksum(const unsigned char[::1] data, Py_ssize_t start, Py_ssize_t stop) -> int:
     """Feetech checksum: ~(sum of data[start:stop]) & 0xFF."""
+    return _scs_checksum(data, start, stop)
+
+
+cdef int _scs_checksum(const unsigned char[::1] data, Py_ssize_t start, Py_ssize_t stop) except -1:
     cdef Py_ssize_t i
     cdef unsigned int total = 0
     if not 0 <= start <= stop <= data.shape[0]:
@@ -113,6 +123,31 @@ def scs_checksum(const unsigned char[::1] data, Py_ssize_t start, Py_ssize_t sto
         for i in range(start, stop):
             total += data[i]
     return (~total) & 0xFF
+
+
+cdef class BufferKernels:
+    """crc16, scs_checksum and dxl_finish bound to one buffer `buf` (and `out`, dxl_finish's output),
+    so that a call acquires no buffer and allocates nothing: for the buffers a packet writer or a
+    parser keeps for its lifetime."""
+
+    cdef const unsigned char[::1] buf
+    cdef unsigned char[::1] out
+
+    def __init__(self, const unsigned char[::1] buf, unsigned char[::1] out=None):
+        self.buf = buf
+        if out is not None:
+            self.out = out
+
+    def crc16(self, Py_ssize_t start, Py_ssize_t stop) -> int:
+        return _crc16_range(self.buf, start, stop)
+
+    def scs_checksum(self, Py_ssize_t start, Py_ssize_t stop) -> int:
+        return _scs_checksum(self.buf, start, stop)
+
+    def dxl_finish(self, Py_ssize_t body_end) -> int:
+        if self.out is None:
+            raise ValueError("BufferKernels.dxl_finish needs an output buffer")
+        return _dxl_finish(self.buf, body_end, self.out)
 
 
 cdef class SyncReadTaker:

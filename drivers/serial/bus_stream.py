@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._servo_wire import BufferKernels
 from .rx_buffer import ReceiveBuffer
 
 
@@ -62,6 +63,7 @@ class PacketStream(ReceiveBuffer):
         self.status = status
         self.stats = BusStats()
         super().__init__(buffer_size)
+        self._kernels = BufferKernels(self._buffer)         # checksums of the buffer, acquired once
 
     def reset(self) -> None:
         """Drops the held-back bytes (counted as dropped), e.g. after a timeout or a reconnect."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 from enum import IntEnum
 from struct import Struct
 
-from ._servo_wire import SyncReadTaker, crc16, dxl_finish, dxl_unstuff
+from ._servo_wire import BufferKernels, SyncReadTaker, dxl_unstuff
 from .bus_packets import BusPacketWriter, BusSyncWrite
 from .bus_stream import PacketStream
 
@@ -83,13 +83,14 @@ class PacketWriter(BusPacketWriter):
         self.raw[0:4] = HEADER
         self._out = bytearray(max_size + max_size // 3 + 4)
         self._view = memoryview(self._out)
+        self._kernels = BufferKernels(self.raw, self._out)
 
     def seal(self, servo_id: int, instruction: int, n_params: int) -> memoryview:
         """The packet with raw[8:8 + n_params] as parameters: stuffed, length and CRC set."""
         raw = self.raw
         raw[4] = servo_id
         raw[7] = instruction
-        return self._view[:dxl_finish(raw, 8 + n_params, self._out)]
+        return self._packet(self._kernels.dxl_finish(8 + n_params))
 
     def _put_address(self, p: int, address: int, length: int | None = None) -> int:
         if length is None:
@@ -167,7 +168,7 @@ class PacketParser(PacketStream):
             size = HEADER_SIZE + length
             if end - p < size:
                 return
-            if crc16(buf, p, p + size - 2) != buf[p + size - 2] | (buf[p + size - 1] << 8):
+            if self._kernels.crc16(p, p + size - 2) != buf[p + size - 2] | (buf[p + size - 1] << 8):
                 self._bad_crc()
                 continue
             inst = buf[p + 7]

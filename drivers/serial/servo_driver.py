@@ -28,6 +28,7 @@ import select
 import signal
 import sys
 import time
+from ctypes import memmove
 
 import numpy as np
 import serial
@@ -63,7 +64,8 @@ class ServoDriver:
         self.ids = [j.id for j in joints]
         self.dynamixel = config.protocol == "dynamixel"
         self.controls = [config.joint_control(j) for j in joints]     # "current" or "position" per joint
-        self.sign = -1.0 if protocol == "iiwa" else 1.0
+        self.sign = np.array(-1.0 if protocol == "iiwa" else 1.0)   # 0-d arrays: a Python scalar in a ufunc
+                                                                     # call is converted (allocated) per call
         mod = dxl if self.dynamixel else ft
         self.parser = mod.PacketParser(self._on_status, status=True)
         self.stats = self.parser.stats
@@ -74,7 +76,7 @@ class ServoDriver:
                                 else self.writer.sync_read(start, self.block_len, self.ids))
         # Received rows and their typed views (little-endian registers; SCS big-endian models are not listed).
         self.rows = np.zeros((n, self.block_len), np.uint8)
-        self._row_views = [memoryview(r) for r in self.rows]
+        self._rows_at = self.rows.ctypes.data       # answers copied in by address: no view made per packet
         pos_t, vel_t, eff_t = ("<i4", "<i4", "<i2") if self.dynamixel else ("<u2", "<u2", "<u2")
         self._pos = np.ndarray((n,), pos_t, self.rows, offsets["position"], (self.block_len,))
         self._vel = np.ndarray((n,), vel_t, self.rows, offsets["velocity"], (self.block_len,))
@@ -82,9 +84,11 @@ class ServoDriver:
         self._hw = None if self.dynamixel else self.rows[:, offsets["error"]]
         self.slot = np.full(256, -1, np.intp)
         self.slot[self.ids] = np.arange(n)
+        self._slots = self.slot.tolist()           # the same as Python ints, for the per-packet callbacks
         self.received = np.zeros(n, bool)
         self.errors = np.zeros(n, np.uint8)
-        self._error_bytes = memoryview(self.errors)
+        self._flags = np.zeros(n, np.uint8)         # per servo: error bits that latch a fault
+        self._flag_bytes = memoryview(self._flags)
         # Dynamixel SYNC READ answers are taken in one compiled pass per read (dynamixel.PacketParser.block).
         self._block = (None if not self.dynamixel or self.fast else
                        (self.slot, self.rows, self.errors, self.received.view(np.uint8), self._taken))
@@ -106,6 +110,8 @@ class ServoDriver:
                               else ft.SyncWritePacket(40, "u1", self.ids))
         self._sign_mag = not self.dynamixel
         self._tmp_i, self._tmp_s = np.zeros(n, np.int64), np.zeros(n, np.int64)
+        self._k = {c: np.array(c, np.int64) for c in (1, 2, 15, 0x7FFF)}
+        self._alert = np.array(dxl.ALERT, np.uint8)
         self.q, self.v, self.tau = np.zeros(n), np.zeros(n), np.zeros(n)
         self._tau_cmd, self._u = np.zeros(n), np.zeros(n)
         self._commands = CommandDecoder(protocol, n, channels.command)
@@ -274,14 +280,14 @@ class ServoDriver:
             return
         if self.fast and servo_id == dxl.BROADCAST_ID:
             return self._on_fast(buf, start - 1, stop)
-        k = self.slot[servo_id]
+        k = self._slots[servo_id]
         if k < 0:
             self.stats.unexpected_ids += 1
             return
         if stop - start != self.block_len:
             self.stats.length_errors += 1
             return
-        self._row_views[k][:] = self.parser._view[start:stop]
+        memmove(self._rows_at + k * self.block_len, self.parser._address + start, self.block_len)
         self.errors[k] = error
         if not self.received[k]:
             self.received[k] = True
@@ -297,13 +303,13 @@ class ServoDriver:
         if stop - p != self.n * stride - 2:
             self.stats.length_errors += 1
             return
-        view = self.parser._view
+        at = self.parser._address
         for q in range(p, stop, stride):
-            k = self.slot[buf[q + 1]]
+            k = self._slots[buf[q + 1]]
             if k < 0:
                 self.stats.unexpected_ids += 1
                 continue
-            self._row_views[k][:] = view[q + 2:q + 2 + self.block_len]
+            memmove(self._rows_at + k * self.block_len, at + q + 2, self.block_len)
             self.errors[k] = buf[q]
             if not self.received[k]:
                 self.received[k] = True
@@ -381,11 +387,12 @@ class ServoDriver:
     def _check_faults(self) -> None:
         if self.fault:
             return
-        if self.dynamixel and max(self._error_bytes) < dxl.ALERT:
-            return
-        bad = np.flatnonzero(self.errors & dxl.ALERT) if self.dynamixel else np.flatnonzero(self._hw | self.errors)
-        if bad.size:
-            k = bad[0]
+        if self.dynamixel:
+            np.bitwise_and(self.errors, self._alert, out=self._flags)
+        else:
+            np.bitwise_or(self._hw, self.errors, out=self._flags)
+        if max(self._flag_bytes):
+            k = int(np.flatnonzero(self._flags)[0])
             self.fault = (f"servo ID {self.ids[k]} ({self.joints[k].joint}) reports a hardware error "
                           f"(error byte 0x{self.errors[k]:02x})")
             log.error("%s: torque off", self.fault)
@@ -417,11 +424,14 @@ class ServoDriver:
             self.statuses_published += 1
 
     def _decode_sign_magnitude(self, raw, out) -> None:
-        np.bitwise_and(raw, 0x7FFF, out=self._tmp_i)
-        np.right_shift(raw, 15, out=self._tmp_s)
-        np.multiply(self._tmp_s, -2, out=self._tmp_s)
-        self._tmp_s += 1
-        np.multiply(self._tmp_i, self._tmp_s, out=out, casting="unsafe")
+        m, s, k = self._tmp_i, self._tmp_s, self._k
+        np.copyto(m, raw, casting="unsafe")
+        np.right_shift(m, k[15], out=s)                   # the sign bit
+        np.bitwise_and(m, k[0x7FFF], out=m)               # the magnitude
+        np.multiply(s, k[2], out=s)
+        np.subtract(k[1], s, out=s)                       # 1 − 2 sign
+        np.multiply(m, s, out=m)
+        np.copyto(out, m, casting="unsafe")
 
     def _on_command(self, channel: str, data: bytes) -> None:
         d = self._commands
