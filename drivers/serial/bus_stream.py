@@ -33,6 +33,7 @@ class BusStats:
     unexpected_ids: int = 0        # intact packets from a servo nobody asked (counted by the consumer)
     length_errors: int = 0         # intact packets with the wrong parameter count (consumer)
     timeouts: int = 0              # expected packets that did not arrive in time (consumer)
+    late: int = 0                  # intact answers that came after their read had timed out (consumer)
 
     @property
     def rejected(self) -> int:

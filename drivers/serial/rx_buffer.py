@@ -54,8 +54,9 @@ class ReceiveBuffer:
 
     def read_from(self, fd: int) -> int:
         """Reads what the non-blocking `fd` holds straight into the buffer's free end (read(2), no
-        bytes object made) and scans it; returns the bytes read, 0 at end of file, -1 when there
-        were none. Held-back bytes move to the front only when the free end is used up."""
+        bytes object made) and scans it; returns the bytes read, 0 at end of file (or, on a tty
+        with VMIN = VTIME = 0, when there were none), -1 when there were none (EAGAIN). Held-back
+        bytes move to the front only when the free end is used up."""
         size = len(self._buffer)
         if self._head == self._tail:
             self._head = self._tail = 0

@@ -278,6 +278,9 @@ class ServoDriver:
             elif self._answer is None:
                 self._answer = bytes((error,)) + bytes(buf[start:stop])
             return
+        if self._expect == 0:                              # no read waits for it (_drop_late)
+            self.stats.late += 1
+            return
         if self.fast and servo_id == dxl.BROADCAST_ID:
             return self._on_fast(buf, start - 1, stop)
         k = self._slots[servo_id]
@@ -367,11 +370,12 @@ class ServoDriver:
         self._read_sent = time.monotonic()
 
     def _read_state(self) -> bool:
+        if not self._read_sent:
+            self._drop_late()
+            self._send_read()
         self.received.fill(False)
         self._expect = self.n
         self.parser.block = self._block
-        if not self._read_sent:
-            self._send_read()
         deadline, self._read_sent = self._read_sent + self._read_timeout, 0.0
         fd = self.fd
         while self._expect > 0:
@@ -383,6 +387,16 @@ class ServoDriver:
             if self.parser.read_from(fd) == 0:         # into the parser's buffer: no bytes object
                 raise OSError("the port hung up")
         return True
+
+    def _drop_late(self) -> None:
+        """Drops what came in since the last read (answers that arrived after their read had timed
+        out, counted as `late`; noise), so that no answer passes for the next read's and the state
+        is never a cycle old. One read(2) that finds nothing, in the steady state (a tty opened
+        with timeout 0 has VMIN = VTIME = 0: its read returns 0 bytes, not EAGAIN, when empty)."""
+        self._expect, self.parser.block = 0, None
+        while self.parser.read_from(self.fd) > 0:
+            pass
+        self.parser.reset()
 
     def _check_faults(self) -> None:
         if self.fault:
@@ -539,7 +553,7 @@ class ServoDriver:
                 "links_lost": self.links_lost, "reconnects": self.reconnects, "torque_offs": self.torque_offs,
                 "fault": self.fault,
                 "crc_errors": s.crc_errors, "header_errors": s.header_errors, "timeouts": s.timeouts,
-                "unexpected_ids": s.unexpected_ids, "length_errors": s.length_errors,
+                "unexpected_ids": s.unexpected_ids, "length_errors": s.length_errors, "late": s.late,
                 "bytes_dropped": s.bytes_dropped}
 
 

@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 
 from core.schema import ConfigError
+from drivers.serial import dynamixel as dxl
+from drivers.serial import feetech as ft
 from drivers.serial.servo_bus import SimulatedServoBus
 from drivers.serial.servo_config import load_servo_config
 from drivers.serial.servo_driver import ServoDriver
@@ -197,6 +199,25 @@ def test_silent_bus_turns_torque_off_retries_and_sets_up_power_cycled_servos(rig
     assert [x.get("operating_mode") for x in s] == [3, 0] and [x.get("position_p_gain") for x in s] == [500, 300]
     assert all(x.get("torque_enable") for x in s)
     assert s[1].get("goal_current") == -round(0.05 / (0.52 / 1.47) / 1e-3)       # direction -1
+
+
+@pytest.mark.parametrize("protocol, model", [("dynamixel", "XM430-W350"), ("feetech", "STS3215")])
+def test_a_late_answer_never_passes_for_the_next_reads(rig, protocol, model):
+    """An answer that comes after its read timed out (here one claiming tick 0 for servo 1, written
+    into the bus between cycles) is dropped before the next SYNC READ goes out: the next state is
+    the servos' own, not a cycle old."""
+    r = rig(protocol, [model, model], rate=200)
+    r.spin(0.3)
+    d = r.driver
+    assert d.stats.late == 0 and r.status.position_measured[0] == pytest.approx(0.0, abs=2e-3)
+    writer = (dxl.PacketWriter() if protocol == "dynamixel" else ft.PacketWriter())
+    row = bytearray(d.block_len)                                   # every register 0: position tick 0
+    r.bus.link.write(bytes(writer.status(1, 0, bytes(row))))
+    time.sleep(0.05)
+    before = d.full_reads
+    r.spin(0.1)
+    assert d.full_reads > before and d.stats.late == 1
+    assert r.status.position_measured[0] == pytest.approx(0.0, abs=2e-3)        # not tick 0 (-π)
 
 
 def test_noise_on_the_bus_is_counted_not_fatal(rig):
