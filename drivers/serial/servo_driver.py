@@ -6,7 +6,7 @@ made to look to the HIL loop like an iiwa or Panda behind Drake's LCM driver (do
 
 Each cycle (1 / servo_bus.rate): one SYNC READ of the state block (Dynamixel 126..135: present
 current or load, velocity, position; Feetech 56..70: position, velocity, load, voltage,
-temperature, status, current) answered by every servo, decoded into joint units and published as
+temperature, status, current) answered by every servo, decoded into joint units (servo_state) and published as
 the robot status (after the SYNC WRITE is sent, so that publishing overlaps its wire time); one
 SYNC WRITE per goal register of the newest LCM command (servo_goals): torque -> goal current for
 the servos in current mode (τ_servo = τ_joint / (d g), i = τ_servo / k_t), goal position for those
@@ -22,13 +22,11 @@ bytes are counted in `stats` (bus_stream.BusStats), never raised.
 from __future__ import annotations
 
 import logging
-import math
 import os
 import select
 import signal
 import sys
 import time
-from ctypes import memmove
 
 import numpy as np
 import serial
@@ -40,13 +38,9 @@ from . import dynamixel as dxl
 from . import feetech as ft
 from .servo_config import ServoBusConfig, check_joints, load_servo_config
 from .servo_goals import ServoGoals
+from .servo_state import ServoState
 
 log = logging.getLogger(__name__)
-
-# The state block each protocol reads per cycle: (start address, length, field offsets).
-DXL_BLOCK = (126, 10, {"effort": 0, "velocity": 2, "position": 6})
-FT_BLOCK = (56, 15, {"position": 0, "velocity": 2, "effort": 13, "load": 4, "error": 9})
-SETUP_TRIES = 3
 
 
 class ServoDriver:
@@ -70,49 +64,18 @@ class ServoDriver:
         self.parser = mod.PacketParser(self._on_status, status=True)
         self.stats = self.parser.stats
         self.writer = mod.PacketWriter()
-        start, self.block_len, offsets = DXL_BLOCK if self.dynamixel else FT_BLOCK
+        self.state = st = ServoState(joints, self.ids, self.dynamixel)
         self.fast = config.fast_read
-        self._sync_read = bytes(self.writer.sync_read(start, self.block_len, self.ids, fast=True) if self.fast
-                                else self.writer.sync_read(start, self.block_len, self.ids))
-        # Received rows and their typed views (little-endian registers; SCS big-endian models are not listed).
-        self.rows = np.zeros((n, self.block_len), np.uint8)
-        self._rows_at = self.rows.ctypes.data       # answers copied in by address: no view made per packet
-        pos_t, vel_t, eff_t = ("<i4", "<i4", "<i2") if self.dynamixel else ("<u2", "<u2", "<u2")
-        self._pos = np.ndarray((n,), pos_t, self.rows, offsets["position"], (self.block_len,))
-        self._vel = np.ndarray((n,), vel_t, self.rows, offsets["velocity"], (self.block_len,))
-        self._eff = np.ndarray((n,), eff_t, self.rows, offsets["effort"], (self.block_len,))
-        self._hw = None if self.dynamixel else self.rows[:, offsets["error"]]
-        self.slot = np.full(256, -1, np.intp)
-        self.slot[self.ids] = np.arange(n)
-        self._slots = self.slot.tolist()           # the same as Python ints, for the per-packet callbacks
-        self.received = np.zeros(n, bool)
-        self.errors = np.zeros(n, np.uint8)
-        self._flags = np.zeros(n, np.uint8)         # per servo: error bits that latch a fault
-        self._flag_bytes = memoryview(self._flags)
+        self._sync_read = bytes(self.writer.sync_read(st.start, st.width, self.ids, fast=True) if self.fast
+                                else self.writer.sync_read(st.start, st.width, self.ids))
         # Dynamixel SYNC READ answers are taken in one compiled pass per read (dynamixel.PacketParser.block).
         self._block = (None if not self.dynamixel or self.fast else
-                       (self.slot, self.rows, self.errors, self.received.view(np.uint8), self._taken))
-        # Unit conversions, q = q_off + q_scale * (ticks - center), v = v_scale * raw, τ = t_scale * raw.
-        d = np.array([j.direction for j in joints], float)
-        g = np.array([j.gear_ratio for j in joints])
-        kt = np.array([j.torque_constant or m.torque_constant for j, m in zip(joints, models)])
-        self.center = np.array([m.center for m in models], float)
-        self.q_scale = d * 2 * math.pi / np.array([m.ticks_per_rev for m in models]) / g
-        self.q_off = np.array([j.offset for j in joints])
-        self.v_scale = d * np.array([m.velocity_unit for m in models]) / g
-        self.t_scale = np.array([d_ * g_ * (k * m.current_unit if "present_current" in m.registers
-                                             else m.stall_torque / 1000.0)     # present_load: 0.1 % of stall
-                                 for d_, g_, k, m in zip(d, g, kt, models)])
+                       (st.slot, st.rows, st.errors, st.received.view(np.uint8), self._taken))
         self.kp = [j.kp if j.kp is not None else m.reg("position_p_gain").default for j, m in zip(joints, models)]
         self.kd = [j.kd if j.kd is not None else m.reg("position_d_gain").default for j, m in zip(joints, models)]
         self.goals = ServoGoals(joints, self.controls, self.ids, self.kp, self.dynamixel)
         self.torque_packet = (dxl.SyncWritePacket(64, "u1", self.ids) if self.dynamixel
                               else ft.SyncWritePacket(40, "u1", self.ids))
-        self._sign_mag = not self.dynamixel
-        self._tmp_i, self._tmp_s = np.zeros(n, np.int64), np.zeros(n, np.int64)
-        self._k = {c: np.array(c, np.int64) for c in (1, 2, 15, 0x7FFF)}
-        self._alert = np.array(dxl.ALERT, np.uint8)
-        self.q, self.v, self.tau = np.zeros(n), np.zeros(n), np.zeros(n)
         self._tau_cmd, self._u = np.zeros(n), np.zeros(n)
         self._commands = CommandDecoder(protocol, n, channels.command)
         self._status = StatusEncoder(protocol, n, channels.status)
@@ -283,17 +246,12 @@ class ServoDriver:
             return
         if self.fast and servo_id == dxl.BROADCAST_ID:
             return self._on_fast(buf, start - 1, stop)
-        k = self._slots[servo_id]
+        k = self.state.slots[servo_id]
         if k < 0:
             self.stats.unexpected_ids += 1
-            return
-        if stop - start != self.block_len:
+        elif stop - start != self.state.width:
             self.stats.length_errors += 1
-            return
-        memmove(self._rows_at + k * self.block_len, self.parser._address + start, self.block_len)
-        self.errors[k] = error
-        if not self.received[k]:
-            self.received[k] = True
+        elif self.state.store(k, self.parser._address + start, error):
             self._expect -= 1
 
     def _taken(self, new: int) -> None:
@@ -302,20 +260,16 @@ class ServoDriver:
     def _on_fast(self, buf, p: int, stop: int) -> None:
         """A FAST SYNC READ answer, buf[p:stop]: per servo error, ID, data, CRC (the last CRC, the
         packet's, already checked and cut off)."""
-        stride = self.block_len + 4
+        stride = self.state.width + 4
         if stop - p != self.n * stride - 2:
             self.stats.length_errors += 1
             return
         at = self.parser._address
         for q in range(p, stop, stride):
-            k = self._slots[buf[q + 1]]
+            k = self.state.slots[buf[q + 1]]
             if k < 0:
                 self.stats.unexpected_ids += 1
-                continue
-            memmove(self._rows_at + k * self.block_len, at + q + 2, self.block_len)
-            self.errors[k] = buf[q]
-            if not self.received[k]:
-                self.received[k] = True
+            elif self.state.store(k, at + q + 2, buf[q]):
                 self._expect -= 1
 
     def _torque(self, on: int):
@@ -373,7 +327,7 @@ class ServoDriver:
         if not self._read_sent:
             self._drop_late()
             self._send_read()
-        self.received.fill(False)
+        self.state.received.fill(False)
         self._expect = self.n
         self.parser.block = self._block
         deadline, self._read_sent = self._read_sent + self._read_timeout, 0.0
@@ -401,31 +355,18 @@ class ServoDriver:
     def _check_faults(self) -> None:
         if self.fault:
             return
-        if self.dynamixel:
-            np.bitwise_and(self.errors, self._alert, out=self._flags)
-        else:
-            np.bitwise_or(self._hw, self.errors, out=self._flags)
-        if max(self._flag_bytes):
-            k = int(np.flatnonzero(self._flags)[0])
+        k = self.state.faulty()
+        if k >= 0:
             self.fault = (f"servo ID {self.ids[k]} ({self.joints[k].joint}) reports a hardware error "
-                          f"(error byte 0x{self.errors[k]:02x})")
+                          f"(error byte 0x{self.state.errors[k]:02x})")
             log.error("%s: torque off", self.fault)
             self._write(self._torque(0))
 
     def _publish(self, now: int) -> None:
-        q, v, tau = self.q, self.v, self.tau
-        np.subtract(self._pos, self.center, out=q)
-        q *= self.q_scale
-        q += self.q_off
-        if self._sign_mag:                                # Feetech sign-magnitude, sign in bit 15
-            self._decode_sign_magnitude(self._vel, v)
-            self._decode_sign_magnitude(self._eff, tau)
-        else:
-            np.copyto(v, self._vel, casting="unsafe")
-            np.copyto(tau, self._eff, casting="unsafe")
-        v *= self.v_scale
-        tau *= self.t_scale
-        np.multiply(tau, self.sign, out=self._u)
+        st = self.state
+        st.decode()
+        q, v = st.q, st.v
+        np.multiply(st.tau, self.sign, out=self._u)
         ok = self._status.encode(now // 1000, position_measured=q, velocity_estimated=v, position_commanded=q,
                                  torque_measured=self._u, torque_commanded=self._tau_cmd) \
             if self.protocol == "iiwa" else \
@@ -436,16 +377,6 @@ class ServoDriver:
         if ok is not None:
             self._status.publish(self.lc)
             self.statuses_published += 1
-
-    def _decode_sign_magnitude(self, raw, out) -> None:
-        m, s, k = self._tmp_i, self._tmp_s, self._k
-        np.copyto(m, raw, casting="unsafe")
-        np.right_shift(m, k[15], out=s)                   # the sign bit
-        np.bitwise_and(m, k[0x7FFF], out=m)               # the magnitude
-        np.multiply(s, k[2], out=s)
-        np.subtract(k[1], s, out=s)                       # 1 − 2 sign
-        np.multiply(m, s, out=m)
-        np.copyto(out, m, casting="unsafe")
 
     def _on_command(self, channel: str, data: bytes) -> None:
         d = self._commands
@@ -467,11 +398,11 @@ class ServoDriver:
                 self._write(self._torque(0))             # and repeated now and then while idle
             return ()
         if not self.torque_on:                           # position mode holds where it is, then enable
-            self.goals.hold(self._pos)
+            self.goals.hold(self.state.pos)
             self._write(*self.goals.packets())
             self._write(self._torque(1))
             return ()
-        self.goals.track(self._pos)                      # goal position = present + τ / K in ticks
+        self.goals.track(self.state.pos)                      # goal position = present + τ / K in ticks
         return self.goals.packets()
 
     def _lost(self, reason: str) -> None:

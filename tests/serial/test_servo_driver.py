@@ -131,7 +131,7 @@ def test_mixed_bus_runs_each_servo_in_its_own_mode(rig):
     assert s[2].get("goal_current") == round(0.05 / 2.0 / (0.52 / 1.47) / 1e-3)  # i = τ / (d g k_t)
     for k, (stall, kp) in {0: (1.5, 640), 1: (1.5, 640), 3: (0.52, 400)}.items():
         stiffness = stall * kp / 128 / 885                                        # N·m per tick of error
-        assert s[k].get("goal_position") == pytest.approx(d._pos[k] + tau[k] / dg[k] / stiffness, abs=1), k
+        assert s[k].get("goal_position") == pytest.approx(d.state.pos[k] + tau[k] / dg[k] / stiffness, abs=1), k
     assert r.status.torque_measured == pytest.approx(tau, abs=0.012)             # load 0.1 % / current 1 mA
     assert np.abs(r.status.velocity_estimated).max() < 0.1                        # held: no motion
 
@@ -211,7 +211,7 @@ def test_a_late_answer_never_passes_for_the_next_reads(rig, protocol, model):
     d = r.driver
     assert d.stats.late == 0 and r.status.position_measured[0] == pytest.approx(0.0, abs=2e-3)
     writer = (dxl.PacketWriter() if protocol == "dynamixel" else ft.PacketWriter())
-    row = bytearray(d.block_len)                                   # every register 0: position tick 0
+    row = bytearray(d.state.width)                                  # every register 0: position tick 0
     r.bus.link.write(bytes(writer.status(1, 0, bytes(row))))
     time.sleep(0.05)
     before = d.full_reads
