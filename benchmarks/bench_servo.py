@@ -20,6 +20,11 @@ Clients, in this process, alternating runs of `--seconds` each:
   FAST SYNC READ answer instead of six status packets: 144 bytes a cycle, its own bound);
 - dynamixel_sdk 4.1.0: GroupSyncRead.txRxPacket() + getData() of the three registers per servo and
   GroupSyncWrite.changeParam() for every servo + txPacket(), the SDK's documented pattern.
+- the floor: a bare client that writes the same precomputed SYNC WRITE + SYNC READ bytes in one
+  write and waits in select() until the answers' byte count is in, decoding nothing: the highest
+  rate any client reaches on this simulated bus and pty, the servo-bus analogue of the bare wait
+  loop beside the control loop. Beside it, the pty's own round trip (a process echoing 20 bytes
+  back, nothing else): the latency the pty adds to every cycle on top of the wire time.
 CPU per cycle is the client thread's CPU time (time.thread_time_ns) over the run / cycles: the
 SDK's receive loop polls the port (timeout 0 reads) while it waits, ours sleeps in select().
 Medians over the repeats.
@@ -27,10 +32,13 @@ Medians over the repeats.
 import argparse
 import multiprocessing as mp
 import os
+import pty
+import select
 import statistics
 import sys
 import tempfile
 import time
+import tty
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -61,6 +69,61 @@ def serve(link: str, baud: int) -> None:
     SimulatedServoBus("dynamixel", servos, link, baud=baud, step=0.02).serve()
 
 
+def floor(link: str, baud: int, seconds: float) -> tuple[float, float]:
+    """The bare client: precomputed bytes out, the answers' byte count in, nothing decoded."""
+    from drivers.serial import dynamixel as dxl
+    sync_read = bytes(dxl.PacketWriter().sync_read(126, 10, IDS))
+    goal = dxl.SyncWritePacket(102, "<i2", IDS)
+    out = bytes(goal.seal()) + sync_read
+    fd = os.open(link, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
+    buf = bytearray(4096)
+    os.write(fd, sync_read)
+    cpu = cycles = 0
+    end = time.monotonic() + seconds
+    t0 = time.monotonic()
+    while time.monotonic() < end:
+        c0 = time.thread_time_ns()
+        got = 0
+        while got < READ_BYTES - 14 - len(IDS):
+            if not select.select((fd,), (), (), 0.05)[0]:
+                break
+            got += os.readv(fd, (buf,))
+        os.write(fd, out)
+        cpu += time.thread_time_ns() - c0
+        cycles += 1
+    wall = time.monotonic() - t0
+    while select.select((fd,), (), (), 0.02)[0]:      # the last answers: not left for the next client
+        os.readv(fd, (buf,))
+    os.close(fd)
+    return cycles / wall, cpu / cycles / 1e3
+
+
+def pty_round_trip(samples: int = 20000) -> float:
+    """Median round trip [s] of 20 bytes through a raw pty to a process that echoes them."""
+    master, slave = pty.openpty()
+    for fd in (master, slave):
+        tty.setraw(fd)
+    pid = os.fork()
+    if pid == 0:
+        for _ in range(samples):
+            select.select((master,), (), ())
+            os.write(master, os.read(master, 4096))
+        os._exit(0)
+    times, msg = [], b"x" * 20
+    for _ in range(samples):
+        t = time.perf_counter()
+        os.write(slave, msg)
+        got = 0
+        while got < len(msg):
+            select.select((slave,), (), ())
+            got += len(os.read(slave, 4096))
+        times.append(time.perf_counter() - t)
+    os.waitpid(pid, 0)
+    os.close(master)
+    os.close(slave)
+    return statistics.median(times)
+
+
 def ours(link: str, baud: int, seconds: float, prefetch: bool = True, fast: bool = False) -> tuple[float, float]:
     cfg = load_servo_config({"port": link, "baudrate": baud, "control": "current", "read_timeout": 0.05,
                              "link_timeout": 1.0, "command_timeout": 1.0, "fast_read": fast,
@@ -86,6 +149,7 @@ def ours(link: str, baud: int, seconds: float, prefetch: bool = True, fast: bool
     wall = time.monotonic() - t0
     full = driver.full_reads
     driver.shutdown()
+    time.sleep(0.02)                  # answers to a prefetched SYNC READ: in before the next client opens
     return full / wall, cpu / cycles / 1e3
 
 
@@ -125,20 +189,28 @@ def sdk(link: str, baud: int, seconds: float) -> tuple[float, float]:
     return ok / wall, cpu / cycles / 1e3
 
 
+LABELS = {"floor": "floor: bare client, nothing decoded", "ours": "hilstack ServoDriver",
+          "ours, no prefetch": "hilstack ServoDriver, no prefetch",
+          "ours, fast": "hilstack ServoDriver, FAST SYNC READ",
+          "sdk": "dynamixel_sdk 4.1.0 GroupSyncRead + GroupSyncWrite"}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--seconds", type=float, default=3.0)
-    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--seconds", type=float, default=3.0, help="length of one run [s] (default 3)")
+    ap.add_argument("--repeats", type=int, default=3, help="runs per client and baud, medians reported (default 3)")
     args = ap.parse_args()
     rows = []
+    round_trip = pty_round_trip()
     for baud in (1_000_000, 4_000_000):
         link = os.path.join(tempfile.mkdtemp(prefix="bench-servo-"), "bus")
         proc = mp.get_context("fork").Process(target=serve, args=(link, baud), daemon=True)
         proc.start()
         while not os.path.exists(link):
             time.sleep(0.01)
-        results = {"ours": [], "ours, no prefetch": [], "ours, fast": [], "sdk": []}
+        results = {name: [] for name in LABELS}
         for _ in range(args.repeats):
+            results["floor"].append(floor(link, baud, args.seconds))
             results["ours"].append(ours(link, baud, args.seconds))
             results["ours, no prefetch"].append(ours(link, baud, args.seconds, prefetch=False))
             results["ours, fast"].append(ours(link, baud, args.seconds, fast=True))
@@ -151,17 +223,20 @@ def main() -> None:
             cpu = statistics.median(r[1] for r in runs)
             rows.append((baud, name, nbytes, rate, baud / (10 * nbytes), cpu))
     print(f"6 servos (XM430-W350), SYNC READ 126..135 + SYNC WRITE goal current; {READ_BYTES + WRITE_BYTES} bytes "
-          f"per cycle; medians of {args.repeats} x {args.seconds:g} s\n")
-    print("| baud | client | bytes/cycle | wire-time bound [Hz] | rate [Hz] | of bound | CPU/cycle [µs] |")
-    print("|---|---|---:|---:|---:|---:|---:|")
+          f"per cycle; medians of {args.repeats} x {args.seconds:g} s")
+    print(f"pty round trip (20 bytes echoed by another process, median of 20000): {round_trip * 1e6:.0f} µs; "
+          + ", ".join(f"at {b / 1e6:g} Mbps wire time + round trip allow {wire / (wire + round_trip):.0%}"
+                      for b in (1_000_000, 4_000_000) if (wire := 10 * (READ_BYTES + WRITE_BYTES) / b))
+          + " of the wire-time bound\n")
+    print("| baud | client | bytes/cycle | wire-time bound [Hz] | rate [Hz] | of bound | of floor | CPU/cycle [µs] |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
     sdk_cpu = {row[0]: row[-1] for row in rows if row[1] == "sdk"}
+    floor_rate = {row[0]: row[3] for row in rows if row[1] == "floor"}
     for baud, name, nbytes, rate, bound, cpu in rows:
-        label = {"ours": "hilstack ServoDriver", "ours, no prefetch": "hilstack ServoDriver, no prefetch",
-                 "ours, fast": "hilstack ServoDriver, FAST SYNC READ",
-                 "sdk": "dynamixel_sdk 4.1.0 GroupSyncRead + GroupSyncWrite"}[name]
-        ratio = f" ({cpu / sdk_cpu[baud]:.2f}×)" if name != "sdk" else ""
-        print(f"| {baud / 1e6:g} Mbps | {label} | {nbytes} | {bound:.0f} | {rate:.0f} | "
-              f"{rate / bound:.0%} | {cpu:.0f}{ratio} |")
+        ratio = f" ({cpu / sdk_cpu[baud]:.2f}×)" if name.startswith("ours") else ""
+        of_floor = "" if name in ("floor", "ours, fast") else f"{rate / floor_rate[baud]:.0%}"
+        print(f"| {baud / 1e6:g} Mbps | {LABELS[name]} | {nbytes} | {bound:.0f} | {rate:.0f} | "
+              f"{rate / bound:.0%} | {of_floor} | {cpu:.0f}{ratio} |")
 
 
 if __name__ == "__main__":

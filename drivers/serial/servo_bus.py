@@ -9,7 +9,9 @@ Answers follow each servo's status_return_level (Dynamixel 0: PING only, 1: + RE
 Feetech 0: PING and READ, 1: all) and wait its return_delay_time (2 µs units) first. SYNC READ and
 BULK READ are answered by each listed servo in the listed order, FAST SYNC READ by one packet from
 ID 0xFE. Broadcast WRITE / SYNC WRITE are applied without answers. REBOOT answers, then restores
-the RAM defaults (torque off, hardware errors cleared).
+the RAM defaults (torque off, hardware errors cleared). Every instruction packet addressed to a
+servo (its ID, or broadcast: SYNC READ / WRITE, BULK READ) resets its Bus Watchdog's silence, which
+grows with the bus's clock: the wall clock, or in lockstep the simulated time.
 """
 from __future__ import annotations
 
@@ -107,11 +109,20 @@ class SimulatedServoBus:
         self._time += dt
         while self._time >= self.step_s - 1e-12:
             self._time -= self.step_s
+            for s in self.servos:
+                s.watch(self.step_s)
             if self.plant is not None:
                 self.plant.step()
             else:
                 for s in self.servos:
                     s.step(self.step_s)
+
+    def power_cycle(self) -> None:
+        """The servos' power goes and comes back: RAM registers to their defaults, EEPROM registers
+        to their saved values (a Feetech value written while Lock was 1 is lost)."""
+        with self._lock:
+            for s in self.servos:
+                s.power_on()
 
     def serve(self, duration: float | None = None) -> None:
         """Answers the host and steps the motors on the wall clock until stop() or `duration`."""
@@ -191,6 +202,11 @@ class SimulatedServoBus:
 
     def _on_packet(self, servo_id: int, inst: int, buf, start: int, stop: int) -> None:
         self.instructions += 1
+        if servo_id == dxl.BROADCAST_ID:                # (Feetech's broadcast ID is 0xFE too)
+            for s in self.servos:
+                s.silence = 0.0
+        elif (s := self.servo(servo_id)) is not None:
+            s.silence = 0.0
         n = stop - start
         if self.byte_time:
             self._occupy(n + (10 if self.dynamixel else 6))
@@ -210,8 +226,8 @@ class SimulatedServoBus:
         broadcast = servo_id == dxl.BROADCAST_ID
         if inst == I.PING:
             for s in self._targets(servo_id):
-                m = s.model
-                self._answer(s, 0, bytes((m.model_number & 0xFF, m.model_number >> 8, m.firmware)), "ping")
+                number = s.model.model_number
+                self._answer(s, 0, bytes((number & 0xFF, number >> 8, s.get("firmware_version"))), "ping")
         elif inst == I.READ:
             s = self.servo(servo_id)
             if s is None:
@@ -278,26 +294,33 @@ class SimulatedServoBus:
             q += 1 + length
 
     def _fast_sync_read(self, address: int, length: int, ids: bytes) -> None:
-        """One packet from ID 0xFE: per servo error, ID, data and the running CRC (the last one is
-        the packet's CRC); servos that are absent or cannot answer end the packet early."""
-        servos = [self.servo(i) for i in ids]
-        if not servos or any(s is None or s.read(address, length) is None for s in servos):
-            return
-        size = 7 + 1 + len(servos) * (length + 4)
+        """One packet from ID 0xFE that the listed servos send in turn (e-manual, Fast Sync Read):
+        the first sends the header, whose length counts every listed servo, and each its error, ID,
+        data and the CRC of the packet so far (the last is the packet's). A servo that is absent or
+        cannot answer (status return level 0, a range beyond its table) sends no part, and those
+        after it, which follow their predecessor's part on the wire, send none either: the packet
+        ends early, short of its length, and the host's read of it times out."""
+        size = 7 + 1 + len(ids) * (length + 4)
         pkt = bytearray(size)
         pkt[0:4] = dxl.HEADER
         pkt[4] = dxl.BROADCAST_ID
         _U16.pack_into(pkt, 5, size - 7)
         pkt[7] = dxl.Instruction.STATUS
-        q = 8
-        for s in servos:
+        q, first = 8, None
+        for i in ids:
+            s = self.servo(i)
+            data = None if s is None or s.get("status_return_level") < 1 else s.read(address, length)
+            if data is None:
+                break
+            first = first or s
             pkt[q] = s.error_byte
-            pkt[q + 1] = s.servo_id
-            pkt[q + 2:q + 2 + length] = s.read(address, length)
+            pkt[q + 1] = i
+            pkt[q + 2:q + 2 + length] = data
             q += 2 + length
             _U16.pack_into(pkt, q, crc16(pkt, 0, q))
             q += 2
-        self._send(servos[-1], pkt)
+        if first is not None:
+            self._send(first, pkt[:q])
 
     def _feetech(self, servo_id, inst, buf, p, n) -> None:
         I = ft.Instruction

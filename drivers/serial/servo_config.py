@@ -17,6 +17,7 @@ the bus's `control` unless it is `auto`, else `current` where the model has curr
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Annotated, Literal, Optional
 
@@ -25,7 +26,9 @@ from annotated_types import Ge, Gt, Le
 from core.schema import ConfigError, Help, NonNegative, Positive, Rate, Timeout, load
 
 from .config import ReconnectConfig
-from .servo_models import BAUD_RATES, ServoModel, model
+from .servo_models import BAUD_RATES, BUS_WATCHDOG_UNIT, ServoModel, model
+
+DEFAULT_BUS_WATCHDOG = 0.1       # s: the Dynamixel servos stop after this long without an instruction
 
 
 @dataclass
@@ -72,12 +75,21 @@ class ServoBusConfig:
     reconnect: ReconnectConfig = field(default_factory=ReconnectConfig)
     lockstep: bool = False                 # one cycle per LCM command; the simulated bus one period per cycle
     fast_read: bool = False                # Dynamixel FAST SYNC READ (servo firmware that has it)
+    bus_watchdog: Optional[NonNegative] = None   # s: Dynamixel Bus Watchdog (0 off); default 0.1 on Dynamixel
     joints: list[ServoJoint] = field(default_factory=list)
     device: ServoDeviceConfig = field(default_factory=ServoDeviceConfig)
 
     @property
     def models(self) -> list[ServoModel]:
         return [j.servo_model for j in self.joints]
+
+    @property
+    def bus_watchdog_units(self) -> int:
+        """The Bus Watchdog register value (20 ms units, rounded up; 0 off) the driver writes."""
+        if self.protocol != "dynamixel":
+            return 0
+        seconds = DEFAULT_BUS_WATCHDOG if self.bus_watchdog is None else self.bus_watchdog
+        return math.ceil(seconds / BUS_WATCHDOG_UNIT - 1e-9)
 
     def joint_control(self, joint: ServoJoint) -> str:
         """The control mode of `joint`'s servo, "current" (torque -> goal current) or "position"
@@ -124,6 +136,13 @@ class ServoBusConfig:
                                                   f"{sorted(BAUD_RATES[self.protocol].values())}")
         if self.fast_read and self.protocol != "dynamixel":
             raise ConfigError(f"{path}.fast_read", "FAST SYNC READ is a Dynamixel Protocol 2.0 instruction")
+        if self.bus_watchdog and self.protocol != "dynamixel":
+            raise ConfigError(f"{path}.bus_watchdog", "Feetech servos have no bus watchdog (docs/servo_bus.md); "
+                                                      "leave it out or set 0")
+        if self.bus_watchdog and not 2 / self.rate <= self.bus_watchdog <= 127 * BUS_WATCHDOG_UNIT:
+            raise ConfigError(f"{path}.bus_watchdog", f"must be 0 (off) or between two cycles, 2/rate = "
+                                                      f"{2 / self.rate:g} s, and {127 * BUS_WATCHDOG_UNIT:g} s "
+                                                      f"(127 units of 20 ms), got {self.bus_watchdog:g}")
         if self.link_timeout <= self.read_timeout:
             raise ConfigError(f"{path}.link_timeout", f"must be longer than read_timeout ({self.read_timeout:g} s)")
         for key in ("command_timeout", "link_timeout"):      # the driver looks once a cycle

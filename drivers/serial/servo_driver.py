@@ -38,6 +38,7 @@ from . import dynamixel as dxl
 from . import feetech as ft
 from .servo_config import ServoBusConfig, check_joints, load_servo_config
 from .servo_goals import ServoGoals
+from .servo_models import BUS_WATCHDOG_FIRMWARE
 from .servo_state import ServoState
 
 log = logging.getLogger(__name__)
@@ -106,12 +107,14 @@ class ServoDriver:
 
     def connect(self) -> bool:
         """Opens the port and sets the servos up: torque off, ping (model check), operating mode,
-        gains, goal = present. Returns False (and schedules a retry) when the bus does not answer."""
+        gains, Bus Watchdog (Dynamixel), goal = present. Returns False (and schedules a retry) when
+        the bus does not answer."""
         try:
             self.port = serial.Serial(self.cfg.port, self.cfg.baudrate, timeout=0, write_timeout=0.1)
             self.fd = self.port.fileno()
         except (serial.SerialException, OSError, ValueError) as e:
             return self._retry(f"cannot open {self.cfg.port}: {e}")
+        self.port.reset_input_buffer()          # stale answers (e.g. to a SYNC READ sent before a restart)
         self.parser.reset()
         try:
             self._write(self._torque(0))
@@ -129,8 +132,14 @@ class ServoDriver:
                                        f"({m.model_number})")
                 level = self._status_level(i, m)
                 mode = m.modes[self.controls[k]]
-                for name, value in (("operating_mode", mode), ("position_p_gain", self.kp[k]),
-                                    ("position_d_gain", self.kd[k])):
+                writes = [("operating_mode", mode), ("position_p_gain", self.kp[k]), ("position_d_gain", self.kd[k])]
+                watchdog = self.cfg.bus_watchdog_units
+                if self.dynamixel and answer[3] >= BUS_WATCHDOG_FIRMWARE:    # 0 clears a trip (-1), then arm
+                    writes += [("bus_watchdog", 0)] + [("bus_watchdog", watchdog)] * (watchdog > 0)
+                elif watchdog:
+                    return self._retry(f"servo ID {i}: firmware v{answer[3]} has no Bus Watchdog (v"
+                                       f"{BUS_WATCHDOG_FIRMWARE}+); update it or set servo_bus.bus_watchdog: 0")
+                for name, value in writes:
                     problem = self._setup_write(i, m, name, value, level)
                     if problem:
                         return self._retry(f"servo ID {i}: writing {name} = {value} failed{problem}")

@@ -12,7 +12,9 @@ encodings are the vendors' e-manual values. Units, in SI:
 
 The torque constants are the datasheets' stall torque over stall current at the rated voltage
 (a linear approximation; override it per joint in the joint map where a measured one exists).
-XL430-W250 and STS3215 have no current control: they are driven in position mode.
+XL430-W250 and STS3215 have no current control: they are driven in position mode. The X-series
+have a Bus Watchdog (98, 20 ms units, from firmware v38; -1 once it has tripped); the STS3215 has
+no communication watchdog (docs/servo_bus.md).
 """
 from __future__ import annotations
 
@@ -161,8 +163,8 @@ def _dynamixel_x(*, current: bool, defaults: dict) -> tuple[dict, dict]:
         limit = d("current_limit")
         eeprom.append(Register("current_limit", 38, 2, True, default=limit, high=limit))
         ram.append(Register("goal_current", 102, 2, default=0, low=-32768, high=32767))   # ±current_limit
-    signs = {n: -1 for n in ("homing_offset", "goal_pwm", "goal_current", "goal_velocity", "goal_position",
-                             "present_pwm", "present_current", "present_load", "present_velocity",
+    signs = {n: -1 for n in ("homing_offset", "bus_watchdog", "goal_pwm", "goal_current", "goal_velocity",
+                             "goal_position", "present_pwm", "present_current", "present_load", "present_velocity",
                              "present_position", "velocity_trajectory", "position_trajectory")}
     return _table(*sorted(eeprom + ram, key=lambda r: r.address)), signs
 
@@ -242,6 +244,8 @@ BAUD_RATES = {
     "feetech": {0: 1_000_000, 1: 500_000, 2: 250_000, 3: 128_000, 4: 115_200, 5: 76_800, 6: 57_600, 7: 38_400},
 }
 RETURN_DELAY_UNIT = {"dynamixel": 2e-6, "feetech": 2e-6}   # s per return_delay_time unit
+BUS_WATCHDOG_UNIT = 0.02          # s per X-series Bus Watchdog (98) unit; 1..127 arm it, 0 off, -1 tripped
+BUS_WATCHDOG_FIRMWARE = 38        # the first X-series firmware with the Bus Watchdog
 
 
 def model(name: str) -> ServoModel:

@@ -1,12 +1,25 @@
 """One simulated serial servo: its control table with the firmware's rules, and its motor.
 
-Control-table semantics (as the e-manuals define them): registers hold their defaults at power-on
-and after REBOOT; a write is all or nothing, and refused (Dynamixel error byte) when it touches a
-read-only register (ACCESS), an EEPROM register while torque is enabled (ACCESS), covers part of a
-register (DATA_LENGTH), holds a value outside the register's range (DATA_RANGE) or a goal beyond
-its limit (DATA_LIMIT); Feetech servos apply the same rules but report no instruction errors. A
-hardware error (overload, overheating, input voltage) sets Hardware Error Status, the ALERT bit
-of every status packet and turns the torque off, as the default Shutdown register asks.
+Control-table semantics (the vendors' manuals): registers hold their defaults at power-on and
+after REBOOT, the EEPROM ones their saved values; a host's write is all or nothing, and refused
+when it touches a read-only register (ACCESS), covers part of a register (DATA_LENGTH), holds a
+value outside the register's range (DATA_RANGE) or a goal beyond its limit (DATA_LIMIT).
+Dynamixel (X-series e-manual) also refuses an EEPROM register while torque is on (ACCESS) and a
+goal register while its Bus Watchdog has tripped (DATA_RANGE), says why in the status packet's
+error byte, and saves every EEPROM write it takes. Feetech STS servos take EEPROM writes with
+torque on: their Lock register (55) decides only whether the value is saved (0) or lasts until
+power-off (1, its power-on value); their status packets carry no instruction error, so a refused
+write is dropped silently. A hardware error (`fault`) is latched in Hardware Error Status (Feetech:
+the status register, 65), shows in every status packet (Dynamixel: the ALERT bit; Feetech: the
+error byte is those bits) and turns the torque off where the Shutdown register (Dynamixel, 63;
+default overload, electrical shock, overheating) or Unloading Condition (Feetech, 19; default
+overload, over-current, overheating) selects it.
+
+Bus Watchdog (X-series, RAM 98; e-manual): with torque on and a value n in 1..127, a silence s
+(time since the last instruction packet addressed to the servo, its ID or broadcast) with
+s > n · 20 ms trips it: the register reads -1, the servo stops (goal position = present position
+in the position modes, goal velocity 0, goal current 0 in current mode, goal PWM 0 in PWM mode)
+and refuses goal writes with DATA_RANGE until 0 is written to it.
 
 Motor model (per servo, output shaft, semi-implicit Euler): J v̇ = τ_motor − b v + τ_ext, with
 τ_motor from the operating mode: current mode τ = k_t i (i = goal current, clipped to the current
@@ -24,11 +37,11 @@ from struct import Struct
 import numpy as np
 
 from .dynamixel import ErrorCode
-from .servo_models import ServoModel
+from .servo_models import BUS_WATCHDOG_UNIT, ServoModel
 
 _FORMATS = {1: "B", 2: "H", 4: "I"}
 PWM_MAX = 885.0
-SHUTDOWN_DEFAULT = 52         # overload, electrical shock, overheating
+GOALS = ("goal_pwm", "goal_current", "goal_velocity", "goal_position")   # refused once the watchdog trips
 
 
 class SimulatedServo:
@@ -50,18 +63,22 @@ class SimulatedServo:
         self.backdrive_damping = backdrive_damping
         self.external_torque = 0.0
         self.q = self.v = self.torque = 0.0
+        self.silence = 0.0            # s since the last instruction packet addressed to it (the bus's clock)
+        self.saved = {}               # EEPROM register name -> the value a power cycle restores
+        self._watchdog = model.registers.get("bus_watchdog")
+        self._shutdown = "shutdown" if self.dynamixel else "unloading_condition"
         self.power_on(servo_id)
 
     def power_on(self, servo_id: int | None = None) -> None:
-        """Every register to its default (the ID and EEPROM kept on REBOOT when servo_id is None)."""
-        keep = {} if servo_id is not None else {r.name: self.get(r.name) for r in self.model.registers.values()
-                                               if r.eeprom and r.writable}
+        """Every register to its default, or for EEPROM to its saved value when servo_id is None (a
+        power cycle, or Dynamixel's REBOOT); a new servo of ID servo_id otherwise."""
         for reg in self.model.registers.values():
-            self.set(reg.name, keep.get(reg.name, reg.default))
+            self.set(reg.name, reg.default if servo_id is not None else self.saved.get(reg.name, reg.default))
         if servo_id is not None:
             self.set("id", servo_id)
         self.set("present_position", round(self.model.rad_to_ticks(self.q)))
         self.set("goal_position", self.get("present_position"))
+        self.silence = 0.0
 
     # --- registers ---------------------------------------------------------------------------------
     @property
@@ -74,9 +91,11 @@ class SimulatedServo:
         return self.model.decode(name, self._structs[name].unpack_from(self.table, reg.address)[0])
 
     def set(self, name: str, value: int) -> None:
-        """Stores a register's value (firmware side: no access rules)."""
+        """Stores a register's value (firmware side: no access rules; an EEPROM value is saved)."""
         reg = self.model.registers[name]
         self._structs[name].pack_into(self.table, reg.address, self.model.encode(name, int(value)))
+        if reg.eeprom:
+            self.saved[name] = int(value)
 
     def read(self, address: int, length: int):
         """The bytes of a READ, or None when the range leaves the table."""
@@ -99,10 +118,11 @@ class SimulatedServo:
         for reg in regs:
             if reg.address < address or reg.address + reg.size > end:
                 return ErrorCode.DATA_LENGTH
+        tripped = self.watchdog_tripped
         for reg in regs:
             value = self.model.decode(reg.name, self._structs[reg.name].unpack_from(data, reg.address - address)[0])
             high = reg.high or (1 << (8 * reg.size)) - 1
-            if not reg.low <= value <= high:
+            if not reg.low <= value <= high or (tripped and reg.name in GOALS):
                 return ErrorCode.DATA_RANGE
             if reg.name == "operating_mode" and value not in self.model.modes.values():
                 return ErrorCode.DATA_RANGE
@@ -114,6 +134,10 @@ class SimulatedServo:
         self.table[address:end] = data
         if any(r.name == "torque_enable" for r in regs) and self.get("torque_enable"):
             self.set("goal_position", self.get("present_position"))   # hold where it is, as on enable
+        if self.dynamixel or self.get("lock") == 0:                    # Feetech: saved only when unlocked
+            for reg in regs:
+                if reg.eeprom:
+                    self.saved[reg.name] = self.get(reg.name)
         return ErrorCode.NONE
 
     def _registers(self, address: int, end: int) -> list:
@@ -134,9 +158,34 @@ class SimulatedServo:
         return hw
 
     def fault(self, bits: int) -> None:
-        """A hardware error: latched in Hardware Error Status, torque off."""
+        """A hardware error: latched in Hardware Error Status; torque off if Shutdown (Feetech:
+        Unloading Condition) selects one of its bits."""
         self.set("hardware_error_status", self.get("hardware_error_status") | bits)
-        self.set("torque_enable", 0)
+        if bits & self.get(self._shutdown):
+            self.set("torque_enable", 0)
+
+    # --- bus watchdog ------------------------------------------------------------------------------
+    @property
+    def watchdog_tripped(self) -> bool:
+        return self._watchdog is not None and self.get("bus_watchdog") < 0
+
+    def watch(self, dt: float) -> None:
+        """Advances the silence by dt [s] (the bus's clock) and trips the Bus Watchdog past its time."""
+        self.silence += dt
+        if self._watchdog is None:
+            return
+        n = self.get("bus_watchdog")
+        if n > 0 and self.silence > n * BUS_WATCHDOG_UNIT and self.get("torque_enable"):
+            self.set("bus_watchdog", -1)
+            m, mode = self.model, self.get("operating_mode")
+            if mode == m.modes.get("current"):
+                self.set("goal_current", 0)
+            elif mode == m.modes.get("velocity"):
+                self.set("goal_velocity", 0)
+            elif mode == m.modes.get("pwm"):
+                self.set("goal_pwm", 0)
+            else:                                  # the position modes hold where they are
+                self.set("goal_position", self.get("present_position"))
 
     # --- motor -------------------------------------------------------------------------------------
     def motor_torque(self, h: float = 0.0, m: float = 0.0) -> float:

@@ -1,6 +1,8 @@
 """The official SDKs (dynamixel_sdk, scservo_sdk) as clients of the simulated servo bus over a real
 pty: ping, read/write of each model's key registers, the firmware's refusals, group sync read /
-write, fast sync read, bulk read, reboot and the status return level."""
+write, fast sync read, bulk read, reboot, the status return level, the return delay, the Bus
+Watchdog, Feetech's error bits and its EEPROM lock."""
+import statistics
 import time
 
 import pytest
@@ -146,3 +148,116 @@ def test_feetech_sdk_ping_registers_sync_read_write(ft_bus):
     assert read.txRxPacket() == scs.COMM_SUCCESS
     assert abs(read.getData(2, 56, 2) - 2600) < 40 and read.getData(1, 56, 2) == 2048
     assert bus.servo(2).error_byte == 0
+
+
+def test_dynamixel_return_delay_time_delays_the_answer(dxl_bus):
+    """Return Delay Time 250 (2 µs units): every answer comes at least 500 µs after the instruction."""
+    bus, port, ph = dxl_bus
+    assert ph.write1ByteTxRx(port, 1, 9, 250) == (0, 0)                  # EEPROM, torque off
+
+    def round_trip(i):
+        t0 = time.perf_counter()
+        assert ph.read1ByteTxRx(port, i, 146) == (25, 0, 0)
+        return time.perf_counter() - t0
+
+    delayed, prompt = [], []
+    for _ in range(15):
+        delayed.append(round_trip(1))
+        prompt.append(round_trip(2))
+    assert min(delayed) >= 500e-6 and bus.servo(1).get("return_delay_time") == 250
+    assert statistics.median(delayed) > statistics.median(prompt)
+
+
+def test_dynamixel_bus_watchdog(dxl_bus):
+    """Bus Watchdog (98): armed, traffic keeps it quiet; silence beyond it stops the servo (goal
+    current 0, register -1), goal writes are refused with DATA_RANGE until 0 is written."""
+    bus, port, ph = dxl_bus
+    wd, torque, goal_current = 98, 64, 102
+    assert ph.read1ByteTxRx(port, 1, wd) == (0, 0, 0)                     # off at power-on
+    assert ph.write1ByteTxRx(port, 1, wd, 0xFF)[1] == 4                   # -1 is the firmware's to write
+    assert ph.write1ByteTxRx(port, 1, wd, 128)[1] == 4                    # beyond 127
+    assert ph.write1ByteTxRx(port, 1, 11, 0) == (0, 0)                    # current mode
+    assert ph.write1ByteTxRx(port, 1, wd, 25) == (0, 0)                   # 500 ms
+    assert ph.write1ByteTxRx(port, 1, torque, 1) == (0, 0)
+    assert ph.write2ByteTxRx(port, 1, goal_current, 100) == (0, 0)
+    end = time.monotonic() + 0.8                                          # traffic: reads every 10 ms
+    while time.monotonic() < end:
+        assert ph.read1ByteTxRx(port, 1, wd) == (25, 0, 0)
+        time.sleep(0.01)
+    assert ph.read2ByteTxRx(port, 1, goal_current) == (100, 0, 0)
+    time.sleep(1.0)                                                       # silence: 1 s > 500 ms
+    assert ph.read1ByteTxRx(port, 1, wd) == (0xFF, 0, 0)                  # -1: tripped
+    assert ph.read2ByteTxRx(port, 1, goal_current)[0] == 0 and ph.read1ByteTxRx(port, 1, torque)[0] == 1
+    assert ph.write2ByteTxRx(port, 1, goal_current, 100)[1] == 4          # DATA_RANGE while tripped
+    assert ph.write1ByteTxRx(port, 1, wd, 0) == (0, 0)                    # 0 clears it
+    assert ph.write2ByteTxRx(port, 1, goal_current, 100) == (0, 0)
+    assert bus.servo(1).get("goal_current") == 100
+    assert ph.read1ByteTxRx(port, 2, wd) == (0, 0, 0)                     # the others were never armed
+
+
+def test_feetech_error_bits_and_unloading_condition(ft_bus):
+    """A fault's bits are the error byte of every status packet and the status register (65); the
+    servo unloads itself (torque off) only for the bits its Unloading Condition (19) selects."""
+    bus, port, ph = ft_bus
+    for i in (1, 2, 3):
+        assert ph.write1ByteTxRx(port, i, 40, 1) == (0, 0)
+    assert ph.read1ByteTxRx(port, 3, 65) == (0, 0, 0)
+    bus.servo(1).fault(0x20)                                              # overload: unloads
+    bus.servo(2).fault(0x01)                                              # input voltage: not in 44
+    bus.servo(3).fault(0x04)                                              # overheat: unloads
+    assert ph.ping(port, 1) == (777, scs.COMM_SUCCESS, 0x20)
+    for i, bits, torque in ((1, 0x20, 0), (2, 0x01, 1), (3, 0x04, 0)):
+        assert ph.read1ByteTxRx(port, i, 65) == (bits, 0, bits)
+        assert ph.read1ByteTxRx(port, i, 40) == (torque, 0, bits)
+    assert ph.write1ByteTxRx(port, 2, 41, 10) == (0, 0x01)
+    assert [ph.getRxPacketError(b).split()[1] for b in (0x20, 0x01, 0x04)] == ["Overload", "Input", "Overheat"]
+
+
+def test_feetech_status_return_level(ft_bus):
+    """Level 0: PING and READ answered, writes applied without an answer."""
+    bus, port, ph = ft_bus
+    assert ph.write1ByteTxRx(port, 3, 8, 0) == (0, 0)                     # answered: level 1 at its arrival
+    assert ph.write1ByteTxRx(port, 3, 41, 5)[0] == scs.COMM_RX_TIMEOUT
+    assert bus.servo(3).get("acceleration") == 5
+    assert ph.read1ByteTxRx(port, 3, 41) == (5, 0, 0)
+    assert ph.ping(port, 3) == (777, scs.COMM_SUCCESS, 0)
+    read = scs.GroupSyncRead(port, ph, 56, 2)
+    assert read.addParam(3) and read.txRxPacket() == scs.COMM_SUCCESS and read.getData(3, 56, 2) == 2048
+
+
+def test_feetech_eeprom_with_torque_on_and_the_lock(ft_bus):
+    """STS EEPROM registers take writes with torque on; Lock (55, 1 at power-on) decides whether
+    they survive a power cycle."""
+    bus, port, ph = ft_bus
+    assert ph.write1ByteTxRx(port, 1, 40, 1) == (0, 0)
+    assert ph.write2ByteTxRx(port, 1, 11, 3000) == (0, 0)                 # max position limit, torque on
+    assert ph.read2ByteTxRx(port, 1, 11) == (3000, 0, 0)
+    bus.power_cycle()
+    assert ph.read2ByteTxRx(port, 1, 11)[0] == 4095                       # locked: not saved
+    assert ph.read1ByteTxRx(port, 1, 55)[0] == 1 and ph.read1ByteTxRx(port, 1, 40)[0] == 0
+    assert ph.write1ByteTxRx(port, 1, 55, 0) == (0, 0)                    # unlock
+    assert ph.write2ByteTxRx(port, 1, 11, 3000) == (0, 0)
+    bus.power_cycle()
+    assert ph.read2ByteTxRx(port, 1, 11)[0] == 3000                       # saved
+    assert ph.read1ByteTxRx(port, 1, 55)[0] == 1                          # locked again after power-on
+
+
+def test_dynamixel_fast_sync_read_ends_at_a_silent_servo(dxl_bus):
+    """FAST SYNC READ: the listed servos send their parts of one packet in turn; an absent ID (9)
+    sends none and the servos after it none either, so the packet stops short of the length its
+    header announces and the SDK's read of it fails."""
+    bus, port, ph = dxl_bus
+    read = dxl_sdk.GroupSyncRead(port, ph, 132, 4)
+    for i in (1, 9, 2):
+        read.addParam(i)
+    assert read.fastSyncRead() != dxl_sdk.COMM_SUCCESS
+    port.clearPort()
+    assert ph.syncReadTx(port, 132, 4, [1, 9, 2], 3, True) == dxl_sdk.COMM_SUCCESS
+    time.sleep(0.2)
+    got = bytes(port.readPort(100))
+    assert len(got) == 8 + 8 and got[:8] == bytes((0xFF, 0xFF, 0xFD, 0, 0xFE, 8 + 3 * 8 - 7, 0, 0x55))
+    assert got[9] == 1 and int.from_bytes(got[10:14], "little") == bus.servo(1).get("present_position")
+    port.is_using = False                                                  # the SDK's Tx holds the port for its Rx
+    assert ph.syncReadTx(port, 132, 4, [1, 2, 3], 3, True) == dxl_sdk.COMM_SUCCESS
+    time.sleep(0.2)
+    assert len(port.readPort(100)) == 8 + 3 * 8                             # all there: the whole packet

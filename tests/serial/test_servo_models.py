@@ -21,6 +21,10 @@ def test_tables_have_no_overlaps_and_the_key_registers():
     assert [m.reg("goal_current").address for m in (XL330_M288, XM430_W350)] == [102, 102]
     assert "goal_current" not in XL430_W250.registers and not XL430_W250.has_current_control
     assert XM430_W350.reg("operating_mode").eeprom and not XM430_W350.reg("torque_enable").eeprom
+    for m in (XL330_M288, XL430_W250, XM430_W350):                                     # e-manual: Bus Watchdog
+        wd = m.reg("bus_watchdog")
+        assert (wd.address, wd.size, wd.eeprom, wd.low, wd.high) == (98, 1, False, 0, 127)
+    assert "bus_watchdog" not in STS3215.registers                                     # the STS has none
     assert not XM430_W350.reg("present_position").writable
     assert model("xm430-w350") is XM430_W350
     with pytest.raises(KeyError, match="unknown servo model 'XM540'"):
@@ -44,6 +48,7 @@ def test_sign_encodings():
     assert XM430_W350.encode("goal_current", -3) == 0xFFFD                               # two's complement
     assert XM430_W350.decode("present_position", 0xFFFFFFFF) == -1
     assert XM430_W350.decode("goal_position", 4095) == 4095
+    assert XM430_W350.decode("bus_watchdog", 0xFF) == -1 and XM430_W350.encode("bus_watchdog", -1) == 0xFF
 
 
 def test_parser_hands_on_a_fast_sync_read_answer_as_sent():
