@@ -315,7 +315,8 @@ class ServoDriver:
             return False
         try:
             goals = self._command(now, full)
-            if prefetch:                   # the SYNC WRITEs and the next SYNC READ in one write
+            if prefetch and full:          # the SYNC WRITEs and the next SYNC READ in one write (after
+                                           # a timeout, late answers may follow: the next cycle drops them)
                 self._write(*goals, self._sync_read)
                 self._read_sent = time.monotonic()
             elif goals:
