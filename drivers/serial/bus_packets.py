@@ -20,6 +20,14 @@ class BusPacketWriter:
     ADDRESS_SIZE = 0        # bytes of a register address and length
     BROADCAST_ID = 0xFE
     Instruction = None
+    _view = None            # the buffer sealed packets are views of
+    _sealed = None          # the view of the last size sealed: reused, no memoryview made per packet
+
+    def _packet(self, size: int) -> memoryview:
+        """The first `size` bytes of _view (the same view object while the size repeats)."""
+        if self._sealed is None or len(self._sealed) != size:
+            self._sealed = self._view[:size]
+        return self._sealed
 
     def seal(self, servo_id: int, code: int, n_params: int) -> memoryview:
         raise NotImplementedError

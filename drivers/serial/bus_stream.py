@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._servo_wire import BufferKernels
 from .rx_buffer import ReceiveBuffer
 
 
@@ -32,6 +33,7 @@ class BusStats:
     unexpected_ids: int = 0        # intact packets from a servo nobody asked (counted by the consumer)
     length_errors: int = 0         # intact packets with the wrong parameter count (consumer)
     timeouts: int = 0              # expected packets that did not arrive in time (consumer)
+    late: int = 0                  # intact answers that came after their read had timed out (consumer)
 
     @property
     def rejected(self) -> int:
@@ -62,6 +64,7 @@ class PacketStream(ReceiveBuffer):
         self.status = status
         self.stats = BusStats()
         super().__init__(buffer_size)
+        self._kernels = BufferKernels(self._buffer)         # checksums of the buffer, acquired once
 
     def reset(self) -> None:
         """Drops the held-back bytes (counted as dropped), e.g. after a timeout or a reconnect."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 from enum import IntEnum
 from struct import Struct
 
-from ._servo_wire import crc16, dxl_finish, dxl_take_block, dxl_unstuff
+from ._servo_wire import BufferKernels, SyncReadTaker, dxl_unstuff
 from .bus_packets import BusPacketWriter, BusSyncWrite
 from .bus_stream import PacketStream
 
@@ -83,13 +83,14 @@ class PacketWriter(BusPacketWriter):
         self.raw[0:4] = HEADER
         self._out = bytearray(max_size + max_size // 3 + 4)
         self._view = memoryview(self._out)
+        self._kernels = BufferKernels(self.raw, self._out)
 
     def seal(self, servo_id: int, instruction: int, n_params: int) -> memoryview:
         """The packet with raw[8:8 + n_params] as parameters: stuffed, length and CRC set."""
         raw = self.raw
         raw[4] = servo_id
         raw[7] = instruction
-        return self._view[:dxl_finish(raw, 8 + n_params, self._out)]
+        return self._packet(self._kernels.dxl_finish(8 + n_params))
 
     def _put_address(self, p: int, address: int, length: int | None = None) -> int:
         if length is None:
@@ -136,23 +137,26 @@ class PacketParser(PacketStream):
     from ID 0xFE) is handed on unstuffed-as-is: ``error, ID, data, CRC`` per servo.
 
     `block` (host side, set by the consumer while it waits for a SYNC READ): ``(slot, rows,
-    errors, received, counts, on_taken)``; the answers that fit it are taken in one compiled pass
-    (_servo_wire.dxl_take_block: rows, errors and received filled, `on_taken(new answers)` called
-    once) instead of one on_packet call each; anything else goes through the scanner below."""
+    errors, received, on_taken)``; the answers that fit it are taken in one compiled pass
+    (_servo_wire.SyncReadTaker, bound to this parser's buffer once per block: rows, errors and
+    received filled, `on_taken(new answers)` called once) instead of one on_packet call each;
+    anything else goes through the scanner below."""
 
     block = None
+    _taker, _taker_block = None, None
 
     def _scan(self) -> None:
         buf = self._buffer
         while True:
             if self.block is not None:
-                slot, rows, errors, received, counts, on_taken = self.block
-                taken = dxl_take_block(buf, self._head, self._tail, slot, rows, errors, received, counts)
+                if self._taker_block is not self.block:
+                    self._taker, self._taker_block = SyncReadTaker(buf, *self.block[:4]), self.block
+                taken = self._taker.take(self._head, self._tail)
                 if taken:
                     self._head += taken
-                    self.stats.packets_ok += int(counts[0])
+                    self.stats.packets_ok += self._taker.packets
                     self._hunting = False
-                    on_taken(int(counts[1]))
+                    self.block[4](self._taker.new)
             p, end = self._seek(b"\xff\xff\xfd"), self._tail
             if p < 0 or end - p < HEADER_SIZE:
                 return
@@ -164,7 +168,7 @@ class PacketParser(PacketStream):
             size = HEADER_SIZE + length
             if end - p < size:
                 return
-            if crc16(buf, p, p + size - 2) != buf[p + size - 2] | (buf[p + size - 1] << 8):
+            if self._kernels.crc16(p, p + size - 2) != buf[p + size - 2] | (buf[p + size - 1] << 8):
                 self._bad_crc()
                 continue
             inst = buf[p + 7]

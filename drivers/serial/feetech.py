@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from enum import IntEnum, IntFlag
 
-from ._servo_wire import scs_checksum
+from ._servo_wire import BufferKernels
 from .bus_packets import BusPacketWriter, BusSyncWrite
 from .bus_stream import PacketStream
 
@@ -56,6 +56,7 @@ class PacketWriter(BusPacketWriter):
         self.raw = bytearray(max_size)
         self.raw[0:2] = b"\xff\xff"
         self._view = memoryview(self.raw)
+        self._kernels = BufferKernels(self.raw)
 
     def seal(self, servo_id: int, code: int, n_params: int) -> memoryview:
         """The packet with raw[5:5 + n_params] as parameters and `code` as instruction or error."""
@@ -65,8 +66,8 @@ class PacketWriter(BusPacketWriter):
         raw[2] = servo_id
         raw[3] = n_params + 2
         raw[4] = code
-        raw[5 + n_params] = scs_checksum(raw, 2, 5 + n_params)
-        return self._view[:6 + n_params]
+        raw[5 + n_params] = self._kernels.scs_checksum(2, 5 + n_params)
+        return self._packet(6 + n_params)
 
     def _put_address(self, p: int, address: int, length: int | None = None) -> int:
         self.raw[p] = address
@@ -109,7 +110,7 @@ class PacketParser(PacketStream):
             size = HEADER_SIZE + length
             if end - p < size:
                 return
-            if scs_checksum(buf, p + 2, p + size - 1) != buf[p + size - 1]:
+            if self._kernels.scs_checksum(p + 2, p + size - 1) != buf[p + size - 1]:
                 self._bad_crc()
                 continue
             self.on_packet(servo_id, buf[p + 4], buf, p + 5, p + size - 1)

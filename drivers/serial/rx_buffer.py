@@ -1,7 +1,10 @@
 """The receive buffer shared by the stream parsers (parser.StreamParser for the board's frames,
-bus_stream.PacketStream for the servo buses): a preallocated byte buffer that feed() fills and a
-subclass's `_scan()` walks, with the hunting bookkeeping. Nothing is allocated per read."""
-from ctypes import addressof, c_char
+bus_stream.PacketStream for the servo buses): a preallocated byte buffer that feed() fills (or
+read_from() reads a file descriptor into) and a subclass's `_scan()` walks, with the hunting
+bookkeeping. Nothing is allocated per read."""
+from ctypes import addressof, c_char, memmove
+
+from ._servo_wire import read_into
 
 
 class ReceiveBuffer:
@@ -48,6 +51,27 @@ class ReceiveBuffer:
             self._tail = kept + count
             done += count
             self._scan()
+
+    def read_from(self, fd: int) -> int:
+        """Reads what the non-blocking `fd` holds straight into the buffer's free end (read(2), no
+        bytes object made) and scans it; returns the bytes read, 0 at end of file (or, on a tty
+        with VMIN = VTIME = 0, when there were none), -1 when there were none (EAGAIN). Held-back
+        bytes move to the front only when the free end is used up."""
+        size = len(self._buffer)
+        if self._head == self._tail:
+            self._head = self._tail = 0
+        elif self._tail == size:
+            if self._head == 0:               # a full buffer without a packet: drop the oldest byte
+                self._drop(1)
+            kept = self._tail - self._head
+            memmove(self._address, self._address + self._head, kept)
+            self._head, self._tail = 0, kept
+        n = read_into(fd, self._address + self._tail, size - self._tail)
+        if n > 0:
+            self._tail += n
+            self.stats.bytes_received += n
+            self._scan()
+        return n
 
     def _scan(self) -> None:
         raise NotImplementedError

@@ -9,6 +9,11 @@ Joint mapping, per joint (direction d = ±1, gear ratio g = servo turns per join
 [rad] = the joint position at the servo's center tick):
 
     q = o + d · q_servo / g          τ_joint = d · g · τ_servo        q_servo = (ticks − center)·2π/ticks_per_rev
+
+Control mode, per joint (`ServoBusConfig.joint_control`): the joint's own `control` if set, else
+the bus's `control` unless it is `auto`, else `current` where the model has current control
+(XL330-M288, XM430-W350) and `position` where it has not (XL430-W250, STS3215). So a mixed bus
+(a Koch arm: XL430 shoulders, XL330 elbow and wrist) runs each servo in the best mode it has.
 """
 from __future__ import annotations
 
@@ -39,6 +44,7 @@ class ServoJoint:
     torque_constant: Optional[Positive] = None  # N·m/A; default: the model's
     kp: Optional[Annotated[int, Ge(0)]] = None   # position P gain (register units); default: model's
     kd: Optional[Annotated[int, Ge(0)]] = None   # position D gain (register units)
+    control: Optional[Literal["current", "position"]] = None   # this joint's mode; default: the bus's
 
     @property
     def servo_model(self) -> ServoModel:
@@ -61,7 +67,7 @@ class ServoBusConfig:
     port: Annotated[str, Help("the bus adapter's device path (e.g. /dev/ttyUSB0) or a pty link")]
     protocol: Literal["dynamixel", "feetech"] = "dynamixel"
     baudrate: Annotated[int, Gt(0)] = 1_000_000
-    control: Literal["auto", "current", "position"] = "auto"      # auto: current where every model has it
+    control: Literal["auto", "current", "position"] = "auto"      # auto: per joint, current where the model has it
     rate: Rate = 500.0          # Hz: one SYNC READ + one SYNC WRITE each
     read_timeout: Timeout = 0.005  # s for a SYNC READ's answers
     command_timeout: Timeout = 0.05  # s without an LCM command → torque off
@@ -85,11 +91,14 @@ class ServoBusConfig:
         seconds = DEFAULT_BUS_WATCHDOG if self.bus_watchdog is None else self.bus_watchdog
         return math.ceil(seconds / BUS_WATCHDOG_UNIT - 1e-9)
 
-    @property
-    def current_control(self) -> bool:
-        """True when the bus runs in current mode (torque → goal current)."""
-        return self.control == "current" or (self.control == "auto" and all(m.has_current_control
-                                                                                for m in self.models))
+    def joint_control(self, joint: ServoJoint) -> str:
+        """The control mode of `joint`'s servo, "current" (torque -> goal current) or "position"
+        (torque -> goal position through its P gain): see the module's docstring."""
+        if joint.control is not None:
+            return joint.control
+        if self.control != "auto":
+            return self.control
+        return "current" if joint.servo_model.has_current_control else "position"
 
     def validate(self, path: str = "servo_bus") -> ServoBusConfig:
         if not self.joints:
@@ -115,9 +124,13 @@ class ServoBusConfig:
                 if value is not None and value >= 1 << (8 * reg.size):
                     raise ConfigError(f"{key}.{gain}", f"must fit the {m.name}'s {reg.size}-byte register, "
                                                        f"got {value}")
-            if self.control == "current" and not m.has_current_control:
+            if self.joint_control(j) == "current" and not m.has_current_control:
+                if j.control is not None:
+                    raise ConfigError(f"{key}.control", f"is current, but a {m.name} has no current control "
+                                                        f"(use position)")
                 raise ConfigError(f"{path}.control", f"is current, but joints[{k}] is a {m.name}, which has no "
-                                                     f"current control (use position or auto)")
+                                                     f"current control (use auto, position, or joints[{k}].control: "
+                                                     f"position)")
         if self.baudrate not in BAUD_RATES[self.protocol].values():
             raise ConfigError(f"{path}.baudrate", f"{self.baudrate} is no {self.protocol} baud rate; one of "
                                                   f"{sorted(BAUD_RATES[self.protocol].values())}")

@@ -6,12 +6,13 @@ made to look to the HIL loop like an iiwa or Panda behind Drake's LCM driver (do
 
 Each cycle (1 / servo_bus.rate): one SYNC READ of the state block (Dynamixel 126..135: present
 current or load, velocity, position; Feetech 56..70: position, velocity, load, voltage,
-temperature, status, current) answered by every servo, decoded into joint units and published as
+temperature, status, current) answered by every servo, decoded into joint units (servo_state) and published as
 the robot status (after the SYNC WRITE is sent, so that publishing overlaps its wire time); one
-SYNC WRITE of the newest LCM command: torque -> goal current in
-current mode (τ_servo = τ_joint / (d g), i = τ_servo / k_t), or in position mode a goal position
-that the servo's own P gain turns into that torque (goal = present + τ_servo / K, K the servo's
-stiffness from its P gain, see servo_sim). Torque is disabled (one SYNC WRITE of torque_enable 0)
+SYNC WRITE per goal register of the newest LCM command (servo_goals): torque -> goal current for
+the servos in current mode (τ_servo = τ_joint / (d g), i = τ_servo / k_t), goal position for those
+in position mode, that the servo's own P gain turns into that torque (goal = present + τ_servo / K,
+K the servo's stiffness from its P gain, see servo_sim); each servo's mode is its joint's
+(servo_config.ServoBusConfig.joint_control). Torque is disabled (one SYNC WRITE of torque_enable 0)
 when no command came for command_timeout, when a servo reports a hardware error (Dynamixel
 ALERT bit, Feetech error bits: latched until restart), when no full SYNC READ came for
 link_timeout (then the port is reopened with backoff and the servos set up again), and on every
@@ -22,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import math
 import os
 import select
 import signal
@@ -38,22 +38,11 @@ from messages.codec import CommandDecoder, StatusEncoder
 from . import dynamixel as dxl
 from . import feetech as ft
 from .servo_config import ServoBusConfig, check_joints, load_servo_config
+from .servo_goals import ServoGoals
 from .servo_models import BUS_WATCHDOG_FIRMWARE
-from .servo_sim import PWM_MAX
+from .servo_state import ServoState
 
 log = logging.getLogger(__name__)
-
-# The state block each protocol reads per cycle: (start address, length, field offsets).
-DXL_BLOCK = (126, 10, {"effort": 0, "velocity": 2, "position": 6})
-FT_BLOCK = (56, 15, {"position": 0, "velocity": 2, "effort": 13, "load": 4, "error": 9})
-SETUP_TRIES = 3
-
-
-def servo_stiffness(model, kp: int) -> float:
-    """N·m per tick of position error that a servo's position loop applies (below saturation)."""
-    if model.protocol == "dynamixel":
-        return model.stall_torque * kp / 128.0 / PWM_MAX
-    return model.stall_torque * kp / 32.0 / 128.0
 
 
 class ServoDriver:
@@ -70,65 +59,26 @@ class ServoDriver:
         n = self.n = len(joints)
         self.ids = [j.id for j in joints]
         self.dynamixel = config.protocol == "dynamixel"
-        self.current = config.current_control
-        self.sign = -1.0 if protocol == "iiwa" else 1.0
+        self.controls = [config.joint_control(j) for j in joints]     # "current" or "position" per joint
+        self.sign = np.array(-1.0 if protocol == "iiwa" else 1.0)   # 0-d arrays: a Python scalar in a ufunc
+                                                                     # call is converted (allocated) per call
         mod = dxl if self.dynamixel else ft
         self.parser = mod.PacketParser(self._on_status, status=True)
         self.stats = self.parser.stats
         self.writer = mod.PacketWriter()
-        start, self.block_len, offsets = DXL_BLOCK if self.dynamixel else FT_BLOCK
+        self.state = st = ServoState(joints, self.ids, self.dynamixel)
         self.fast = config.fast_read
-        self._sync_read = bytes(self.writer.sync_read(start, self.block_len, self.ids, fast=True) if self.fast
-                                else self.writer.sync_read(start, self.block_len, self.ids))
-        # Received rows and their typed views (little-endian registers; SCS big-endian models are not listed).
-        self.rows = np.zeros((n, self.block_len), np.uint8)
-        self._row_views = [memoryview(r) for r in self.rows]
-        pos_t, vel_t, eff_t = ("<i4", "<i4", "<i2") if self.dynamixel else ("<u2", "<u2", "<u2")
-        self._pos = np.ndarray((n,), pos_t, self.rows, offsets["position"], (self.block_len,))
-        self._vel = np.ndarray((n,), vel_t, self.rows, offsets["velocity"], (self.block_len,))
-        self._eff = np.ndarray((n,), eff_t, self.rows, offsets["effort"], (self.block_len,))
-        self._hw = None if self.dynamixel else self.rows[:, offsets["error"]]
-        self.slot = np.full(256, -1, np.intp)
-        self.slot[self.ids] = np.arange(n)
-        self.received = np.zeros(n, bool)
-        self.errors = np.zeros(n, np.uint8)
-        self._error_bytes = memoryview(self.errors)
+        self._sync_read = bytes(self.writer.sync_read(st.start, st.width, self.ids, fast=True) if self.fast
+                                else self.writer.sync_read(st.start, st.width, self.ids))
         # Dynamixel SYNC READ answers are taken in one compiled pass per read (dynamixel.PacketParser.block).
         self._block = (None if not self.dynamixel or self.fast else
-                       (self.slot, self.rows, self.errors, self.received.view(np.uint8), np.zeros(2, np.intp),
-                        self._taken))
-        # Unit conversions, q = q_off + q_scale * (ticks - center), v = v_scale * raw, τ = t_scale * raw.
-        d = np.array([j.direction for j in joints], float)
-        g = np.array([j.gear_ratio for j in joints])
-        kt = np.array([j.torque_constant or m.torque_constant for j, m in zip(joints, models)])
-        self.center = np.array([m.center for m in models], float)
-        self.q_scale = d * 2 * math.pi / np.array([m.ticks_per_rev for m in models]) / g
-        self.q_off = np.array([j.offset for j in joints])
-        self.v_scale = d * np.array([m.velocity_unit for m in models]) / g
-        self.t_scale = np.array([d_ * g_ * (k * m.current_unit if "present_current" in m.registers
-                                             else m.stall_torque / 1000.0)     # present_load: 0.1 % of stall
-                                 for d_, g_, k, m in zip(d, g, kt, models)])
+                       (st.slot, st.rows, st.errors, st.received.view(np.uint8), self._taken))
         self.kp = [j.kp if j.kp is not None else m.reg("position_p_gain").default for j, m in zip(joints, models)]
         self.kd = [j.kd if j.kd is not None else m.reg("position_d_gain").default for j, m in zip(joints, models)]
-        stiffness = np.array([servo_stiffness(m, kp) for m, kp in zip(models, self.kp)])
-        # Commands: joint torque τ -> register value u = τ * c_scale (+ present ticks in position mode).
-        if self.current:
-            self.c_scale = 1.0 / (d * g * kt * np.array([m.current_unit for m in models]))
-            self.c_limit = np.array([m.reg("current_limit").default for m in models], float)
-            self.c_low = -self.c_limit
-            self.goal = dxl.SyncWritePacket(102, "<i2", self.ids)
-        else:
-            self.c_scale = 1.0 / (d * g * stiffness)
-            self.c_limit = np.array([m.reg("max_position_limit").default for m in models], float)
-            self.c_low = np.zeros(n)
-            self.goal = (dxl.SyncWritePacket(116, "<i4", self.ids) if self.dynamixel
-                         else ft.SyncWritePacket(42, "<u2", self.ids))
+        self.goals = ServoGoals(joints, self.controls, self.ids, self.kp, self.dynamixel)
         self.torque_packet = (dxl.SyncWritePacket(64, "u1", self.ids) if self.dynamixel
                               else ft.SyncWritePacket(40, "u1", self.ids))
-        self._sign_mag = not self.dynamixel
-        self._tmp_i, self._tmp_s = np.zeros(n, np.int64), np.zeros(n, np.int64)
-        self.q, self.v, self.tau = np.zeros(n), np.zeros(n), np.zeros(n)
-        self._tau_cmd, self._u, self._u_cmd = np.zeros(n), np.zeros(n), np.zeros(n)
+        self._tau_cmd, self._u = np.zeros(n), np.zeros(n)
         self._commands = CommandDecoder(protocol, n, channels.command)
         self._status = StatusEncoder(protocol, n, channels.status)
         self._cmd_ns = -(1 << 62)
@@ -138,14 +88,15 @@ class ServoDriver:
         self._period_ns = round(1e9 / config.rate)
         self.fd = -1
         self.port = None
-        # SYNC READ answers still missing (-1: a setup transaction), its answer, the ID it addresses
-        self._expect, self._answer, self._asked = 0, None, -1
+        self._expect, self._answer = 0, None   # SYNC READ answers still missing; -1: a setup transaction
+        self._answer_id = self._answer_size = -1   # the servo a setup transaction asks, its answer's size
         self._read_sent = 0.0                  # monotonic time of a SYNC READ already on the wire (prefetch), or 0
         self._late = False                     # a SYNC READ timed out: its answers may still come
         self.torque_on = False
         self.fault = ""                    # latched hardware fault, torque stays off
         self.cycles = self.full_reads = self.statuses_published = self.commands_received = 0
-        self.commands_rejected = self.reconnects = self.torque_offs = 0
+        self.commands_rejected = self.reconnects = self.links_lost = self.torque_offs = 0
+        self._down = False                 # the link was lost since the last successful connect()
         self.cycle_ns = []                 # CPU time per cycle (process time), when timing is on
         self._last_full_ns = clock()
         self._reconnect_at, self._backoff = 0, config.reconnect.initial
@@ -182,7 +133,7 @@ class ServoDriver:
                     return self._retry(f"servo ID {i} is model number {number}, config says {m.name} "
                                        f"({m.model_number})")
                 level = self._status_level(i, m)
-                mode = m.modes["current" if self.current else "position"]
+                mode = m.modes[self.controls[k]]
                 writes = [("operating_mode", mode), ("position_p_gain", self.kp[k]), ("position_d_gain", self.kd[k])]
                 watchdog = self.cfg.bus_watchdog_units
                 if self.dynamixel and answer[3] >= BUS_WATCHDOG_FIRMWARE:    # 0 clears a trip (-1), then arm
@@ -198,8 +149,7 @@ class ServoDriver:
             return self._retry(f"bus lost during setup: {e}")
         self._last_full_ns = self.clock()
         self._backoff = self.cfg.reconnect.initial
-        log.info("servo bus %s up: %d servos, %s control", self.cfg.port, self.n,
-                 "current" if self.current else "position")
+        log.info("servo bus %s up: %d servos, control %s", self.cfg.port, self.n, self.goals.describe())
         return True
 
     def _status_level(self, i: int, m) -> int:
@@ -247,59 +197,72 @@ class ServoDriver:
                 pass
         self.port, self.fd, self.torque_on, self._read_sent = None, -1, False, 0.0
 
-    def _write(self, packet, before=None) -> None:
-        """Writes `packet`, and `before` ahead of it in the same write(2) when given."""
-        if before is not None:
-            try:
-                done = os.writev(self.fd, (before, packet)) - len(before)
-            except BlockingIOError:
-                done = -len(before)
-            if done < 0:
-                self._write(memoryview(before)[len(before) + done:])
-            elif done:
-                packet = memoryview(packet)[done:]
-        view, done = memoryview(packet), 0
-        while done < len(view):
-            try:
-                done += os.write(self.fd, view[done:])
-            except BlockingIOError:
-                select.select((), (self.fd,), (), 0.01)
+    def _write(self, *packets) -> None:
+        """Writes `packets` in order, all in one write(2) (writev) when the port takes them at once;
+        OSError when the port takes nothing for read_timeout (at least 50 ms)."""
+        try:
+            done = os.writev(self.fd, packets) if len(packets) > 1 else os.write(self.fd, packets[0])
+        except BlockingIOError:
+            done = 0
+        deadline = None
+        for packet in packets:
+            if done >= len(packet):
+                done -= len(packet)
+                continue
+            view, done = memoryview(packet)[done:], 0
+            while view:
+                try:
+                    view = view[os.write(self.fd, view):]
+                except BlockingIOError:
+                    deadline = deadline or time.monotonic() + max(0.05, self._read_timeout)
+                    if not select.select((), (self.fd,), (), 0.01)[1] and time.monotonic() > deadline:
+                        raise OSError("the port takes no bytes") from None
 
     def _transact(self, packet):
-        """One instruction and its servo's status packet (others': unexpected_ids): (error, params...) or None."""
+        """One PING, READ or WRITE to one servo and its status packet: (error, params...) as bytes,
+        or None. Status packets of another ID or size (late answers to an earlier try, e.g. of a
+        bus that wakes up) are counted and passed over."""
         self.parser.block = None
         self._answer = None
-        self._expect = -1
-        self._asked = packet[4 if self.dynamixel else 2]        # the ID byte of either protocol's header
+        self._expect, self._answer_id, self._answer_size = -1, *self._answers(packet)
         self._write(packet)
         deadline = time.monotonic() + max(0.05, self._read_timeout)
         while self._answer is None:
             left = deadline - time.monotonic()
             if left <= 0 or not select.select((self.fd,), (), (), left)[0]:
                 return None
-            self.parser.feed(os.read(self.fd, 4096))
+            self.parser.read_from(self.fd)
         return self._answer
+
+    def _answers(self, packet) -> tuple[int, int]:
+        """(ID, parameter bytes) of the status packet that answers `packet` (PING, READ or WRITE)."""
+        if not self.dynamixel:
+            return packet[2], packet[6] if packet[4] == ft.Instruction.READ else 0
+        if packet[7] == dxl.Instruction.PING:
+            return packet[4], 3                            # model number, firmware version
+        return packet[4], packet[10] | packet[11] << 8 if packet[7] == dxl.Instruction.READ else 0
 
     # --- one cycle ---------------------------------------------------------------------------------
     def _on_status(self, servo_id: int, error: int, buf, start: int, stop: int) -> None:
         if self._expect < 0:                               # a setup transaction
-            if servo_id == self._asked and self._answer is None:
+            if servo_id != self._answer_id:
+                self.stats.unexpected_ids += 1
+            elif stop - start != self._answer_size:
+                self.stats.length_errors += 1
+            elif self._answer is None:
                 self._answer = bytes((error,)) + bytes(buf[start:stop])
-            self.stats.unexpected_ids += servo_id != self._asked
+            return
+        if self._expect == 0:                              # no read waits for it (_drop_late)
+            self.stats.late += 1
             return
         if self.fast and servo_id == dxl.BROADCAST_ID:
             return self._on_fast(buf, start - 1, stop)
-        k = self.slot[servo_id]
+        k = self.state.slots[servo_id]
         if k < 0:
             self.stats.unexpected_ids += 1
-            return
-        if stop - start != self.block_len:
+        elif stop - start != self.state.width:
             self.stats.length_errors += 1
-            return
-        self._row_views[k][:] = self.parser._view[start:stop]
-        self.errors[k] = error
-        if not self.received[k]:
-            self.received[k] = True
+        elif self.state.store(k, self.parser._address + start, error):
             self._expect -= 1
 
     def _taken(self, new: int) -> None:
@@ -308,20 +271,16 @@ class ServoDriver:
     def _on_fast(self, buf, p: int, stop: int) -> None:
         """A FAST SYNC READ answer, buf[p:stop]: per servo error, ID, data, CRC (the last CRC, the
         packet's, already checked and cut off)."""
-        stride = self.block_len + 4
+        stride = self.state.width + 4
         if stop - p != self.n * stride - 2:
             self.stats.length_errors += 1
             return
-        view = self.parser._view
+        at = self.parser._address
         for q in range(p, stop, stride):
-            k = self.slot[buf[q + 1]]
+            k = self.state.slots[buf[q + 1]]
             if k < 0:
                 self.stats.unexpected_ids += 1
-                continue
-            self._row_views[k][:] = view[q + 2:q + 2 + self.block_len]
-            self.errors[k] = buf[q]
-            if not self.received[k]:
-                self.received[k] = True
+            elif self.state.store(k, at + q + 2, buf[q]):
                 self._expect -= 1
 
     def _torque(self, on: int):
@@ -333,13 +292,15 @@ class ServoDriver:
         return self.torque_packet.seal()
 
     def cycle(self, prefetch: bool = False) -> bool:
-        """One SYNC READ (state published when complete) and one SYNC WRITE; False when not connected.
-        prefetch: the next cycle follows at once (the bus is the bottleneck), so the next SYNC READ is
-        sent right behind the SYNC WRITE and its answers travel while this cycle publishes."""
+        """One SYNC READ (state published when complete) and the goal SYNC WRITEs (one per goal
+        register); False when not connected. prefetch: the next cycle follows at once (the bus is the
+        bottleneck), so the next SYNC READ is sent right behind the SYNC WRITEs, in the same write(2),
+        and its answers travel while this cycle publishes."""
         now = self.clock()
         if not self.connected:
             if now >= self._reconnect_at and self.connect():
-                self.reconnects += 1
+                self.reconnects += self._down      # after a loss only, not the first connect
+                self._down = False
             return False
         self.cycles += 1
         try:
@@ -355,12 +316,13 @@ class ServoDriver:
             self._lost(f"no complete SYNC READ for {self.cfg.link_timeout:g} s")
             return False
         try:
-            goal = self._command(now, full)
-            if prefetch and not self._late:     # the SYNC WRITE and the next SYNC READ in one write
-                self._write(self._sync_read, goal)
+            goals = self._command(now, full)
+            if prefetch and full:          # the SYNC WRITEs and the next SYNC READ in one write (after
+                                           # a timeout, late answers may follow: the next cycle drops them)
+                self._write(*goals, self._sync_read)
                 self._read_sent = time.monotonic()
-            elif goal is not None:
-                self._write(goal)
+            elif goals:
+                self._write(*goals)
         except OSError as e:
             self._lost(f"bus I/O error: {e}")
             return False
@@ -374,13 +336,12 @@ class ServoDriver:
         self._read_sent = time.monotonic()
 
     def _read_state(self) -> bool:
-        self.received.fill(False)
+        if not self._read_sent:
+            self._drop_late()
+            self._send_read()
+        self.state.received.fill(False)
         self._expect = self.n
         self.parser.block = self._block
-        if not self._read_sent:
-            if self._late:
-                self._drain()
-            self._send_read()
         deadline, self._read_sent = self._read_sent + self._read_timeout, 0.0
         fd = self.fd
         while self._expect > 0:
@@ -390,49 +351,43 @@ class ServoDriver:
                 self.parser.reset()
                 self._late = True
                 return False
-            data = os.read(fd, 4096)
-            if not data:
+            if self.parser.read_from(fd) == 0:         # into the parser's buffer: no bytes object
                 raise OSError("the port hung up")
-            self.parser.feed(data)
         return True
 
-    def _drain(self) -> None:
-        """After a timeout, drops bytes until read_timeout is quiet: late answers taken would lag every later cycle."""
-        self._late = False
-        while select.select((self.fd,), (), (), self._read_timeout)[0]:
-            data = os.read(self.fd, 4096)
-            if not data:
+    def _drop_late(self) -> None:
+        """Drops what came in since the last read (answers that arrived after their read had timed
+        out, counted as `late`; noise), so that no answer passes for the next read's and the state
+        is never a cycle old. After a timed-out read (`_late`) its answers may still be on the wire:
+        it waits for a quiet line (read_timeout without a byte). In the steady state one read(2)
+        that finds nothing (a tty opened with timeout 0 has VMIN = VTIME = 0: its read returns 0
+        bytes, not EAGAIN, when empty)."""
+        self._expect, self.parser.block = 0, None
+        while True:
+            if self.parser.read_from(self.fd) > 0:
+                continue
+            if not self._late or not select.select((self.fd,), (), (), self._read_timeout)[0]:
+                break
+            if self.parser.read_from(self.fd) == 0:
                 raise OSError("the port hung up")
-            self.stats.bytes_received += len(data)
-            self.stats.bytes_dropped += len(data)
+        self._late = False
+        self.parser.reset()
 
     def _check_faults(self) -> None:
         if self.fault:
             return
-        if self.dynamixel and max(self._error_bytes) < dxl.ALERT:
-            return
-        bad = np.flatnonzero(self.errors & dxl.ALERT) if self.dynamixel else np.flatnonzero(self._hw | self.errors)
-        if bad.size:
-            k = bad[0]
+        k = self.state.faulty()
+        if k >= 0:
             self.fault = (f"servo ID {self.ids[k]} ({self.joints[k].joint}) reports a hardware error "
-                          f"(error byte 0x{self.errors[k]:02x})")
+                          f"(error byte 0x{self.state.errors[k]:02x})")
             log.error("%s: torque off", self.fault)
             self._write(self._torque(0))
 
     def _publish(self, now: int) -> None:
-        q, v, tau = self.q, self.v, self.tau
-        np.subtract(self._pos, self.center, out=q)
-        q *= self.q_scale
-        q += self.q_off
-        if self._sign_mag:                                # Feetech sign-magnitude, sign in bit 15
-            self._decode_sign_magnitude(self._vel, v)
-            self._decode_sign_magnitude(self._eff, tau)
-        else:
-            np.copyto(v, self._vel, casting="unsafe")
-            np.copyto(tau, self._eff, casting="unsafe")
-        v *= self.v_scale
-        tau *= self.t_scale
-        np.multiply(tau, self.sign, out=self._u)
+        st = self.state
+        st.decode()
+        q, v = st.q, st.v
+        np.multiply(st.tau, self.sign, out=self._u)
         ok = self._status.encode(now // 1000, position_measured=q, velocity_estimated=v, position_commanded=q,
                                  torque_measured=self._u, torque_commanded=self._tau_cmd) \
             if self.protocol == "iiwa" else \
@@ -444,13 +399,6 @@ class ServoDriver:
             self._status.publish(self.lc)
             self.statuses_published += 1
 
-    def _decode_sign_magnitude(self, raw, out) -> None:
-        np.bitwise_and(raw, 0x7FFF, out=self._tmp_i)
-        np.right_shift(raw, 15, out=self._tmp_s)
-        np.multiply(self._tmp_s, -2, out=self._tmp_s)
-        self._tmp_s += 1
-        np.multiply(self._tmp_i, self._tmp_s, out=out, casting="unsafe")
-
     def _on_command(self, channel: str, data: bytes) -> None:
         d = self._commands
         if not d.decode(data) or not d.has_torque:
@@ -459,37 +407,29 @@ class ServoDriver:
         self.commands_received += 1
         self._cmd_ns = self.clock()
         np.multiply(d.torque, self.sign, out=self._tau_cmd)   # echoed as torque_commanded, with Drake's status sign
-        np.multiply(d.torque, self.c_scale, out=self._u_cmd)
-        if self.current:                                     # the goal currents, ready for the next cycle
-            self._set_goal(self._u_cmd)
+        self.goals.command(d.torque)                         # the goal currents, ready for the next cycle
 
-    def _set_goal(self, u) -> None:
-        """goal.values = u in register units, rounded and clipped to the registers' limits (u is scratch)."""
-        np.clip(u, self.c_low, self.c_limit, out=u)
-        np.rint(u, out=u)
-        np.copyto(self.goal.values, u, casting="unsafe")
-
-    def _command(self, now: int, full: bool):
-        """Writes what the newest command asks but the SYNC WRITE of goals, which it returns (or None)."""
+    def _command(self, now: int, full: bool) -> tuple:
+        """Writes what the newest command asks but the SYNC WRITEs of goals, which it returns."""
         fresh = now - self._cmd_ns <= self._cmd_timeout_ns or (self.cfg.lockstep and self.commands_received > 0)
-        if not full and not self.fault:      # no fresh state: keep the last goal (link_timeout ends it)
-            return None
+        if not full and not self.fault:      # no fresh state: keep the last goals (link_timeout ends it)
+            return ()
         if not fresh or self.fault:
             if self.torque_on or not fresh and self.cycles % 50 == 0:
                 self._write(self._torque(0))             # and repeated now and then while idle
-            return None
-        if not self.current:                             # goal = present + τ / K in ticks
-            self._set_goal(np.add(self._u_cmd, self._pos, out=self._u))
-        if not self.torque_on:
-            if not self.current:                         # hold where it is: goal = present before enabling
-                np.copyto(self.goal.values, self._pos, casting="unsafe")
-            self._write(self.goal.seal())
+            return ()
+        if not self.torque_on:                           # position mode holds where it is, then enable
+            self.goals.hold(self.state.pos)
+            self._write(*self.goals.packets())
             self._write(self._torque(1))
-            return None
-        return self.goal.seal()
+            return ()
+        self.goals.track(self.state.pos)                      # goal position = present + τ / K in ticks
+        return self.goals.packets()
 
     def _lost(self, reason: str) -> None:
         log.warning("servo bus lost: %s; reconnecting", reason)
+        self.links_lost += 1
+        self._down = True
         try:
             if self.connected:
                 self._write(self._torque(0))
@@ -572,9 +512,10 @@ class ServoDriver:
         s = self.stats
         return {"cycles": self.cycles, "full_reads": self.full_reads, "statuses": self.statuses_published,
                 "commands": self.commands_received, "commands_rejected": self.commands_rejected,
-                "reconnects": self.reconnects, "torque_offs": self.torque_offs, "fault": self.fault,
+                "links_lost": self.links_lost, "reconnects": self.reconnects, "torque_offs": self.torque_offs,
+                "fault": self.fault,
                 "crc_errors": s.crc_errors, "header_errors": s.header_errors, "timeouts": s.timeouts,
-                "unexpected_ids": s.unexpected_ids, "length_errors": s.length_errors,
+                "unexpected_ids": s.unexpected_ids, "length_errors": s.length_errors, "late": s.late,
                 "bytes_dropped": s.bytes_dropped}
 
 
@@ -588,7 +529,7 @@ def run_from_config(cfg, duration: float | None = None, out=sys.stdout) -> int:
     channels = channels_for(cfg)
     driver = ServoDriver(config, robot.joint_names, cfg.robot.protocol, channels, open_lcm(cfg.lcm.url))
     print(f"servo driver ready: {config.port} at {config.baudrate} baud, {driver.n} {config.protocol} servos, "
-          f"{'current' if driver.current else 'position'} control at {config.rate:g} Hz; status {channels.status}, "
+          f"control {driver.goals.describe()} at {config.rate:g} Hz; status {channels.status}, "
           f"command {channels.command}", file=out, flush=True)
     stopping, signals = [], (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)      # SIGHUP: the terminal closed
     for sig in signals:     # SIGINT too: a KeyboardInterrupt could land inside shutdown()'s torque off

@@ -1,6 +1,7 @@
 """The whole servo chain: simulated XM430 servos driving the simulated arm (drivers.sim physics) on a
 pty, the servo-bus driver, and a stand-in loop on memq:// LCM that commands gravity compensation and
-a joint impedance: the arm holds against gravity and moves to a target, and falls without them."""
+a joint impedance: the arm holds against gravity and moves to a target, and falls without them; the
+same on a Koch-like mixed bus (XL430 in position mode, XL330 in current mode)."""
 import sys
 import threading
 import time
@@ -17,12 +18,13 @@ from drivers.serial.servo_plant import build_bus
 from messages.codec import CommandEncoder, StatusDecoder
 
 CONFIG = "configs/servo/dxl_arm.yaml"
+KOCH = "configs/servo/koch.yaml"
 
 
 class Chain:
-    def __init__(self, tmp_path):
+    def __init__(self, tmp_path, config=CONFIG):
         # Timeouts generous for a loaded 2-core machine: a stall must not turn the torque off.
-        self.cfg = load_config(CONFIG, {"servo_bus": {"port": str(tmp_path / "bus"), "read_timeout": 0.2,
+        self.cfg = load_config(config, {"servo_bus": {"port": str(tmp_path / "bus"), "read_timeout": 0.2,
                                                       "command_timeout": 2.0, "link_timeout": 3.0}})
         self.robot = load_robot(self.cfg.robot)
         self.bus = build_bus(self.cfg)
@@ -66,10 +68,10 @@ class Chain:
 
 
 @pytest.fixture
-def chain(tmp_path):
+def chain(tmp_path, request):
     interval = sys.getswitchinterval()
     sys.setswitchinterval(0.0005)
-    c = Chain(tmp_path)
+    c = Chain(tmp_path, getattr(request, "param", CONFIG))
     yield c
     c.close()
     sys.setswitchinterval(interval)
@@ -95,3 +97,25 @@ def test_without_compensation_the_arm_falls(chain):
     q_start = chain.status.position_measured[1]
     chain.driver.spin(0.8)
     assert abs(chain.status.position_measured[1] - q_start) > 0.3                  # the shoulder drops
+
+
+@pytest.mark.parametrize("chain", [KOCH], indirect=True)
+def test_mixed_bus_holds_against_gravity_and_moves(chain):
+    """configs/servo/koch.yaml: the XL430 shoulders hold their share of gravity through goal positions,
+    the XL330 elbow and wrist through goal currents (the gripper's through its goal position); a joint
+    impedance moves every joint."""
+    d = chain.driver
+    assert d.controls == ["position", "position", "current", "current", "current", "position"]
+    chain.kp, chain.kd = np.array(chain.cfg.controller.kp), np.array(chain.cfg.controller.kd)
+    chain.spin_until_torque()
+    d.spin(0.1)
+    q_hold = chain.status.position_measured.copy()
+    d.spin(1.0)
+    assert d.full_reads > 100
+    assert chain.status.position_measured == pytest.approx(q_hold, abs=0.06)
+    for k in (1, 2):                                 # shoulder lift (position mode), elbow (current mode)
+        assert chain.status.torque_measured[k] == pytest.approx(-chain.g[k], rel=0.15, abs=0.01), k
+    target = q_hold + np.array([0.3, 0.2, -0.2, 0.2, 0.3, 0.0])
+    chain.q_target = target
+    d.spin(2.5)
+    assert chain.status.position_measured == pytest.approx(target, abs=0.06)

@@ -28,7 +28,7 @@ def _copy(name: str, tmp_path: Path) -> Path:
     return path
 
 
-@pytest.mark.parametrize("name", ["so101.yaml", "dxl_arm.yaml"])
+@pytest.mark.parametrize("name", ["so101.yaml", "dxl_arm.yaml", "koch.yaml"])
 def test_demo_runs_the_servo_arm_to_the_end_without_a_fault(name, tmp_path, multicast_url):
     config = _copy(name, tmp_path)
     result = subprocess.run([sys.executable, "-m", "hil", "demo", "--config", str(config), "--duration", "4",

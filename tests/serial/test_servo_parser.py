@@ -1,5 +1,7 @@
 """The servo-bus stream parsers on damaged streams: every intact packet is recovered, every bad
 byte is counted, nothing raises or stalls (noise, truncation, interleaving, CRC errors)."""
+import os
+
 import numpy as np
 import pytest
 
@@ -83,7 +85,7 @@ def test_full_buffer_of_noise_never_stalls():
 def _block_consumer(ids, width):
     """The driver's receiving side of a SYNC READ of `width` bytes from `ids`: rows, error bytes,
     received flags and the count of answers still missing, filled by on_packet (the scanner) or
-    by the parser's compiled block pass (slot table, rows, errors, received, counts, on_taken)."""
+    by the parser's compiled block pass (slot table, rows, errors, received, on_taken)."""
     slot = np.full(256, -1, np.intp)
     slot[ids] = np.arange(len(ids))
     c = {"rows": np.zeros((len(ids), width), np.uint8), "errors": np.zeros(len(ids), np.uint8),
@@ -102,7 +104,7 @@ def _block_consumer(ids, width):
 
     def on_taken(new):
         c["missing"][0] -= new
-    c["block"] = (slot, c["rows"], c["errors"], c["received"].view(np.uint8), np.zeros(2, np.intp), on_taken)
+    c["block"] = (slot, c["rows"], c["errors"], c["received"].view(np.uint8), on_taken)
     return c, on_packet
 
 
@@ -165,3 +167,40 @@ def test_dynamixel_block_pass_takes_a_whole_answer_in_one_call():
     burst = b"".join(bytes(w.status(i, 0, bytes(range(i, i + width)))) for i in ids)
     assert parser.feed(burst) == 6 and not calls and c["missing"] == [0]
     assert c["rows"][5].tolist() == list(range(6, 6 + width)) and parser.buffered == 0
+
+
+@pytest.mark.parametrize("proto", [dxl, ft], ids=["dynamixel", "feetech"])
+def test_read_from_a_descriptor_equals_feeding_the_bytes(proto):
+    """ReceiveBuffer.read_from (read(2) straight into the buffer, compacting when its end is used up,
+    dropping a byte when it is full of no packet) hands on the same packets and counts the same
+    bytes as feed() of what was read, chunk by chunk: noise, stuffed data, packets split anywhere,
+    through a pipe into a small buffer that fills up many times."""
+    rng = np.random.default_rng(11)
+    stream = bytearray()
+    for i, e, data, pkt in _statuses(proto, rng, 400):
+        stream += pkt
+        if rng.integers(0, 4) == 0:
+            stream += rng.integers(0, 256, int(rng.integers(1, 40)), dtype=np.uint8).tobytes()
+    stream += b"\xff" * 1500                              # a run of header bytes longer than the buffer
+    stream += bytes(proto.PacketWriter().status(3, 0, b"\x01\x02"))
+    got = {"feed": [], "read_from": []}
+    parsers = {k: proto.PacketParser(lambda i, e, buf, a, b, k=k: got[k].append((i, e, bytes(buf[a:b]))),
+                                     status=True, buffer_size=1100) for k in got}
+    r, w = os.pipe()
+    os.set_blocking(r, False)
+    try:
+        p = 0
+        while p < len(stream):
+            n = int(rng.integers(1, 700))
+            os.write(w, stream[p:p + n])
+            parsers["feed"].feed(stream[p:p + n])
+            p += n
+            while (count := parsers["read_from"].read_from(r)) > 0:
+                pass
+            assert count == -1                            # a drained pipe: EAGAIN, not end of file
+    finally:
+        os.close(r)
+        os.close(w)
+    assert got["read_from"] == got["feed"] and len(got["feed"]) > 390
+    assert got["feed"][-1] == (3, 0, b"\x01\x02")
+    assert parsers["read_from"].stats == parsers["feed"].stats
