@@ -252,9 +252,6 @@ class ServoDriver:
             elif self._answer is None:
                 self._answer = bytes((error,)) + bytes(buf[start:stop])
             return
-        if self._expect == 0:                              # no read waits for it (_drop_late)
-            self.stats.late += 1
-            return
         if self.fast and servo_id == dxl.BROADCAST_ID:
             return self._on_fast(buf, start - 1, stop)
         k = self.state.slots[servo_id]
@@ -262,6 +259,8 @@ class ServoDriver:
             self.stats.unexpected_ids += 1
         elif stop - start != self.state.width:
             self.stats.length_errors += 1
+        elif self._expect == 0:                            # an answer no read waits for (_drop_late)
+            self.stats.late += 1
         elif self.state.store(k, self.parser._address + start, error):
             self._expect -= 1
 
@@ -274,6 +273,9 @@ class ServoDriver:
         stride = self.state.width + 4
         if stop - p != self.n * stride - 2:
             self.stats.length_errors += 1
+            return
+        if self._expect == 0:                              # no read waits for it (_drop_late)
+            self.stats.late += 1
             return
         at = self.parser._address
         for q in range(p, stop, stride):
