@@ -39,7 +39,7 @@ from . import dynamixel as dxl
 from . import feetech as ft
 from .servo_config import ServoBusConfig, check_joints, load_servo_config
 from .servo_goals import ServoGoals
-from .servo_models import BUS_WATCHDOG_FIRMWARE
+from .servo_models import BUS_WATCHDOG_FIRMWARE, BUS_WATCHDOG_UNIT
 from .servo_state import ServoState
 
 log = logging.getLogger(__name__)
@@ -78,6 +78,11 @@ class ServoDriver:
         self.goals = ServoGoals(joints, self.controls, self.ids, self.kp, self.dynamixel)
         self.torque_packet = (dxl.SyncWritePacket(64, "u1", self.ids) if self.dynamixel
                               else ft.SyncWritePacket(40, "u1", self.ids))
+        # Dynamixel Bus Watchdog [s] (wall-clock runs; lockstep buses count simulated time) and its SYNC WRITE
+        self._watchdog_s = (config.bus_watchdog_units * BUS_WATCHDOG_UNIT
+                            if self.dynamixel and not config.lockstep else 0.0)
+        self._watchdog = dxl.SyncWritePacket(98, "i1", self.ids) if self._watchdog_s else None
+        self._last_tx = 0.0                    # monotonic time of the last write to the bus
         self._tau_cmd, self._u = np.zeros(n), np.zeros(n)
         self._commands = CommandDecoder(protocol, n, channels.command)
         self._status = StatusEncoder(protocol, n, channels.status)
@@ -95,7 +100,7 @@ class ServoDriver:
         self.torque_on = False
         self.fault = ""                    # latched hardware fault, torque stays off
         self.cycles = self.full_reads = self.statuses_published = self.commands_received = 0
-        self.commands_rejected = self.reconnects = self.links_lost = self.torque_offs = 0
+        self.commands_rejected = self.reconnects = self.links_lost = self.torque_offs = self.watchdog_rearms = 0
         self._down = False                 # the link was lost since the last successful connect()
         self.cycle_ns = []                 # CPU time per cycle (process time), when timing is on
         self._last_full_ns = clock()
@@ -200,6 +205,7 @@ class ServoDriver:
     def _write(self, *packets) -> None:
         """Writes `packets` in order, all in one write(2) (writev) when the port takes them at once;
         OSError when the port takes nothing for read_timeout (at least 50 ms)."""
+        self._last_tx = time.monotonic()
         try:
             done = os.writev(self.fd, packets) if len(packets) > 1 else os.write(self.fd, packets[0])
         except BlockingIOError:
@@ -306,6 +312,8 @@ class ServoDriver:
             return False
         self.cycles += 1
         try:
+            if self._watchdog_s and self.torque_on and time.monotonic() - self._last_tx > self._watchdog_s:
+                self._rearm_watchdog()
             full = self._read_state()
         except OSError as e:
             self._lost(f"bus I/O error: {e}")
@@ -332,6 +340,17 @@ class ServoDriver:
             # lockstep: the bus's simulated clock (one period per cycle), so that runs repeat exactly
             self._publish(self.full_reads * self._period_ns if self.cfg.lockstep else now)
         return True
+
+    def _rearm_watchdog(self) -> None:
+        """The bus heard nothing for longer than the Bus Watchdog (this process stalled): the servos
+        may have stopped (watchdog -1, goal writes refused). 0 clears that, then it is armed again."""
+        self.watchdog_rearms += 1
+        log.warning("servo bus: no instruction for %.0f ms, beyond bus_watchdog %.0f ms: the servos may have "
+                    "stopped; clearing and re-arming their Bus Watchdog", 1e3 * (time.monotonic() - self._last_tx),
+                    1e3 * self._watchdog_s)
+        for units in (0, self.cfg.bus_watchdog_units):
+            self._watchdog.values[:] = units
+            self._write(self._watchdog.seal())
 
     def _send_read(self) -> None:
         self._write(self._sync_read)
@@ -515,7 +534,7 @@ class ServoDriver:
         return {"cycles": self.cycles, "full_reads": self.full_reads, "statuses": self.statuses_published,
                 "commands": self.commands_received, "commands_rejected": self.commands_rejected,
                 "links_lost": self.links_lost, "reconnects": self.reconnects, "torque_offs": self.torque_offs,
-                "fault": self.fault,
+                "watchdog_rearms": self.watchdog_rearms, "fault": self.fault,
                 "crc_errors": s.crc_errors, "header_errors": s.header_errors, "timeouts": s.timeouts,
                 "unexpected_ids": s.unexpected_ids, "length_errors": s.length_errors, "late": s.late,
                 "bytes_dropped": s.bytes_dropped}

@@ -68,6 +68,25 @@ def test_silent_host_the_servos_stop_by_themselves(rigs, watchdog):
     assert [s.get("goal_current") for s in r.servos] == currents
 
 
+def test_a_host_stall_beyond_the_watchdog_is_cleared_and_control_resumes(rigs, caplog):
+    """The driver itself stalls (0.3 s without a cycle, the port open) past a 0.1 s Bus Watchdog:
+    the servos stop and refuse goal writes; its next cycle sees the silence, clears and re-arms the
+    watchdog (with a warning) and the goal currents follow the commands again, with no reconnect."""
+    r = rigs("dynamixel", ["XM430-W350", "XL330-M288"], rate=200, bus_watchdog=0.1)
+    r.tau = [0.3, 0.05]
+    r.spin(0.5)
+    currents = [s.get("goal_current") for s in r.servos]
+    assert all(currents) and all(s.get("bus_watchdog") == 5 for s in r.servos)
+    assert _tripped_within(r.servos, 3.0)                  # the stall: nothing sent meanwhile
+    assert all(s.get("goal_current") == 0 for s in r.servos)
+    with caplog.at_level(logging.WARNING, logger="drivers.serial.servo_driver"):
+        r.spin(0.5)
+    assert r.driver.watchdog_rearms == 1 and r.driver.links_lost == 0 and r.driver.connected
+    assert "re-arming their Bus Watchdog" in caplog.text
+    assert all(s.get("bus_watchdog") == 5 for s in r.servos)
+    assert [s.get("goal_current") for s in r.servos] == currents
+
+
 def test_bus_watchdog_counts_simulated_time_in_lockstep(tmp_path):
     """In lockstep the bus's clock is the simulated one: a host that is merely slow (a loaded
     machine, a debugger) never trips the watchdog, as simulated time stands still between its
