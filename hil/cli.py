@@ -318,8 +318,9 @@ def cmd_regress(args) -> int:
     `hil serial` and the simulated board on a pty; serial_chain.yaml, fault_serial_link.yaml) or a
     servo chain (link: servo: `hil servo-bus` and simulated Dynamixel or Feetech servos on a pty;
     servo_dxl_arm_impedance.yaml and servo_dxl_arm_gravity_hold.yaml, a Dynamixel arm in current
-    mode, servo_so101_position.yaml, the SO-101 in position mode, and servo_koch_mixed.yaml, a Koch-like bus of XL430s in position mode
-    and XL330s in current mode), and the legged scenarios (legged_*.yaml) in whole-body control.
+    mode, servo_so101_position.yaml, the SO-101 in position mode, and servo_koch_mixed.yaml, a
+    Koch-like bus of XL430s in position mode and XL330s in current mode), and the legged scenarios
+    (legged_*.yaml) in whole-body control.
     Prints a table and writes a JSON report. Exit 0 when all pass, 1 when one fails, 2 for a bad
     scenario file. docs/regress.md describes the scenario files."""
     from core.robot import build_plant
