@@ -168,6 +168,13 @@ def test_cli_campaign_report_seed_and_scenario(tmp_path, capsys):
     assert max(r["summary"]["tracking_error_rad"]["rms"]) == one["tracking_rms_rad"]
 
 
+def _interactive_ctrl_c() -> None:
+    """SIGINT as a terminal's Ctrl-C meets it: a suite started in the background by a
+    non-interactive shell (`make test &`, CI) inherits SIGINT ignored, and Python then installs no
+    KeyboardInterrupt for it."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_keeps_what_finished(tmp_path):
     # 20,000 runs: far more than one worker finishes before the Ctrl-C (an idle machine does 400 in 12 s)
     camp = write(tmp_path, {"runs": 20000, "vary": {"sim.payload.mass": {"uniform": [0.0, 1.0]}}})
@@ -175,7 +182,7 @@ def test_ctrl_c_keeps_what_finished(tmp_path):
     p = subprocess.Popen([sys.executable, "-m", "hil", "campaign", str(camp), "--engine", "pool", "-j", "1",
                           "--batch", "2", "--out", str(out), "--quiet"], cwd=REPO, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(REPO)},
-                         start_new_session=True)
+                         start_new_session=True, preexec_fn=_interactive_ctrl_c)
     time.sleep(12.0)                                       # the first batches are in by then
     os.killpg(p.pid, signal.SIGINT)
     stdout, stderr = p.communicate(timeout=120)
