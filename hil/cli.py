@@ -224,10 +224,10 @@ def cmd_demo(args) -> int:
     cfg = _load(args.config, args.lcm_url)
     legged = cfg.robot.protocol == "floating_base"       # the simulated legged robot draws itself
     if not legged:                      # a bad model is reported once, before the simulator starts,
-        robot = load_robot(cfg.robot)
+        model = load_robot(cfg.robot)
         if cfg.servo_bus is not None:   # and so is a servo mapping that does not fit its joints
             from drivers.serial.servo_config import check_joints, load_servo_config
-            check_joints(load_servo_config(cfg.servo_bus), robot.joint_names)
+            check_joints(load_servo_config(cfg.servo_bus), model.joint_names)
     limit = str(args.duration + cfg.loop.start_timeout + 5.0)
     out = subprocess.PIPE if args.json else None
     if cfg.servo_bus is None:
@@ -240,9 +240,9 @@ def cmd_demo(args) -> int:
                                        cfg.lcm.url, "--duration", limit], stdout=out))
     try:
         if not args.json:
+            meldis = "python -m pydrake.visualization.meldis" if legged else _meldis_command(cfg, model.plant)
             print(f"hil demo: simulated {cfg.robot.protocol} (pids {', '.join(str(p.pid) for p in robot)}) and the "
-                  f"control loop on {cfg.lcm.url}; {args.duration:g} s. Watch it in Meldis: "
-                  f"{'python -m pydrake.visualization.meldis' if legged else _meldis_command(cfg)}", flush=True)
+                  f"control loop on {cfg.lcm.url}; {args.duration:g} s. Watch it in Meldis: {meldis}", flush=True)
         args.config = str(args.config)
         return cmd_run(args, robot_processes=robot)
     finally:

@@ -54,7 +54,6 @@ class StatusTiming:
     arrived_ns: int = 0         # loop clock when the newest status arrived
     first_ns: int = -1          # loop clock when the first arrived
     last_tick: int = -1         # tick at which the newest arrived (-1: none yet)
-    steady: bool = False        # the status carries the robot's steady clock (panda: robot_utime)
     received: int = 0
     rejected: int = 0
 
@@ -117,7 +116,7 @@ class ControlLoop(Lifecycle):
         self.clock = LockstepClock(self.period_ns) if self.mode is Mode.LOCKSTEP else \
             RealTimeClock(self.period_ns, int(cfg.loop.spin_us * 1e3))
         self.status = StatusDecoder(robot.protocol, n, channel=self.channels.status)
-        self.status_timing = StatusTiming(steady=robot.protocol == "panda")
+        self.status_timing = StatusTiming()
         guard = cfg.loop.start_guard
         if guard is None:
             guard = 0.3 if cfg.robot.driver == "kuka_driver" else 0.0
@@ -203,8 +202,8 @@ class ControlLoop(Lifecycle):
             timing.last_tick = self.tick_index
             timing.received += 1
             timing.arrived_ns = now = self.clock.now_ns()
-            timing.robot_ns = timing.clock.update(self.status.utime, now,
-                                                  self.status.robot_utime if timing.steady else -1)
+            # robot_utime: the robot's steady clock where the protocol carries one (panda), else 0 (unused)
+            timing.robot_ns = timing.clock.update(self.status.utime, now, self.status.robot_utime)
             if timing.first_ns < 0:
                 timing.first_ns = now
         else:

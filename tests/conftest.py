@@ -19,7 +19,8 @@ def pytest_collection_modifyitems(items):
     thread watchdog, started with each test, allocates its lock inside their measurement when a
     loaded machine schedules it late (seen as a 2 KB 'tick' peak from threading.py)."""
     for item in items:
-        if hasattr(getattr(item, "module", None), "tracemalloc"):
+        module = getattr(item, "module", None)
+        if hasattr(module, "tracemalloc") or hasattr(module, "traced_snapshots"):     # tests/alloc.py's helper
             item.add_marker(pytest.mark.timeout(method="signal"))
 
 

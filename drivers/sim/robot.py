@@ -101,6 +101,7 @@ class SimulatedRobot:
         # Preallocated buffers: per protocol joint (n) and per plant velocity (nv).
         self._decoder = CommandDecoder(protocol, n, self.channels.command)
         self._encoder = StatusEncoder(protocol, n, self.channels.status)
+        self._nan_ipo = np.full(n, np.nan, ">f8").tobytes()    # kuka_driver's ipo positions outside COMMANDING
         self._q, self._v, self._uj, self._err, self._tmp = (np.zeros(n) for _ in range(5))
         self._gravity_j, self._tau_cmd, self._tau_meas, self._tau_ext = (np.zeros(n) for _ in range(4))
         self._u = np.zeros(nu)
@@ -401,9 +402,10 @@ class SimulatedRobot:
             if not commanding:                   # outside COMMANDING the driver sends NaN ipo positions
                 data = bytearray(self._encoder.tobytes())
                 start = 20 + 3 * 8 * self.n
-                data[start:start + 8 * self.n] = np.full(self.n, np.nan).astype(">f8").tobytes()
+                data[start:start + 8 * self.n] = self._nan_ipo
+                payload = bytes(data)
                 for _ in range(copies):
-                    self.lc.publish(self.channels.status, bytes(data))
+                    self.lc.publish(self.channels.status, payload)
             else:
                 for _ in range(copies):
                     self._encoder.publish(self.lc)
