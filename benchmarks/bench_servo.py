@@ -55,7 +55,8 @@ from messages.channels import Channels  # noqa: E402
 from messages.codec import CommandEncoder  # noqa: E402
 
 IDS = [1, 2, 3, 4, 5, 6]
-READ_BYTES = 14 + len(IDS) + len(IDS) * (11 + 10)
+ANSWER_BYTES = len(IDS) * (11 + 10)               # six status packets of 10 data bytes
+READ_BYTES = 14 + len(IDS) + ANSWER_BYTES
 WRITE_BYTES = 14 + len(IDS) * 3
 FAST_READ_BYTES = 14 + len(IDS) + 8 + len(IDS) * (4 + 10)   # one answer: per servo error, ID, data, CRC
 
@@ -84,7 +85,7 @@ def floor(link: str, baud: int, seconds: float) -> tuple[float, float]:
     while time.monotonic() < end:
         c0 = time.thread_time_ns()
         got = 0
-        while got < READ_BYTES - 14 - len(IDS):
+        while got < ANSWER_BYTES:
             if not select.select((fd,), (), (), 0.05)[0]:
                 break
             got += os.readv(fd, (buf,))
@@ -224,10 +225,12 @@ def main() -> None:
             rows.append((baud, name, nbytes, rate, baud / (10 * nbytes), cpu))
     print(f"6 servos (XM430-W350), SYNC READ 126..135 + SYNC WRITE goal current; {READ_BYTES + WRITE_BYTES} bytes "
           f"per cycle; medians of {args.repeats} x {args.seconds:g} s")
+    caps = []
+    for baud in (1_000_000, 4_000_000):
+        wire = 10 * (READ_BYTES + WRITE_BYTES) / baud        # s a cycle's bytes take on the wire
+        caps.append(f"at {baud / 1e6:g} Mbps wire time + round trip allow {wire / (wire + round_trip):.0%}")
     print(f"pty round trip (20 bytes echoed by another process, median of 20000): {round_trip * 1e6:.0f} µs; "
-          + ", ".join(f"at {b / 1e6:g} Mbps wire time + round trip allow {wire / (wire + round_trip):.0%}"
-                      for b in (1_000_000, 4_000_000) if (wire := 10 * (READ_BYTES + WRITE_BYTES) / b))
-          + " of the wire-time bound\n")
+          f"{', '.join(caps)} of the wire-time bound\n")
     print("| baud | client | bytes/cycle | wire-time bound [Hz] | rate [Hz] | of bound | of floor | CPU/cycle [µs] |")
     print("|---|---|---:|---:|---:|---:|---:|---:|")
     sdk_cpu = {row[0]: row[-1] for row in rows if row[1] == "sdk"}

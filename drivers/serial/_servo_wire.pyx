@@ -157,16 +157,15 @@ cdef class SyncReadTaker:
 
     A packet is taken when it is whole, its header is FF FF FD 00, its length 4 + rows.shape[1],
     its instruction STATUS, its ID k = slot[ID] >= 0, its CRC-16 right and its parameters hold no
-    stuffing (FF FF FD); then rows[k] = data, errors[k] = error byte, received[k] = 1. The first
-    packet that is not (or is not whole yet) ends the run: the caller's general scanner takes it
-    from there.
+    stuffing (FF FF FD) and servo k has not answered this read yet (received[k] == 0); then
+    rows[k] = data, errors[k] = error byte, received[k] = 1. The first packet that is not (or is not
+    whole yet) ends the run: the caller's general scanner takes it from there.
     """
     cdef const unsigned char[::1] buf
     cdef const Py_ssize_t[::1] slot
     cdef unsigned char[:, ::1] rows
     cdef unsigned char[::1] errors, received
-    cdef public Py_ssize_t packets      # packets the last take() took
-    cdef public Py_ssize_t new          # of them, the first answer of their servo
+    cdef public Py_ssize_t packets      # packets (servos answered) the last take() took
 
     def __init__(self, const unsigned char[::1] buf, const Py_ssize_t[::1] slot, unsigned char[:, ::1] rows,
                  unsigned char[::1] errors, unsigned char[::1] received):
@@ -176,11 +175,11 @@ cdef class SyncReadTaker:
             if slot[k] >= rows.shape[0]:
                 raise IndexError(f"SyncReadTaker: slot[{k}] = {slot[k]} beyond the {rows.shape[0]} rows")
         self.buf, self.slot, self.rows, self.errors, self.received = buf, slot, rows, errors, received
-        self.packets = self.new = 0
+        self.packets = 0
 
     def take(self, Py_ssize_t head, Py_ssize_t tail) -> int:
         """Takes the answers at buf[head:tail]; returns the bytes taken (whole packets)."""
-        cdef Py_ssize_t width = self.rows.shape[1], size = 11 + width, p = head, i, k, taken = 0, new = 0
+        cdef Py_ssize_t width = self.rows.shape[1], size = 11 + width, p = head, i, k, taken = 0
         cdef unsigned short crc
         cdef const unsigned char[::1] buf = self.buf
         if head < 0 or tail > buf.shape[0] or head > tail:
@@ -192,7 +191,7 @@ cdef class SyncReadTaker:
                         or buf[p + 7] != 0x55):
                     break
                 k = self.slot[buf[p + 4]]
-                if k < 0:
+                if k < 0 or self.received[k]:     # a repeat: the scanner and its consumer's rules
                     break
                 crc = _crc16(&buf[p], size - 2)
                 if buf[p + size - 2] != (crc & 0xFF) or buf[p + size - 1] != (crc >> 8):
@@ -204,14 +203,12 @@ cdef class SyncReadTaker:
                     self.errors[k] = buf[p + 8]
                     for i in range(width):
                         self.rows[k, i] = buf[p + 9 + i]
-                    if not self.received[k]:
-                        self.received[k] = 1
-                        new += 1
+                    self.received[k] = 1
                     taken += 1
                     p += size
                     continue
                 break
-        self.packets, self.new = taken, new
+        self.packets = taken
         return p - head
 
 

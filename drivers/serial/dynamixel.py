@@ -21,7 +21,6 @@ HEADER = b"\xff\xff\xfd\x00"
 BROADCAST_ID = 0xFE
 MAX_ID = 0xFC
 HEADER_SIZE = 7            # FF FF FD 00 ID LEN_L LEN_H
-STATUS_OVERHEAD = 11       # header, INST, ERROR, CRC: a status packet without parameters
 MAX_PACKET = 1024          # the SDK's TXPACKET_MAX_LEN / RXPACKET_MAX_LEN
 ALERT = 0x80               # error-byte bit: the servo has a hardware error (Hardware Error Status)
 
@@ -136,27 +135,29 @@ class PacketParser(PacketStream):
     accepts instruction packets, `code` is the instruction. A FAST SYNC/BULK READ answer (status
     from ID 0xFE) is handed on unstuffed-as-is: ``error, ID, data, CRC`` per servo.
 
-    `block` (host side, set by the consumer while it waits for a SYNC READ): ``(slot, rows,
-    errors, received, on_taken)``; the answers that fit it are taken in one compiled pass
-    (_servo_wire.SyncReadTaker, bound to this parser's buffer once per block: rows, errors and
-    received filled, `on_taken(new answers)` called once) instead of one on_packet call each;
+    `taker` (host side, set by the consumer while it waits for a SYNC READ, from make_taker()):
+    the answers that fit it are taken in one compiled pass (_servo_wire.SyncReadTaker: rows, errors
+    and received filled, `on_taken(new answers)` called once) instead of one on_packet call each;
     anything else goes through the scanner below."""
 
-    block = None
-    _taker, _taker_block = None, None
+    taker = None
+    on_taken = None
+
+    def make_taker(self, slot, rows, errors, received, on_taken) -> SyncReadTaker:
+        """A SyncReadTaker bound to this parser's buffer and the consumer's arrays (see taker)."""
+        self.on_taken = on_taken
+        return SyncReadTaker(self._buffer, slot, rows, errors, received)
 
     def _scan(self) -> None:
         buf = self._buffer
         while True:
-            if self.block is not None:
-                if self._taker_block is not self.block:
-                    self._taker, self._taker_block = SyncReadTaker(buf, *self.block[:4]), self.block
-                taken = self._taker.take(self._head, self._tail)
+            if self.taker is not None:
+                taken = self.taker.take(self._head, self._tail)
                 if taken:
                     self._head += taken
-                    self.stats.packets_ok += self._taker.packets
+                    self.stats.packets_ok += self.taker.packets
                     self._hunting = False
-                    self.block[4](self._taker.new)
+                    self.on_taken(self.taker.packets)
             p, end = self._seek(b"\xff\xff\xfd"), self._tail
             if p < 0 or end - p < HEADER_SIZE:
                 return

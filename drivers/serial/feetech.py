@@ -19,7 +19,6 @@ BROADCAST_ID = 0xFE
 MAX_ID = 0xFC
 HEADER_SIZE = 4            # FF FF ID LEN
 MAX_PACKET = 250           # the SDK's TXPACKET_MAX_LEN / RXPACKET_MAX_LEN
-STATUS_OVERHEAD = 6        # FF FF ID LEN ERROR CHECKSUM
 
 
 class Instruction(IntEnum):

@@ -36,42 +36,39 @@ class ReceiveBuffer:
         self.stats.bytes_received += size
         done = 0
         while done < size:
-            kept = self._tail - self._head
-            if kept and self._head:
-                self._view[:kept] = self._view[self._head:self._tail]
-            self._head, self._tail = 0, kept
-            count = min(len(self._buffer) - kept, size - done)
-            if count == 0:                    # a full buffer without a packet: drop the oldest byte
-                self._drop(1)
-                continue
+            self._make_room()
+            count = min(len(self._buffer) - self._tail, size - done)
             if count == size:                 # a whole read: copied without a temporary
-                self._buffer[kept:kept + count] = data
+                self._buffer[self._tail:self._tail + count] = data
             else:
-                self._view[kept:kept + count] = memoryview(data)[done:done + count]
-            self._tail = kept + count
+                self._view[self._tail:self._tail + count] = memoryview(data)[done:done + count]
+            self._tail += count
             done += count
             self._scan()
 
     def read_from(self, fd: int) -> int:
         """Reads what the non-blocking `fd` holds straight into the buffer's free end (read(2), no
         bytes object made) and scans it; returns the bytes read, 0 at end of file (or, on a tty
-        with VMIN = VTIME = 0, when there were none), -1 when there were none (EAGAIN). Held-back
-        bytes move to the front only when the free end is used up."""
-        size = len(self._buffer)
-        if self._head == self._tail:
-            self._head = self._tail = 0
-        elif self._tail == size:
-            if self._head == 0:               # a full buffer without a packet: drop the oldest byte
-                self._drop(1)
-            kept = self._tail - self._head
-            memmove(self._address, self._address + self._head, kept)
-            self._head, self._tail = 0, kept
-        n = read_into(fd, self._address + self._tail, size - self._tail)
+        with VMIN = VTIME = 0, when there were none), -1 when there were none (EAGAIN)."""
+        self._make_room()
+        n = read_into(fd, self._address + self._tail, len(self._buffer) - self._tail)
         if n > 0:
             self._tail += n
             self.stats.bytes_received += n
             self._scan()
         return n
+
+    def _make_room(self) -> None:
+        """Frees the buffer's end: empty, it starts over at 0; used up, the held-back bytes move to
+        the front (a full buffer without a packet first drops its oldest byte)."""
+        if self._head == self._tail:
+            self._head = self._tail = 0
+        elif self._tail == len(self._buffer):
+            if self._head == 0:
+                self._drop(1)
+            kept = self._tail - self._head
+            memmove(self._address, self._address + self._head, kept)
+            self._head, self._tail = 0, kept
 
     def _scan(self) -> None:
         raise NotImplementedError

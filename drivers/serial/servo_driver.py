@@ -70,18 +70,18 @@ class ServoDriver:
         self.fast = config.fast_read
         self._sync_read = bytes(self.writer.sync_read(st.start, st.width, self.ids, fast=True) if self.fast
                                 else self.writer.sync_read(st.start, st.width, self.ids))
-        # Dynamixel SYNC READ answers are taken in one compiled pass per read (dynamixel.PacketParser.block).
-        self._block = (None if not self.dynamixel or self.fast else
-                       (st.slot, st.rows, st.errors, st.received.view(np.uint8), self._taken))
+        # Dynamixel SYNC READ answers are taken in one compiled pass per read (dynamixel.PacketParser.taker).
+        self._taker = (None if not self.dynamixel or self.fast else
+                       self.parser.make_taker(st.slot, st.rows, st.errors, st.received.view(np.uint8), self._taken))
         self.kp = [j.kp if j.kp is not None else m.reg("position_p_gain").default for j, m in zip(joints, models)]
         self.kd = [j.kd if j.kd is not None else m.reg("position_d_gain").default for j, m in zip(joints, models)]
         self.goals = ServoGoals(joints, self.controls, self.ids, self.kp, self.dynamixel)
         self.torque_packet = (dxl.SyncWritePacket(64, "u1", self.ids) if self.dynamixel
                               else ft.SyncWritePacket(40, "u1", self.ids))
         # Dynamixel Bus Watchdog [s] (wall-clock runs; lockstep buses count simulated time) and its SYNC WRITE
-        self._watchdog_s = (config.bus_watchdog_units * BUS_WATCHDOG_UNIT
-                            if self.dynamixel and not config.lockstep else 0.0)
-        self._watchdog = dxl.SyncWritePacket(98, "i1", self.ids) if self._watchdog_s else None
+        self._watchdog_s = 0.0 if config.lockstep else config.bus_watchdog_units * BUS_WATCHDOG_UNIT
+        self._watchdog = (dxl.SyncWritePacket(models[0].reg("bus_watchdog").address, "i1", self.ids)
+                          if self._watchdog_s else None)
         self._last_tx = 0.0                    # monotonic time of the last write to the bus
         self._tau_cmd, self._u = np.zeros(n), np.zeros(n)
         self._commands = CommandDecoder(protocol, n, channels.command)
@@ -126,13 +126,13 @@ class ServoDriver:
         try:
             self._write(self._torque(0))
             for k, (i, m) in enumerate(zip(self.ids, self.models)):
-                answer = self._transact(self.writer.ping(i))
+                answer = self._transact(self.writer.ping(i), i, 3 if self.dynamixel else 0)   # model, firmware
                 if answer is None:
                     return self._retry(f"servo ID {i} ({self.joints[k].joint}) does not answer PING")
                 if self.dynamixel:
                     number = answer[1] | answer[2] << 8 if len(answer) == 4 else None    # model, firmware
                 else:
-                    data = self._transact(self.writer.read(i, 3, 2))
+                    data = self._transact(self.writer.read(i, 3, 2), i, 2)
                     number = None if data is None or len(data) < 3 else data[1] | data[2] << 8
                 if number != m.model_number:
                     return self._retry(f"servo ID {i} is model number {number}, config says {m.name} "
@@ -161,13 +161,13 @@ class ServoDriver:
         """Servo i's status return level; a Dynamixel at 0 (it answers PING only) is raised to 1, as
         the driver's SYNC READ needs answers (a RAM register: back to 0 at the next power-on)."""
         reg = m.reg("status_return_level")
-        data = self._transact(self.writer.read(i, reg.address, 1))
+        data = self._transact(self.writer.read(i, reg.address, 1), i, 1)
         if data is not None and len(data) == 2:
             return data[1]
         if not self.dynamixel:
             return 1                               # Feetech answers READ at every level: an odd reply
         self._write(self.writer.write(i, reg.address, b"\x01"))     # unanswered at level 0
-        data = self._transact(self.writer.read(i, reg.address, 1))
+        data = self._transact(self.writer.read(i, reg.address, 1), i, 1)
         log.info("servo ID %d: status return level 0 raised to 1 for SYNC READ", i)
         return 1 if data is not None else 0
 
@@ -177,12 +177,12 @@ class ServoDriver:
         reg = m.reg(name)
         data = value.to_bytes(reg.size, "little")
         if level >= (2 if self.dynamixel else 1):
-            answer = self._transact(self.writer.write(i, reg.address, data))
+            answer = self._transact(self.writer.write(i, reg.address, data), i)
             if answer is None:
                 return " (no answer)"
             return f" ({dxl.describe_error(answer[0])})" if self.dynamixel and answer[0] & 0x7F else ""
         self._write(self.writer.write(i, reg.address, data))
-        back = self._transact(self.writer.read(i, reg.address, reg.size))
+        back = self._transact(self.writer.read(i, reg.address, reg.size), i, reg.size)
         if back is None:
             return " (no answer to the read-back)"
         return "" if back[1:] == data else f" (reads back {int.from_bytes(back[1:], 'little')})"
@@ -224,13 +224,13 @@ class ServoDriver:
                     if not select.select((), (self.fd,), (), 0.01)[1] and time.monotonic() > deadline:
                         raise OSError("the port takes no bytes") from None
 
-    def _transact(self, packet):
-        """One PING, READ or WRITE to one servo and its status packet: (error, params...) as bytes,
-        or None. Status packets of another ID or size (late answers to an earlier try, e.g. of a
-        bus that wakes up) are counted and passed over."""
-        self.parser.block = None
+    def _transact(self, packet, servo_id: int, size: int = 0):
+        """One PING, READ or WRITE to servo `servo_id` and its status packet of `size` parameter
+        bytes: (error, params...) as bytes, or None. Status packets of another ID or size (late
+        answers to an earlier try, e.g. of a bus that wakes up) are counted and passed over."""
+        self.parser.taker = None
         self._answer = None
-        self._expect, self._answer_id, self._answer_size = -1, *self._answers(packet)
+        self._expect, self._answer_id, self._answer_size = -1, servo_id, size
         self._write(packet)
         deadline = time.monotonic() + max(0.05, self._read_timeout)
         while self._answer is None:
@@ -239,14 +239,6 @@ class ServoDriver:
                 return None
             self.parser.read_from(self.fd)
         return self._answer
-
-    def _answers(self, packet) -> tuple[int, int]:
-        """(ID, parameter bytes) of the status packet that answers `packet` (PING, READ or WRITE)."""
-        if not self.dynamixel:
-            return packet[2], packet[6] if packet[4] == ft.Instruction.READ else 0
-        if packet[7] == dxl.Instruction.PING:
-            return packet[4], 3                            # model number, firmware version
-        return packet[4], packet[10] | packet[11] << 8 if packet[7] == dxl.Instruction.READ else 0
 
     # --- one cycle ---------------------------------------------------------------------------------
     def _on_status(self, servo_id: int, error: int, buf, start: int, stop: int) -> None:
@@ -329,8 +321,7 @@ class ServoDriver:
             goals = self._command(now, full)
             if prefetch and full:          # the SYNC WRITEs and the next SYNC READ in one write (after
                                            # a timeout, late answers may follow: the next cycle drops them)
-                self._write(*goals, self._sync_read)
-                self._read_sent = time.monotonic()
+                self._send_read(*goals)
             elif goals:
                 self._write(*goals)
         except OSError as e:
@@ -352,9 +343,10 @@ class ServoDriver:
             self._watchdog.values[:] = units
             self._write(self._watchdog.seal())
 
-    def _send_read(self) -> None:
-        self._write(self._sync_read)
-        self._read_sent = time.monotonic()
+    def _send_read(self, *before) -> None:
+        """The SYNC READ, behind `before` (the goal SYNC WRITEs) in the same write(2)."""
+        self._write(*before, self._sync_read)
+        self._read_sent = self._last_tx
 
     def _read_state(self) -> bool:
         if not self._read_sent:
@@ -362,7 +354,7 @@ class ServoDriver:
             self._send_read()
         self.state.received.fill(False)
         self._expect = self.n
-        self.parser.block = self._block
+        self.parser.taker = self._taker
         deadline, self._read_sent = self._read_sent + self._read_timeout, 0.0
         fd = self.fd
         while self._expect > 0:
@@ -383,7 +375,7 @@ class ServoDriver:
         it waits for a quiet line (read_timeout without a byte). In the steady state one read(2)
         that finds nothing (a tty opened with timeout 0 has VMIN = VTIME = 0: its read returns 0
         bytes, not EAGAIN, when empty)."""
-        self._expect, self.parser.block = 0, None
+        self._expect, self.parser.taker = 0, None
         while True:
             if self.parser.read_from(self.fd) > 0:
                 continue

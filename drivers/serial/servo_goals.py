@@ -19,7 +19,7 @@ import numpy as np
 
 from . import dynamixel as dxl
 from . import feetech as ft
-from .servo_sim import PWM_MAX
+from .servo_models import PWM_MAX
 
 
 def servo_stiffness(model, kp: int) -> float:

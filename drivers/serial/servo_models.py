@@ -244,6 +244,7 @@ BAUD_RATES = {
     "feetech": {0: 1_000_000, 1: 500_000, 2: 250_000, 3: 128_000, 4: 115_200, 5: 76_800, 6: 57_600, 7: 38_400},
 }
 RETURN_DELAY_UNIT = {"dynamixel": 2e-6, "feetech": 2e-6}   # s per return_delay_time unit
+PWM_MAX = 885.0                   # X-series PWM limit (goal PWM range): the position loop's full output
 BUS_WATCHDOG_UNIT = 0.02          # s per X-series Bus Watchdog (98) unit; 1..127 arm it, 0 off, -1 tripped
 BUS_WATCHDOG_FIRMWARE = 38        # the first X-series firmware with the Bus Watchdog
 

@@ -37,10 +37,9 @@ from struct import Struct
 import numpy as np
 
 from .dynamixel import ErrorCode
-from .servo_models import BUS_WATCHDOG_UNIT, ServoModel
+from .servo_models import BUS_WATCHDOG_UNIT, PWM_MAX, ServoModel
 
 _FORMATS = {1: "B", 2: "H", 4: "I"}
-PWM_MAX = 885.0
 GOALS = ("goal_pwm", "goal_current", "goal_velocity", "goal_position")   # refused once the watchdog trips
 
 

@@ -110,7 +110,7 @@ def _block_consumer(ids, width):
 
 @pytest.mark.parametrize("seed", range(6))
 def test_dynamixel_block_pass_equals_the_scanner(seed):
-    """The compiled SYNC READ pass (PacketParser.block) leaves rows, error bytes, received flags,
+    """The compiled SYNC READ pass (PacketParser.taker) leaves rows, error bytes, received flags,
     the missing count, the other packets and every counter exactly as the scanner alone does, on
     streams of answers mixed with stuffed data, other lengths, unknown IDs, CRC errors, truncation,
     noise and the host's echo, fed in random chunks."""
@@ -145,7 +145,7 @@ def test_dynamixel_block_pass_equals_the_scanner(seed):
         c, on_packet = _block_consumer(ids, width)
         parser = dxl.PacketParser(on_packet, status=True)
         if use_block:
-            parser.block = c["block"]
+            parser.taker = parser.make_taker(*c["block"])
         for chunk in chunks:
             parser.feed(chunk)
         results.append((c, parser.stats))
@@ -162,7 +162,7 @@ def test_dynamixel_block_pass_takes_a_whole_answer_in_one_call():
     c, _ = _block_consumer(ids, width)
     calls = []
     parser = dxl.PacketParser(lambda *a: calls.append(a), status=True)
-    parser.block = c["block"]
+    parser.taker = parser.make_taker(*c["block"])
     w = dxl.PacketWriter()
     burst = b"".join(bytes(w.status(i, 0, bytes(range(i, i + width)))) for i in ids)
     assert parser.feed(burst) == 6 and not calls and c["missing"] == [0]
