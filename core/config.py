@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Callable, Literal, Optional
@@ -80,10 +81,16 @@ class WholeBodyConfig:
     safe_damping: NonNegative = 2.0  # N·m·s/rad of the safe (damping) command
 
 
+BUILTIN_CONTROLLERS = ("gravity_compensation", "joint_pd", "computed_torque", "joint_impedance",
+                       "cartesian_impedance", "whole_body")
+
+
 @dataclass
 class ControllerConfig:
-    type: Literal["gravity_compensation", "joint_pd", "computed_torque", "joint_impedance",
-                  "cartesian_impedance", "whole_body"] = "computed_torque"
+    # a built-in law (BUILTIN_CONTROLLERS) or a user's, by import path "package.module:Name" (a
+    # hil.Controller subclass or a function law(state, command); docs/controllers.md)
+    type: str = "computed_torque"
+    params: dict[str, Any] = field(default_factory=dict)   # a user law's Params (validated by hil)
     kp: Gains = field(default_factory=lambda: [100.0])     # 1/s² (computed torque) or N·m/rad
     kd: Gains = field(default_factory=lambda: [20.0])      # 1/s or N·m·s/rad
     # [rotational N·m/rad; translational N/m]
@@ -93,6 +100,10 @@ class ControllerConfig:
         default_factory=lambda: [3.0, 3.0, 3.0, 40.0, 40.0, 40.0])
     nullspace_damping: NonNegative = 1.0
     robot_compensates_gravity: bool = False   # the robot adds gravity compensation itself (e.g. a real iiwa)
+    # µs the law's update() may take per tick; None: half the loop period
+    budget_us: Optional[Positive] = None
+    # this many consecutive ticks over budget_us are a CONTROLLER fault (real time; lockstep counts them)
+    overrun_limit: Annotated[int, Ge(1)] = 10
     whole_body: WholeBodyConfig = field(default_factory=WholeBodyConfig)   # type whole_body
 
 
@@ -176,6 +187,13 @@ def resolve(path: str, base: Path, packages: dict[str, str] | None = None) -> Pa
 def _validate_core(cfg: RunConfig) -> None:
     """The cross-key rules of the sections core owns."""
     command, protocol = cfg.robot.command, cfg.robot.protocol
+    kind = cfg.controller.type
+    if kind not in BUILTIN_CONTROLLERS and (":" not in kind or not all(kind.partition(":")[::2])):
+        close = difflib.get_close_matches(kind, BUILTIN_CONTROLLERS, n=1)
+        hint = f" (did you mean '{close[0]}'?)" if close else ""
+        raise ConfigError("controller.type", f"unknown controller {kind!r}{hint}: a built-in ("
+                                             f"{', '.join(BUILTIN_CONTROLLERS)}) or a law's import path "
+                                             "'package.module:Name'")
     if cfg.controller.type == "whole_body" and protocol != "floating_base":
         raise ConfigError("controller.type", "whole_body drives a legged robot: robot.protocol floating_base")
     if (command == "velocity" and protocol != "panda") or (command == "position_and_torque" and protocol != "iiwa"):

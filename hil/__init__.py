@@ -4,4 +4,19 @@ statistics (telemetry, sketch), the real-time process settings (process), the lo
 loop and a simulated robot (lockstep), regression scenarios (scenario, legged_scenario, regress),
 campaigns (campaign*), run logs, replay, report and MCAP export (runlog, replay, report, legged_log,
 mcap_export), and the `hil` command line (cli, cli_table). It may import every other package of
-the project; none imports it (DESIGN.md, tests/test_architecture.py)."""
+the project; none imports it (DESIGN.md, tests/test_architecture.py).
+
+Its public API (docs/controllers.md): `Controller`, `State`, `Command`, `FunctionController`
+(hil.controller_api), `run` and `check_allocations` (hil.running), and the pytest fixtures."""
+
+from .controller_api import Command, Controller, FunctionController, State
+
+__all__ = ["Command", "Controller", "FunctionController", "State", "check_allocations", "run"]
+
+
+def __getattr__(name: str):
+    """hil.run and hil.check_allocations (hil.running), imported on first use: `hil --help` stays quick."""
+    if name in ("run", "check_allocations"):
+        from . import running
+        return getattr(running, name)
+    raise AttributeError(f"module 'hil' has no attribute {name!r}")

@@ -27,13 +27,18 @@ Configs are YAML (docs/hil.md lists every key); `configs/demo.yaml` is the defau
 
 
 def _load(path: str, lcm_url: str | None, log: str | None = None):
+    """The run config, every section checked and its controller found (import path, params)."""
     from drivers.run_config import load_config
+
+    from .controllers import check_controller
     overrides = {}
     if lcm_url:
         overrides["lcm"] = {"url": lcm_url}
     if log:
         overrides["telemetry"] = {"log": str(Path(log).resolve())}
-    return load_config(path, overrides)
+    cfg = load_config(path, overrides)
+    check_controller(cfg)
+    return cfg
 
 
 def _stop_on_signals() -> list[bool]:
@@ -103,13 +108,18 @@ def cmd_run(args, live: StatusLine | None = None, robot_processes=()) -> int:
 
     Reads the robot's status on LCM and commands torques at loop.rate_hz until --duration or Ctrl-C,
     then prints the summary (exit 0, 3 when the run ended in a fault, 2 for a config error or no
-    status at start). robot.protocol floating_base: whole-body control of a legged robot (docs/wbc.md)."""
+    status at start). robot.protocol floating_base: whole-body control of a legged robot (docs/wbc.md).
+    controller.type names a built-in law or yours by import path (docs/controllers.md); with
+    --check-alloc the config runs in lockstep against the simulated robot instead, and prints what the
+    law's update() allocates per tick (exit 0: nothing, 1: it allocates)."""
     from core.config import open_lcm
     from core.robot import load_robot
 
     from .lifecycle import Mode
     from .loop import ControlLoop
     cfg = _load(args.config, args.lcm_url, args.log)
+    if getattr(args, "check_alloc", False):
+        return _check_alloc(cfg, args)
     if cfg.robot.protocol == "floating_base":            # a legged robot: whole-body control (docs/wbc.md)
         return _run_legged(cfg, args)
     robot = load_robot(cfg.robot)
@@ -143,6 +153,16 @@ def cmd_run(args, live: StatusLine | None = None, robot_processes=()) -> int:
     print(f"hil demo: `hil {p.args[3]}` ended (exit status {p.returncode}) "
           f"{'during the run' if started else 'before the first status'}; the loop stopped", file=sys.stderr)
     return 3 if started else 2
+
+
+def _check_alloc(cfg, args) -> int:
+    """`hil run --check-alloc`: the law in lockstep with tracemalloc around its update."""
+    from .running import check_allocations, format_allocations
+    if cfg.robot.protocol == "floating_base":
+        raise ConfigError("controller.type", "--check-alloc checks an arm's controller (robot.protocol iiwa or panda)")
+    report = check_allocations(cfg, duration=args.duration or 2.0)
+    print(json.dumps(report) if args.json else format_allocations(report, cfg.controller.type))
+    return 1 if report["allocating_ticks"] else 0
 
 
 def _run_legged(cfg, args) -> int:
@@ -458,7 +478,10 @@ PLOT = arg("--plot", metavar="FILE.png", help="write tracking and timing plots t
 LOG = "an LCM log (recorded with --log, or by lcm-logger)"
 
 COMMANDS = [
-    Command("run", cmd_run, "CONFIG", (_config(), *_run_options())),
+    Command("run", cmd_run, "CONFIG", (_config(), *_run_options(),
+                                       arg("--check-alloc", action="store_true",
+                                           help="run in lockstep against the simulated robot and report what the "
+                                                "controller's update() allocates per tick (exit 1 if anything)"))),
     Command("sim", cmd_sim, "CONFIG", (_config(" with a sim section"), *_service(),
                                        arg("--no-viz", action="store_true",
                                            help="publish no viewer messages, even with viz enabled"))),

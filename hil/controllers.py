@@ -16,20 +16,26 @@ feedback computed from a status held for a status period T: it destabilizes a jo
 drove joint 7 into VELOCITY_LIMIT within 0.2 s even with Kp = Kd = 0. cap_damping() (called by the
 loop once it has measured T) limits the compensated d to m/T.
 
-Every controller follows hil.lifecycle: configure() checks the gains and allocates its buffers,
-activate() / deactivate() bracket the stretches in which the loop's safety is RUNNING (the laws
-here keep no state across ticks, so both are no-ops), and update(q, v, q_d, v_d, a_d, out) is the
-per-tick law: it allocates nothing.
+Each is an ordinary user of the public API (hil.controller_api): a `Controller` whose Params are
+read from the controller section's own keys (kp, kd, cartesian_*), on_configure() checks the gains
+and allocates, update(state, command) writes command.tau and allocates nothing. A user's law is
+named in a config by import path, `controller.type: "package.module:Name"` (controller_class).
 """
 from __future__ import annotations
+
+import dataclasses
+import importlib
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
 from core import _control
 from core.config import ControllerConfig
-from core.schema import ConfigError
+from core.schema import ConfigError, NonNegative
 
-from .lifecycle import Lifecycle
+from .controller_api import Controller, FunctionController
 
 
 def gains(values: list[float], n: int, key: str) -> np.ndarray:
@@ -44,105 +50,195 @@ def gains(values: list[float], n: int, key: str) -> np.ndarray:
     return a
 
 
-class Controller(Lifecycle):
-    """Base: the plant's kernels and the buffers every law needs (allocated by configure())."""
+@dataclass
+class JointGains:
+    """controller.kp, controller.kd: one value for every joint or one per joint."""
+    kp: list[float] = field(default_factory=lambda: [100.0])
+    kd: list[float] = field(default_factory=lambda: [20.0])
 
-    name = "controller"
 
-    def __init__(self, plant, cfg: ControllerConfig):
-        self.plant, self.cfg = plant, cfg
+@dataclass
+class CartesianGains:
+    """controller.cartesian_stiffness, cartesian_damping ([rotational; translational]), nullspace_damping."""
+    cartesian_stiffness: list[float] = field(default_factory=lambda: [30.0, 30.0, 30.0, 500.0, 500.0, 500.0])
+    cartesian_damping: list[float] = field(default_factory=lambda: [3.0, 3.0, 3.0, 40.0, 40.0, 40.0])
+    nullspace_damping: NonNegative = 1.0
+
+
+class JointLaw(Controller):
+    """The joint-space built-ins: per-joint gains Kp, Kd and the buffers they share."""
+
+    Params = JointGains
 
     def on_configure(self) -> None:
-        plant, cfg = self.plant, self.cfg
-        self.k = plant.kernels()
-        self.n = n = plant.num_velocities()
-        self.kp = gains(cfg.kp, n, "controller.kp")
-        self.kd = gains(cfg.kd, n, "controller.kd")
-        self.tau_g = np.zeros(n)
-        self.acc = np.zeros(n)
-        self.zero = np.zeros(n)
-        self.neg_damping = -plant.GetDampingVector()
-
-    def update(self, q, v, q_d, v_d, a_d, out) -> None:
-        """The law: the joint torque into `out` (allocation-free)."""
-        raise NotImplementedError
-
-    def cap_damping(self, inertia, period_ns: int) -> list[int]:
-        """Limits the compensated joint damping to d_i <= m_i / T (T the status period); returns the
-        joints capped."""
-        cap = np.asarray(inertia) / (period_ns * 1e-9)
-        capped = [int(i) for i in np.flatnonzero(-self.neg_damping > cap)]
-        np.maximum(self.neg_damping, -cap, out=self.neg_damping)
-        return capped
+        n = self.n
+        self.kp = gains(self.params.kp, n, "controller.kp")
+        self.kd = gains(self.params.kd, n, "controller.kd")
+        self.tau_g, self.acc, self.zero = np.zeros(n), np.zeros(n), np.zeros(n)
 
 
-class GravityCompensation(Controller):
+class GravityCompensation(JointLaw):
     name = "gravity_compensation"
 
-    def update(self, q, v, q_d, v_d, a_d, out) -> None:
-        self.k.gravity(q, self.tau_g)
-        _control.damping(v, self.zero, self.tau_g, -1.0, out)
+    def update(self, state, command) -> None:
+        self.kernels.gravity(state.q, self.tau_g)
+        _control.damping(state.v, self.zero, self.tau_g, -1.0, command.tau)
 
 
-class JointPD(Controller):
+class JointPD(JointLaw):
     name = "joint_pd"
 
-    def update(self, q, v, q_d, v_d, a_d, out) -> None:
-        self.k.gravity(q, self.tau_g)
-        _control.pd(q, v, q_d, v_d, self.kp, self.kd, self.tau_g, -1.0, out)
+    def update(self, state, command) -> None:
+        self.kernels.gravity(state.q, self.tau_g)
+        _control.pd(state.q, state.v, state.q_d, state.v_d, self.kp, self.kd, self.tau_g, -1.0, command.tau)
 
 
-class ComputedTorque(Controller):
+class ComputedTorque(JointLaw):
     name = "computed_torque"
+    adds_bias = True
 
-    def update(self, q, v, q_d, v_d, a_d, out) -> None:
-        _control.pd(q, v, q_d, v_d, self.kp, self.kd, a_d, 1.0, self.acc)
-        self.k.inverse_dynamics(q, v, self.acc, out)
-        _control.damping(v, self.neg_damping, out, 1.0, out)          # + d∘v
+    def update(self, state, command) -> None:
+        q, v = state.q, state.v
+        _control.pd(q, v, state.q_d, state.v_d, self.kp, self.kd, state.a_d, 1.0, self.acc)
+        self.kernels.inverse_dynamics(q, v, self.acc, command.tau)
+        _control.damping(v, self.neg_damping, command.tau, 1.0, command.tau)          # + d∘v
 
 
-class JointImpedance(Controller):
+class JointImpedance(JointLaw):
     name = "joint_impedance"
+    adds_bias = True
 
-    def update(self, q, v, q_d, v_d, a_d, out) -> None:
-        self.k.inverse_dynamics(q, v, a_d, self.acc)
+    def update(self, state, command) -> None:
+        q, v = state.q, state.v
+        self.kernels.inverse_dynamics(q, v, state.a_d, self.acc)
         _control.damping(v, self.neg_damping, self.acc, 1.0, self.acc)   # + d∘v
-        _control.pd(q, v, q_d, v_d, self.kp, self.kd, self.acc, 1.0, out)
+        _control.pd(q, v, state.q_d, state.v_d, self.kp, self.kd, self.acc, 1.0, command.tau)
 
 
 class CartesianImpedance(Controller):
     name = "cartesian_impedance"
-
-    def __init__(self, plant, cfg: ControllerConfig, frame):
-        super().__init__(plant, cfg)
-        self.frame = frame
+    Params = CartesianGains
 
     def on_configure(self) -> None:
-        super().on_configure()
-        cfg = self.cfg
-        self.K = np.array(cfg.cartesian_stiffness, dtype=float)
-        self.D = np.array(cfg.cartesian_damping, dtype=float)
+        p, n = self.params, self.n
+        self.K = np.array(p.cartesian_stiffness, dtype=float)
+        self.D = np.array(p.cartesian_damping, dtype=float)
+        if self.K.shape != (6,) or self.D.shape != (6,):
+            raise ConfigError("controller.cartesian_stiffness", "stiffness and damping take 6 values each")
         if np.any(self.K < 0) or np.any(self.D < 0):
             raise ConfigError("controller.cartesian_stiffness", "stiffness and damping must be non-negative")
-        self.joint_damping = cfg.nullspace_damping
+        if self.end_effector is None:
+            raise ConfigError("robot.end_effector", "cartesian_impedance needs the end-effector frame")
+        self.joint_damping = p.nullspace_damping
+        self.tau_g = np.zeros(n)
         self.X, self.X_goal = np.zeros((4, 4)), np.zeros((4, 4))
-        self.J, self.J_goal = np.zeros((6, self.n)), np.zeros((6, self.n))
+        self.J, self.J_goal = np.zeros((6, n)), np.zeros((6, n))
         self.V_goal = np.zeros(6)
 
-    def update(self, q, v, q_d, v_d, a_d, out) -> None:
-        self.k.frame_pose(q_d, self.frame, self.X_goal)
-        self.k.jacobian(q_d, self.frame, self.J_goal)
-        np.dot(self.J_goal, v_d, out=self.V_goal)
-        self.k.frame_pose(q, self.frame, self.X)
-        self.k.jacobian(q, self.frame, self.J)
-        self.k.gravity(q, self.tau_g)
-        _control.cartesian_impedance(self.X, self.J, v, self.X_goal, self.V_goal, self.K, self.D, self.tau_g,
-                                     self.joint_damping, out)
+    def update(self, state, command) -> None:
+        q, q_d = state.q, state.q_d             # (two at a time: four would build a tuple)
+        frame, k = self.end_effector, self.kernels
+        k.frame_pose(q_d, frame, self.X_goal)
+        k.jacobian(q_d, frame, self.J_goal)
+        np.dot(self.J_goal, state.v_d, out=self.V_goal)
+        k.frame_pose(q, frame, self.X)
+        k.jacobian(q, frame, self.J)
+        k.gravity(q, self.tau_g)
+        _control.cartesian_impedance(self.X, self.J, state.v, self.X_goal, self.V_goal, self.K, self.D, self.tau_g,
+                                     self.joint_damping, command.tau)
 
 
-def make_controller(plant, cfg: ControllerConfig, end_effector=None) -> Controller:
-    """The controller the config names, configured; Cartesian impedance needs the end-effector frame."""
-    kinds = {c.name: c for c in (GravityCompensation, JointPD, ComputedTorque, JointImpedance)}
-    if cfg.type == "cartesian_impedance":
-        return CartesianImpedance(plant, cfg, end_effector).configure()
-    return kinds[cfg.type](plant, cfg).configure()
+BUILTINS = {c.name: c for c in (GravityCompensation, JointPD, ComputedTorque, JointImpedance, CartesianImpedance)}
+
+
+def controller_class(kind: str, search=(), key: str = "controller.type"):
+    """The law a config names: a built-in's class, or what "package.module:Name" names (a Controller
+    subclass or a function). Modules are found as installed, else in the current directory and the
+    folders in `search` (the config's); a ConfigError naming `key` and the module otherwise."""
+    if kind in BUILTINS:
+        return BUILTINS[kind]
+    if ":" not in kind:
+        raise ConfigError(key, f"unknown controller {kind!r}: a built-in ({', '.join(BUILTINS)}) or a "
+                               "law's import path 'package.module:Name'")
+    module_name, _, attr = kind.partition(":")
+    try:
+        module = _import(module_name, [Path.cwd(), *map(Path, search)])
+    except ConfigError as e:
+        raise ConfigError(key, str(e).split(": ", 1)[-1]) from None
+    except Exception as e:        # the module itself failed to import: name it and why
+        raise ConfigError(key, f"importing module {module_name!r} failed: {type(e).__name__}: {e}") from None
+    target = module
+    for part in attr.split("."):
+        if not hasattr(target, part):
+            names = [n for n in dir(module) if not n.startswith("_")]
+            raise ConfigError(key, f"module {module_name!r} ({getattr(module, '__file__', '?')}) has no {attr!r} "
+                                   f"(it defines: {', '.join(names[:12])})")
+        target = getattr(target, part)
+    if isinstance(target, type) and issubclass(target, Controller):
+        return target
+    if callable(target) and not isinstance(target, type):
+        return target
+    raise ConfigError(key, f"{kind!r} is neither a hil.Controller subclass nor a function law(state, command)")
+
+
+def _import(module_name: str, folders: list[Path]):
+    """importlib.import_module, else from the first of `folders` that holds the module's top-level
+    package (the folder is appended to sys.path and left there for the module's own imports)."""
+    prefixes = {".".join(module_name.split(".")[:i]) for i in range(1, module_name.count(".") + 2)}
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as e:
+        if e.name not in prefixes:
+            raise                        # the module was found; something it imports is missing
+    top = module_name.split(".")[0]
+    for folder in folders:
+        if (folder / f"{top}.py").is_file() or (folder / top).is_dir():
+            if str(folder) not in sys.path:
+                sys.path.append(str(folder))
+            importlib.invalidate_caches()
+            return importlib.import_module(module_name)
+    raise ConfigError("controller.type", f"no module named {module_name!r} (not installed, and not in "
+                                         f"{', '.join(str(f) for f in folders)})")
+
+
+def builtin_params(cls, cfg: ControllerConfig):
+    """A built-in law's Params from the controller section's own keys."""
+    if cls.Params is None:
+        return None
+    return cls.Params(**{f.name: getattr(cfg, f.name) for f in dataclasses.fields(cls.Params)})
+
+
+def make_controller(plant, cfg: ControllerConfig, end_effector=None, *, period: float = 1e-3, joint_names=None,
+                    controller=None, search=()) -> Controller:
+    """The law, bound to the plant and configured: `controller` (a Controller instance, subclass or a
+    function) if given, else the one cfg.type names, its parameters from cfg (controller.params for
+    a user's law, the section's keys for a built-in)."""
+    law = controller if controller is not None else controller_class(cfg.type, search)
+    if isinstance(law, type) and issubclass(law, Controller):
+        builtin = BUILTINS.get(law.name) is law
+        if builtin and cfg.params:
+            raise ConfigError("controller.params", f"the built-in {law.name} takes its keys in the controller "
+                                                   "section itself (kp, kd, cartesian_*), not under params")
+        law = law(builtin_params(law, cfg) if builtin else cfg.params)
+    elif not isinstance(law, Controller):
+        law = FunctionController(law)
+    law.bind(plant, period=period, joint_names=joint_names, end_effector=end_effector)
+    return law.configure()
+
+
+def check_controller(cfg) -> None:
+    """A run config's law found and its parameters valid, before anything starts: a ConfigError naming
+    controller.type (import) or controller.params (a key of its Params)."""
+    kind = cfg.controller.type
+    if kind == "whole_body":
+        return
+    search = [] if cfg.source is None else [Path(cfg.source).resolve().parent]
+    law = controller_class(kind, search)
+    if kind in BUILTINS:
+        if cfg.controller.params:
+            raise ConfigError("controller.params", f"the built-in {kind} takes its keys in the controller section "
+                                                   "itself (kp, kd, cartesian_*), not under params")
+    elif isinstance(law, type):
+        law.validate_params(cfg.controller.params)
+    elif cfg.controller.params:
+        raise ConfigError("controller.params", f"{kind} is a function: it takes no params")

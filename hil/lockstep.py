@@ -25,12 +25,13 @@ from .lifecycle import Mode
 from .loop import ControlLoop
 
 
-def make_lockstep(cfg: RunConfig, lc=None, viz=None, trace_every: int = 1, plant=None, robot=None):
+def make_lockstep(cfg: RunConfig, lc=None, viz=None, trace_every: int = 1, plant=None, robot=None,
+                  **loop_options):
     """(loop, simulated robot) sharing `lc` (default: a new memq:// LCM), the loop CONFIGURED with the
     simulator, ready to run. `viz`: a ViewerBridge for the loop, or None: then the simulated robot
     publishes the viewer messages if the config's viz section is enabled (its `viewer`). `plant` (the
     simulated robot's, with its payload) and `robot` (the loop's core.robot.Robot): already loaded ones
-    to reuse (default: loaded from cfg.robot)."""
+    to reuse (default: loaded from cfg.robot). `loop_options`: ControlLoop's (controller, check_alloc)."""
     lc = lc or lcm.LCM("memq://")
     sim_cfg = load_sim_config(cfg.sim or {}, "sim")
     period_ns = int(round(1e9 / cfg.loop.rate_hz))
@@ -43,7 +44,7 @@ def make_lockstep(cfg: RunConfig, lc=None, viz=None, trace_every: int = 1, plant
                                f"in lockstep")
     sim = _simulated_robot(cfg, lc, viz, sim_cfg, plant)
     loop = ControlLoop(cfg, robot or load_robot(cfg.robot), lc, Mode.LOCKSTEP, viz=viz, trace_every=trace_every,
-                       sim=sim).configure()
+                       sim=sim, **loop_options).configure()
     return loop, sim
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -32,6 +33,8 @@ from core.robot import Robot
 from messages.codec import CommandDecoder, CommandEncoder, StatusDecoder
 from messages.enums import SafetyState
 
+from .controller_api import Command, State
+from .controller_guard import ControllerGuard
 from .controllers import make_controller
 from .lifecycle import Lifecycle, LifecycleState, Mode
 from .process import RealtimeProcess
@@ -99,14 +102,18 @@ class ControlLoop(Lifecycle):
     (memq://) LCM: the LCM handling at the start of a tick delivers the previous command to the
     simulator (`sim`, whose summary joins the loop's), which steps once and publishes the status this
     tick uses. `trajectory` (default: the config's) is a hil.trajectories.Source. `status_wait_s`
-    (lockstep over a link): wait that long for each tick's status.
+    (lockstep over a link): wait that long for each tick's status. `controller`: the law to run (a
+    hil.Controller, its class, or a function law(state, command)) instead of the config's
+    controller.type; `check_alloc`: trace what the law's update allocates (hil.controller_guard).
     """
 
     def __init__(self, cfg: RunConfig, robot: Robot, lc, mode: Mode | str = Mode.REALTIME, trajectory=None,
-                 viz=None, trace_every: int = 1, sim=None, status_wait_s: float = 0.0):
+                 viz=None, trace_every: int = 1, sim=None, status_wait_s: float = 0.0, controller=None,
+                 check_alloc: bool = False):
         self.cfg, self.robot, self.lc, self.mode = cfg, robot, lc, Mode(mode)
         self.trajectory, self.viz, self.sim = trajectory, viz, sim
         self.trace_every, self.status_wait_s = trace_every, status_wait_s
+        self._law, self._check_alloc = controller, check_alloc
 
     def on_configure(self) -> None:
         cfg, robot, lc = self.cfg, self.robot, self.lc
@@ -124,16 +131,29 @@ class ControlLoop(Lifecycle):
         fields = COMMAND_FIELDS[cfg.robot.command]
         self.command = CommandEncoder(robot.protocol, n, fields=fields, channel=self.channels.command)
         self.foreign = ForeignCommands(CommandDecoder(robot.protocol, n, self.channels.command))
-        # position_and_torque: the driver's own position controller runs the inverse dynamics of the arm
-        # (Drake's SimIiwaDriver, the KUKA cabinet), so the torque sent is the feed-forward beyond it.
-        # (only the model-based laws add C(q, v) v + d∘v: computed_torque and joint_impedance)
-        self.driver_inverse_dynamics = cfg.robot.command == "position_and_torque" and \
-            cfg.controller.type in ("computed_torque", "joint_impedance")
         self.q, self.v = self.status.position_measured, self.status.velocity_estimated
         self.q_d, self.v_d, self.a_d = np.zeros(n), np.zeros(n), np.zeros(n)
-        self.tau, self.tau_cmd, self.tau_g, self.tau_v = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n)
+        self.tau_cmd, self.tau_g, self.tau_v = np.zeros(n), np.zeros(n), np.zeros(n)
         self.zero = np.zeros(n)
-        self.controller = make_controller(robot.plant, cfg.controller, robot.end_effector)
+        search = [] if cfg.source is None else [Path(cfg.source).resolve().parent]
+        self.controller = make_controller(robot.plant, cfg.controller, robot.end_effector,
+                                          period=self.period_ns * 1e-9, joint_names=robot.joint_names,
+                                          controller=self._law, search=search)
+        # What the law sees (MultibodyPlant's signs: the iiwa negates its measured and commanded
+        # torques on the wire, the Panda its external torque) and writes; self.tau is its command.tau.
+        self.torque_signs = (-1.0, -1.0, 1.0) if robot.protocol == "iiwa" else (1.0, 1.0, -1.0)
+        self.tau_measured, self.tau_commanded, self.tau_external = np.zeros(n), np.zeros(n), np.zeros(n)
+        self.state = State(self.q, self.v, self.tau_measured, self.tau_commanded, self.tau_external,
+                           self.q_d, self.v_d, self.a_d, period=self.period_ns * 1e-9)
+        self.cmd = Command(n)
+        self.tau = self.cmd.tau
+        budget_us = cfg.controller.budget_us or self.period_ns * 0.5e-3
+        self.guard = ControllerGuard(int(budget_us * 1e3), cfg.controller.overrun_limit,
+                                     fault_on_overrun=self.mode is Mode.REALTIME, check_alloc=self._check_alloc)
+        # position_and_torque: the driver's own position controller runs the inverse dynamics of the arm
+        # (Drake's SimIiwaDriver, the KUKA cabinet), so the torque sent is the feed-forward beyond it:
+        # a model-based law's C(q, v) v + d∘v (Controller.adds_bias) is taken out.
+        self.driver_inverse_dynamics = cfg.robot.command == "position_and_torque" and self.controller.adds_bias
         self.gravity = robot.plant.kernels()
         # The damping safe command holds the arm against gravity unless the robot does that itself.
         self.hold_gravity = cfg.safety.on_fault == "damping" and not cfg.controller.robot_compensates_gravity
@@ -163,6 +183,8 @@ class ControlLoop(Lifecycle):
         if self.mode is Mode.REALTIME:
             self._realtime_process = RealtimeProcess(self.cfg.loop).__enter__()
             self.process = self._realtime_process.applied
+        if self.guard.alloc is not None:
+            self.guard.alloc.start()
         self.clock.start()
 
     def on_deactivate(self) -> None:
@@ -172,6 +194,8 @@ class ControlLoop(Lifecycle):
         finally:
             if self.controller.active:
                 self.controller.deactivate()
+            if self.guard.alloc is not None:
+                self.guard.alloc.stop()
             process, self._realtime_process = self._realtime_process, None
             if process is not None:
                 process.__exit__(None, None, None)
@@ -359,12 +383,11 @@ class ControlLoop(Lifecycle):
                 if c.sent:                                 # q_cmd holds the previous command's
                     np.subtract(c.q_cmd, c.q_step, out=c.q_lo)
                     np.add(c.q_cmd, c.q_step, out=c.q_hi)
-                    np.clip(self.q_d, c.q_lo, c.q_hi, out=c.q_cmd)
+                    np.clip(self.cmd.q, c.q_lo, c.q_hi, out=c.q_cmd)
                 else:
-                    np.copyto(c.q_cmd, self.q_d)
+                    np.copyto(c.q_cmd, self.cmd.q)
                 if c.send_v:
-                    _control.add(self.q_d, self.q, -1.0, c.v_cmd)
-                    _control.add(self.v_d, c.v_cmd, self.cfg.robot.velocity_gain, c.v_cmd)
+                    np.copyto(c.v_cmd, self.cmd.v)
             else:
                 if not c.holding and _control.first_nonfinite(self.q) < 0:
                     np.copyto(c.q_hold, self.q)
@@ -415,12 +438,37 @@ class ControlLoop(Lifecycle):
             self.safety.state = state
         return c.exit_sent
 
+    def _refresh(self) -> None:
+        """The law's state and command before its update: torques in the plant's signs, the robot's
+        clock, the trajectory's setpoints in command.q / command.v (v_d + gain (q_d − q))."""
+        sm, sc, se = self.torque_signs
+        status, state, cmd = self.status, self.state, self.cmd
+        _control.add(self.zero, status.torque_measured, sm, self.tau_measured)
+        _control.add(self.zero, status.torque_commanded, sc, self.tau_commanded)
+        _control.add(self.zero, status.torque_external, se, self.tau_external)
+        state.t = self.status_timing.robot_ns * 1e-9
+        state.tick = self.tick_index
+        cmd.tau.fill(0.0)
+        c = self.command_state
+        if c.send_q or c.send_v:
+            np.copyto(cmd.q, self.q_d)
+            _control.add(self.q_d, self.q, -1.0, cmd.v)
+            _control.add(self.v_d, cmd.v, self.cfg.robot.velocity_gain, cmd.v)
+
     def _control(self, now_ns: int) -> None:
         try:
             self.trajectory.sample(self.status_timing.robot_ns, self.q_d, self.v_d, self.a_d)
             if self.trajectory.error is not None:
                 raise RuntimeError(f"trajectory: {self.trajectory.error}")
-            self.controller.update(self.q, self.v, self.q_d, self.v_d, self.a_d, self.tau)
+            self._refresh()
+            try:
+                overrun = self.guard.call(self.controller.update, self.state, self.cmd)
+            except Exception as e:
+                self.guard.failed(e)
+                raise
+            if overrun is not None:
+                self._transition(self.safety.controller_failed(self.tick_index, overrun), now_ns)
+                return
             if self.cfg.controller.robot_compensates_gravity:    # the robot adds −τ_g itself: take it out
                 self.gravity.gravity(self.q, self.tau_g)
                 _control.add(self.tau, self.tau_g, 1.0, self.tau)
@@ -483,6 +531,7 @@ class ControlLoop(Lifecycle):
         timing, c = self.status_timing, self.command_state
         return self.recorder.summary(self.safety, {
             "controller": self.controller.name,
+            "controller_timing": self.guard.summary(),
             "status": {"received": timing.received, "rejected": timing.rejected,
                        "commands_sent": c.sent, "skipped_ticks": self.clock.skipped,
                        "period_ms": None if timing.clock.period_ns is None

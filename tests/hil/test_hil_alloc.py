@@ -80,7 +80,7 @@ def test_each_phase_of_a_tick_allocates_at_most_a_few_scalars(controller):
     rec, saf = loop.recorder, loop.safety
     phases = {
         "trajectory": lambda: loop.trajectory.sample(t[0], loop.q_d, loop.v_d, loop.a_d),
-        "controller": lambda: loop.controller.update(loop.q, loop.v, loop.q_d, loop.v_d, loop.a_d, loop.tau),
+        "controller": lambda: loop.controller.update(loop.state, loop.cmd),
         "safety check": lambda: saf.check(400, 0, True, loop.q, loop.v, 0.0),
         "saturation": lambda: saf.limit(loop.tau, loop.tau_cmd),
         "command": lambda: (loop.command.encode(12345678, torque=loop.tau_cmd), loop.command.publish(lc)),

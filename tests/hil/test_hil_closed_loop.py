@@ -171,12 +171,12 @@ def test_a_failing_controller_faults_latches_and_the_arm_is_held(failure, reason
     loop, sim = make_lockstep(config(trajectory={"type": "hold"}, sim={"initial_positions": q0}))
     update = loop.controller.update
 
-    def broken(q, v, q_d, v_d, a_d, out):
-        update(q, v, q_d, v_d, a_d, out)
+    def broken(state, command):
+        update(state, command)
         if loop.tick_index >= 300:
             if failure == "raises":
                 raise ZeroDivisionError("gain schedule")
-            out[2] = np.inf
+            command.tau[2] = np.inf
 
     loop.controller.update = broken
     worst = []

@@ -13,6 +13,7 @@ from core.robot import load_robot
 from core.schema import ConfigError
 from drivers.run_config import load_config
 from dynamics_cy import JacobianWrtVariable
+from hil.controller_api import Command, State
 from hil.controllers import make_controller
 from hil.safety import SafetyMonitor
 from hil.trajectories import make_trajectory
@@ -49,24 +50,25 @@ def test_joint_space_controllers_match_their_laws(robot):
         "computed_torque": M @ (a_d + kp * e + kd * ed) + Cv - tau_g + d * v,
         "joint_impedance": M @ a_d + Cv - tau_g + d * v + kp * e + kd * ed,
     }
-    out = np.zeros(7)
+    law_state, command = State.of(7, q=q, v=v, q_d=q_d, v_d=v_d, a_d=a_d), Command(7)
     for kind, tau in expected.items():
-        make_controller(plant, ControllerConfig(type=kind, kp=list(kp), kd=list(kd))).update(q, v, q_d, v_d, a_d, out)
-        np.testing.assert_allclose(out, tau, atol=1e-10, err_msg=kind)
+        make_controller(plant, ControllerConfig(type=kind, kp=list(kp), kd=list(kd))).update(law_state, command)
+        np.testing.assert_allclose(command.tau, tau, atol=1e-10, err_msg=kind)
 
 
 def test_cartesian_impedance_holds_at_the_goal_and_pulls_toward_it(robot):
     plant, ee = robot.plant, robot.end_effector
     ctl = make_controller(plant, ControllerConfig(type="cartesian_impedance", nullspace_damping=0.0), ee)
     q = np.array([0.1, 0.5, -0.2, -1.1, 0.3, 0.7, 0.2])
-    zero, out = np.zeros(7), np.zeros(7)
-    ctl.update(q, zero, q, zero, zero, out)
+    command = Command(7)
+    out = command.tau
+    ctl.update(State.of(7, q=q, q_d=q), command)
     ctx = plant.CreateDefaultContext()
     plant.SetPositions(ctx, q)
     np.testing.assert_allclose(out, -plant.CalcGravityGeneralizedForces(ctx), atol=1e-10)
     # a goal displaced along +x: the task-space force F = K e, mapped by Jᵀ
     q_goal = q + np.array([0.0, 0.05, 0.0, 0.0, 0.0, 0.0, 0.0])
-    ctl.update(q, zero, q_goal, zero, zero, out)
+    ctl.update(State.of(7, q=q, q_d=q_goal), command)
     plant.SetPositions(ctx, q_goal)
     p_goal = plant.CalcRelativeTransform(ctx, plant.world_frame(), ee).translation()
     plant.SetPositions(ctx, q)

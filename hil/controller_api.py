@@ -1,0 +1,204 @@
+"""The public controller API: what a user's control law sees and writes, once per tick.
+
+    from hil import Controller
+
+    class Admittance(Controller):
+        @dataclass
+        class Params:                      # validated from the config's controller.params
+            stiffness: float = 50.0
+
+        def on_configure(self):            # allocate here (self.plant, self.kernels, self.n, self.params)
+            self.tau_g = np.zeros(self.n)
+
+        def update(self, state, command):  # once per tick; allocates nothing
+            self.kernels.gravity(state.q, self.tau_g)
+            np.negative(self.tau_g, out=command.tau)
+
+A control law is a `Controller` subclass (the lifecycle hooks of hil.lifecycle, after ros2_control's
+controllers) or a plain function `law(state, command)` (libfranka's callback style, wrapped by
+`FunctionController`). `state` (a `State`) holds read-only arrays that the loop refreshes in place
+every tick; `command` (a `Command`) holds the preallocated arrays the law writes. Saturation, rate
+limits, the safe command and the safety state machine stay outside the law (hil.safety).
+
+Sign conventions are MultibodyPlant's whatever the protocol: τ is the generalized force on the
+robot's joints, τ_ext = Σ J_Bᵀ F_B the generalized force the environment applies (the iiwa reports it
+so; the Panda's tau_ext_hat_filtered and the iiwa's measured and commanded torques are negated on
+the wire, and the loop undoes that).
+"""
+from __future__ import annotations
+
+import dataclasses
+import difflib
+
+import numpy as np
+
+from core.schema import ConfigError, load
+
+from .lifecycle import Lifecycle
+
+
+def _readonly(array: np.ndarray) -> np.ndarray:
+    view = array.view()
+    view.flags.writeable = False
+    return view
+
+
+class State:
+    """What the law sees at a tick (read-only views, refreshed in place by the loop; copy what you keep).
+
+    q, v                  measured joint positions (rad) and velocities (rad/s), the protocol's joints
+    tau_measured          the torque the joints measure (N·m)
+    tau_commanded         the torque the robot reports as commanded (N·m)
+    tau_external          the robot's estimate of the external joint torque Σ J_Bᵀ F_B (N·m);
+                          zeros where the protocol carries none (has_tau_external False)
+    t                     the robot's clock (s): the newest status's time, continuous across restarts
+    period                the loop period (s)
+    tick                  the loop's tick count
+    q_d, v_d, a_d         the trajectory's desired positions, velocities, accelerations at t
+    wrench, has_wrench    a wrist force/torque sensor's [torque; force] in its frame, when configured
+    contact               the contact results, when the robot reports them (else None)
+    """
+
+    __slots__ = ("q", "v", "tau_measured", "tau_commanded", "tau_external", "has_tau_external", "t", "period",
+                 "tick", "q_d", "v_d", "a_d", "wrench", "has_wrench", "contact")
+
+    def __init__(self, q, v, tau_measured, tau_commanded, tau_external, q_d, v_d, a_d, period: float,
+                 has_tau_external: bool = True, wrench=None):
+        self.q, self.v = _readonly(q), _readonly(v)
+        self.tau_measured, self.tau_commanded = _readonly(tau_measured), _readonly(tau_commanded)
+        self.tau_external, self.has_tau_external = _readonly(tau_external), has_tau_external
+        self.q_d, self.v_d, self.a_d = _readonly(q_d), _readonly(v_d), _readonly(a_d)
+        self.t, self.period, self.tick = 0.0, float(period), 0
+        self.has_wrench = wrench is not None
+        self.wrench = _readonly(np.zeros(6) if wrench is None else wrench)
+        self.contact = None
+
+    @classmethod
+    def of(cls, n: int, period: float = 1e-3, t: float = 0.0, **arrays) -> "State":
+        """A state of n joints outside the loop (tests, benchmarks): the arrays named (q=..., v=...,
+        tau_external=..., q_d=...) copied, every other one zeros."""
+        names = ("q", "v", "tau_measured", "tau_commanded", "tau_external", "q_d", "v_d", "a_d")
+        unknown = set(arrays) - set(names)
+        if unknown:
+            raise TypeError(f"State.of: unknown arrays {sorted(unknown)}; known: {', '.join(names)}")
+        state = cls(*(np.array(arrays.get(name, np.zeros(n)), dtype=float) for name in names), period=period)
+        state.t = float(t)
+        return state
+
+
+class Command:
+    """What the law writes at a tick: `tau` (N·m, every joint, every tick), and for the position and
+    velocity command modes `q` (rad) and `v` (rad/s), which the loop fills with the trajectory's q_d
+    and v_d + gain (q_d − q) before calling the law (overwrite them to command other setpoints)."""
+
+    __slots__ = ("tau", "q", "v")
+
+    def __init__(self, n: int):
+        self.tau, self.q, self.v = np.zeros(n), np.zeros(n), np.zeros(n)
+
+
+class Controller(Lifecycle):
+    """Base of every control law, the built-in ones included.
+
+    Subclass it and write `update(self, state, command)`; optionally `on_configure()` (allocate: the
+    model is known), `on_activate()` (the safety enters RUNNING: reset per-run state) and
+    `on_deactivate()` (it leaves RUNNING). Declare the law's parameters as a nested dataclass `Params`;
+    a config's `controller.params` is validated into it (unknown keys, types and bounds reported with
+    the file and key), or pass `params=` (an instance or a mapping) when building the law in Python.
+
+    Available from on_configure on: `plant` (the shared, read-only model's MultibodyPlant), `kernels`
+    (the law's own allocation-free dynamics_cy Kernels), `n` (joints), `joint_names`,
+    `end_effector` (the frame Cartesian laws use), `period` (s), `params`.
+
+    `adds_bias`: the law's τ includes C(q, v) v + d∘v (a model-based law); behind a driver that runs
+    its own inverse dynamics (robot.command position_and_torque) the loop subtracts it.
+    """
+
+    name = ""
+    Params = None
+    adds_bias = False
+
+    def __init__(self, params=None):
+        self._params_in = params
+
+    @classmethod
+    def display_name(cls) -> str:
+        return cls.name or f"{cls.__module__}:{cls.__qualname__}"
+
+    @classmethod
+    def validate_params(cls, data, key: str = "controller.params"):
+        """`data` (a mapping, an instance of Params, or None) as an instance of Params; a ConfigError
+        naming `key` and the field for anything wrong."""
+        if cls.Params is None:
+            if data:
+                raise ConfigError(key, f"{cls.display_name()} takes no parameters (it declares no Params), "
+                                       f"got {sorted(data)}")
+            return None
+        if isinstance(data, cls.Params):
+            return data
+        if dataclasses.is_dataclass(cls.Params):
+            return load(cls.Params, data, key)
+        return _load_model(cls.Params, data, key)
+
+    def bind(self, plant, *, period: float, joint_names=None, end_effector=None) -> "Controller":
+        """Attaches the law to the robot (the loop does this before configure()); returns self."""
+        self.plant, self.period = plant, float(period)
+        self.kernels = plant.kernels()
+        self.n = plant.num_velocities()
+        self.joint_names = list(joint_names or [])
+        self.end_effector = end_effector
+        self.neg_damping = -plant.GetDampingVector()
+        self.params = self.validate_params(self._params_in)
+        self.name = self.display_name() if not self.name else self.name
+        return self
+
+    def update(self, state: State, command: Command) -> None:
+        """The law: write command.tau (and command.q / command.v in those modes); allocate nothing."""
+        raise NotImplementedError(f"{type(self).__name__}.update(state, command)")
+
+    def cap_damping(self, inertia, period_ns: int) -> list[int]:
+        """Limits the compensated joint damping to d_i <= m_i / T (T the status period), for laws that
+        add d∘v (hil.controllers' docstring says why); returns the joints capped."""
+        cap = np.asarray(inertia) / (period_ns * 1e-9)
+        capped = [int(i) for i in np.flatnonzero(-self.neg_damping > cap)] if self.adds_bias else []
+        np.maximum(self.neg_damping, -cap, out=self.neg_damping)
+        return capped
+
+
+class FunctionController(Controller):
+    """A plain function as a law: `law(state, command)` writes command.tau (allocation-free), or
+    returns the torque (an array of n values, copied into command.tau; returning a new array each
+    tick allocates)."""
+
+    def __init__(self, law, name: str | None = None):
+        super().__init__()
+        if not callable(law):
+            raise TypeError(f"a control law must be callable, got {type(law).__name__}")
+        self.law = law
+        self.name = name or f"{getattr(law, '__module__', '?')}:{getattr(law, '__qualname__', repr(law))}"
+
+    def update(self, state: State, command: Command) -> None:
+        tau = self.law(state, command)
+        if tau is not None:
+            np.copyto(command.tau, tau)
+
+
+def _load_model(model, data, key: str):
+    """A pydantic model's instance from a mapping, with core.schema's error contract (unknown keys
+    refused with a did-you-mean, the first error named by its key)."""
+    from pydantic import ValidationError
+    data = {} if data is None else data
+    if not isinstance(data, dict):
+        raise ConfigError(key, f"must be a mapping of keys, got {data!r}")
+    known = list(model.model_fields)
+    for name in data:
+        if name not in known:
+            close = difflib.get_close_matches(str(name), known, n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else f" (known keys: {', '.join(known)})"
+            raise ConfigError(f"{key}.{name}", f"unknown key{hint}")
+    try:
+        return model.model_validate(data)
+    except ValidationError as e:
+        error = e.errors(include_url=False)[0]
+        where = ".".join(str(p) for p in error["loc"])
+        raise ConfigError(f"{key}.{where}" if where else key, error["msg"]) from None

@@ -1,0 +1,87 @@
+"""Running a config with a given control law from Python: in lockstep against the simulated robot
+(deterministic, faster than real time) or in real time against whatever driver publishes on the
+config's channels (`hil sim`, a real robot's driver).
+
+    import hil
+    summary = hil.run("my_robot.yaml", MyLaw(params), duration=5.0)              # lockstep
+    summary = hil.run("my_robot.yaml", MyLaw(params), duration=5.0, mode="realtime")
+    report = hil.check_allocations("my_robot.yaml", MyLaw(params))            # what update() allocates
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from core.config import RunConfig
+
+from .lifecycle import Mode
+
+
+def load(config, overrides: dict | None = None) -> RunConfig:
+    """A RunConfig from a path (YAML), a mapping (relative paths from the current directory) or a
+    RunConfig; `overrides` replace sections' keys. Errors are core.schema.ConfigError."""
+    from drivers.run_config import load_config, parse_config
+    if isinstance(config, RunConfig):
+        return config if not overrides else parse_config(_as_dict(config), Path.cwd(), config.source or "config",
+                                                         overrides)
+    if isinstance(config, dict):
+        return parse_config(config, Path.cwd(), "config", overrides)
+    return load_config(config, overrides)
+
+
+def _as_dict(cfg: RunConfig) -> dict:
+    import yaml
+
+    from core.config import dump_config
+    return yaml.safe_load(dump_config(cfg))
+
+
+def run(config, controller=None, *, duration: float | None = None, mode: Mode | str = Mode.LOCKSTEP,
+        overrides: dict | None = None, on_tick=None, check_alloc: bool = False) -> dict:
+    """Runs `config` (a path, a mapping or a RunConfig) with `controller` (a hil.Controller, its class,
+    or a function law(state, command); None: the config's controller.type) for `duration` seconds of
+    the robot's time (None: loop.duration) and returns the run's summary (a dict, as `hil run --json`).
+    mode "lockstep": against the simulated robot of the config's sim section, in this process;
+    "realtime": paced to the wall clock against the driver on the config's lcm.url."""
+    cfg = load(config, overrides)
+    if cfg.robot.protocol == "floating_base":
+        raise ValueError("hil.run drives arms; a floating_base config runs with `hil run` (docs/wbc.md)")
+    if Mode(mode) is Mode.LOCKSTEP:
+        from .lockstep import make_lockstep
+        loop, sim = make_lockstep(cfg, controller=controller, check_alloc=check_alloc)
+        try:
+            sim.publish_status()
+            return loop.run(duration, on_tick=on_tick)
+        finally:
+            loop.close()
+    from core.config import open_lcm
+    from core.robot import load_robot
+
+    from .loop import ControlLoop
+    loop = ControlLoop(cfg, load_robot(cfg.robot), open_lcm(cfg.lcm.url), Mode.REALTIME, controller=controller,
+                       check_alloc=check_alloc).configure()
+    try:
+        return loop.run(duration, on_tick=on_tick)
+    finally:
+        loop.close()
+
+
+def check_allocations(config, controller=None, *, duration: float = 2.0, overrides: dict | None = None) -> dict:
+    """What the law's update() allocates per tick, measured with tracemalloc over a lockstep run of
+    `duration` s against the simulated robot: {"ticks", "allocating_ticks", "median_bytes",
+    "max_bytes", "kept_bytes", "kept_sites"} (hil.controller_guard.AllocationProbe)."""
+    summary = run(config, controller, duration=duration, overrides=overrides, check_alloc=True)
+    return summary["controller_timing"]["allocations"]
+
+
+def format_allocations(report: dict, name: str) -> str:
+    """The allocation report as `hil run --check-alloc` prints it."""
+    if not report["ticks"]:
+        return f"{name}: update() was never called (the run never reached RUNNING)"
+    if not report["allocating_ticks"]:
+        return f"{name}: update() allocated nothing on any of {report['ticks']} ticks"
+    lines = [f"{name}: update() allocated on {report['allocating_ticks']} of {report['ticks']} ticks: "
+             f"median {report['median_bytes']:.0f} B, max {report['max_bytes']} B per tick "
+             f"({report['kept_bytes']} B kept over the run)"]
+    lines += [f"  kept: {site}" for site in report["kept_sites"]]
+    lines.append("  preallocate in on_configure() and write into arrays with out= (docs/controllers.md)")
+    return "\n".join(lines)
