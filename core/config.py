@@ -34,7 +34,9 @@ class RobotConfig:
     command: Literal["torque", "position_and_torque", "position", "velocity"] = "torque"
     # The driver in front of the robot: drake_sim (Drake's simulated drivers, `hil sim`'s default),
     # kuka_driver or franka_driver (the real ones): sets the start guard and the command's clock.
-    driver: Literal["drake_sim", "kuka_driver", "franka_driver"] = "drake_sim"
+    # auto: an iiwa's driver is told from its first status (kuka_driver's utime −1 or NaN
+    # joint_position_ipo: its start guard is kept), a Panda's is taken for drake_sim.
+    driver: Literal["auto", "drake_sim", "kuka_driver", "franka_driver"] = "auto"
     velocity_gain: NonNegative = 10.0   # 1/s: v_cmd = v_d + gain (q_d − q)
     # package name -> folder or package.xml, added to the default map (installed packages, e.g.
     # example-robot-data) that resolves package:// URIs of robot.model and of its meshes
@@ -57,7 +59,8 @@ class LoopConfig:
     spin_us: NonNegative = 300.0           # sleep until deadline - spin, then spin
     duration: Optional[Positive] = None    # seconds; None runs until stopped
     start_timeout: Timeout = 5.0         # wait this long for the first status
-    # s after the first status before the first command; None: 0.3 for robot.driver kuka_driver (its
+    # s after the first status before the first command; None: 0.3 for robot.driver kuka_driver, or
+    # auto behind a status that is kuka_driver's (its
     # --start_command_guard is 0.25 s), else 0
     start_guard: Optional[NonNegative] = None
     cpus: Optional[list[int]] = None          # pin the loop's process to these CPUs (sched_setaffinity)

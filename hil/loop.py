@@ -45,6 +45,7 @@ from .telemetry import TelemetryPublisher, TickRecorder
 log = logging.getLogger(__name__)
 
 
+KUKA_START_GUARD_S = 0.3      # kuka_driver aborts on a command within its --start_command_guard, 0.25 s
 COMMAND_FIELDS = {"torque": ("torque",), "position_and_torque": ("position", "torque"),
                   "position": ("position",), "velocity": ("velocity",)}
 
@@ -125,8 +126,10 @@ class ControlLoop(Lifecycle):
         self.status = StatusDecoder(robot.protocol, n, channel=self.channels.status)
         self.status_timing = StatusTiming()
         guard = cfg.loop.start_guard
+        # robot.driver auto (iiwa): the guard is decided by the first status (_on_status)
+        self.detect_kuka = guard is None and cfg.robot.driver == "auto" and robot.protocol == "iiwa"
         if guard is None:
-            guard = 0.3 if cfg.robot.driver == "kuka_driver" else 0.0
+            guard = KUKA_START_GUARD_S if cfg.robot.driver == "kuka_driver" else 0.0
         self.startup = StartUp(round(guard * 1e9))
         fields = COMMAND_FIELDS[cfg.robot.command]
         self.command = CommandEncoder(robot.protocol, n, fields=fields, channel=self.channels.command)
@@ -230,6 +233,9 @@ class ControlLoop(Lifecycle):
             timing.robot_ns = timing.clock.update(self.status.utime, now, self.status.robot_utime)
             if timing.first_ns < 0:
                 timing.first_ns = now
+                if self.detect_kuka and (self.status.utime == -1 or
+                                         _control.first_nonfinite(self.status.position_ipo) >= 0):
+                    self.startup.guard_ns = round(KUKA_START_GUARD_S * 1e9)    # kuka_driver's status
         else:
             timing.rejected += 1
             if timing.rejected <= 10 or timing.rejected % 1000 == 0:

@@ -1,13 +1,16 @@
 """The loop against the real drivers' behaviour (the simulated plant's sim.driver), each shipped
 config of configs/real/ in both start orders, in lockstep (memq): no driver abort, no loop fault,
 holding within 1 mrad and tracking the waypoint move; the exit-path safe command; a second commander."""
+from pathlib import Path
+
 import lcm
 import numpy as np
 import pytest
+import yaml
 
 from core.config import channels_for
 from core.robot import build_plant, load_robot
-from drivers.run_config import load_config
+from drivers.run_config import load_config, parse_config
 from drivers.sim import SimulatedRobot, load_sim_config
 from hil.lockstep import start_lockstep
 from hil.loop import ControlLoop
@@ -78,6 +81,32 @@ def test_without_the_guard_the_kuka_driver_aborts():
     sim.publish_status()
     loop.run(0.5)
     assert sim.exited.message == "First command received within guard time.  Aborting."
+
+
+@pytest.mark.parametrize("order", ["loop_first", "driver_first"])
+def test_a_config_that_does_not_name_the_driver_keeps_kuka_drivers_guard(order):
+    """robot.driver left out (auto) behind kuka_driver: the loop tells it from its first status (utime −1
+    until its clock is synchronised, NaN ipo positions before FRI commands) and waits the guard; the
+    driver does not abort, in either start order (a driver up for 1 s is past its guard and synchronised:
+    no wait then)."""
+    data = yaml.safe_load(open("configs/real/kuka_position_torque.yaml"))
+    del data["robot"]["driver"]
+    cfg = parse_config(data, Path("configs/real").resolve(), "auto.yaml",
+                       {"viz": False, "trajectory": {"type": "hold"}})
+    assert cfg.robot.driver == "auto" and cfg.loop.start_guard is None
+    loop, sim = start_lockstep(cfg, order, 1.0, lcm.LCM("memq://"))
+    summary = run(loop, 1.0)
+    assert sim.exited is None and sim.commands_received > 0
+    assert ("waiting 0.3 s (loop.start_guard)" in summary["startup"]) == (order == "loop_first")
+    assert summary["final_state"] == "RUNNING" and summary["faults"] == []
+
+
+def test_auto_behind_drakes_simulated_driver_sends_from_the_first_status():
+    cfg = load_config("configs/demo.yaml", {"viz": False})
+    assert cfg.robot.driver == "auto"
+    loop, sim = start_lockstep(cfg, "together", 1.0, lcm.LCM("memq://"))
+    run(loop, 0.05)
+    assert loop.startup.guard_ns == 0 and sim.commands_received >= 49
 
 
 @pytest.mark.parametrize("name", CASES)
