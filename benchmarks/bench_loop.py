@@ -2,8 +2,10 @@
 
 1. Tick cost: decode the iiwa status → computed-torque controller (inverse dynamics) → saturate →
    encode → publish, over in-process LCM (memq://). Ours (hil.loop.ControlLoop.tick: also the
-   safety checks, trajectory and timing) next to the same tick built from lcm-gen's Python classes
-   with Pinocchio and with pydrake. Then whole ControlLoop.update() calls (telemetry and trace too),
+   safety checks, trajectory and timing) with the built-in law and with the same law written as a
+   user writes one (a hil.Controller subclass in numpy on the kernels), next to the same tick built
+   from lcm-gen's Python classes with Pinocchio and with pydrake; the laws' own update() time
+   (the loop's controller_timing) beside. Then whole ControlLoop.update() calls (telemetry and trace too),
    without and with a ViewerBridge at 60 Hz of loop time, the two loops ticking alternately in the
    same run: their means differ by the bridge's cost per tick, draws included.
 2. Real time: the loop at 1 kHz against the simulated iiwa in its own process over UDP multicast
@@ -34,6 +36,7 @@ from core.clock import RealTimeClock  # noqa: E402
 from core.config import channels_for  # noqa: E402
 from core.robot import load_robot  # noqa: E402
 from drivers.run_config import load_config  # noqa: E402
+from hil import Controller  # noqa: E402
 from hil.loop import ControlLoop  # noqa: E402
 from hil.telemetry import fault_count  # noqa: E402
 from messages import lcmt_iiwa_command, lcmt_iiwa_status  # noqa: E402
@@ -63,18 +66,41 @@ def status_stream(n_ticks: int):
     return out
 
 
-def bench_ours(statuses) -> np.ndarray:
+class UserComputedTorque(Controller):
+    """computed_torque as a user writes it: τ = ID(q, v, a_d + Kp e + Kd ė) + d∘v, numpy with out=."""
+
+    def on_configure(self):
+        n = self.n
+        self.kp, self.kd = np.full(n, KP), np.full(n, KD)
+        self.acc, self.tmp = np.zeros(n), np.zeros(n)
+
+    def update(self, state, command):
+        np.subtract(state.q_d, state.q, out=self.acc)
+        np.multiply(self.acc, self.kp, out=self.acc)
+        np.subtract(state.v_d, state.v, out=self.tmp)
+        np.multiply(self.tmp, self.kd, out=self.tmp)
+        np.add(self.acc, self.tmp, out=self.acc)
+        np.add(self.acc, state.a_d, out=self.acc)
+        self.kernels.inverse_dynamics(state.q, state.v, self.acc, command.tau)
+        np.multiply(state.v, self.neg_damping, out=self.tmp)
+        np.subtract(command.tau, self.tmp, out=command.tau)
+
+
+def bench_ours(statuses, controller=None) -> tuple[np.ndarray, np.ndarray]:
+    """µs per tick (the loop's compute time) and per update() of the law (its controller_timing)."""
     cfg = load_config(CONFIG, {"viz": False})
     cfg.trajectory.type = "hold"
     lc = lcm.LCM("memq://")
-    loop = ControlLoop(cfg, load_robot(cfg.robot), lc, mode="lockstep", trace_every=10**9).configure()
+    loop = ControlLoop(cfg, load_robot(cfg.robot), lc, mode="lockstep", trace_every=10**9,
+                       controller=controller).configure()
     loop.activate()
-    compute_ns = np.zeros(len(statuses))
+    compute_ns, update_ns = np.zeros(len(statuses)), np.zeros(len(statuses))
     for i, data in enumerate(statuses):
         lc.publish("IIWA_STATUS", data)
         loop.update()
         compute_ns[i] = loop.recorder.last_compute_ns      # what the loop's own statistics record
-    return compute_ns[100:] / 1e3
+        update_ns[i] = loop.guard.last_ns
+    return compute_ns[100:] / 1e3, update_ns[100:] / 1e3
 
 
 def bench_whole_ticks(statuses) -> tuple[np.ndarray, np.ndarray, ViewerBridge]:
@@ -161,7 +187,12 @@ def pydrake_id():
 
 def tick_table(n_ticks: int) -> str:
     statuses = status_stream(n_ticks)
-    rows = [("hil loop tick (dynamics_cy + messages.codec)", bench_ours(statuses))]
+    builtin, builtin_update = bench_ours(statuses)
+    user, user_update = bench_ours(statuses, UserComputedTorque())
+    rows = [("hil loop tick (dynamics_cy + messages.codec), built-in computed_torque", builtin),
+            ("hil loop tick, the same law as a Python user's hil.Controller", user),
+            ("  its update() alone: built-in computed_torque", builtin_update),
+            ("  its update() alone: the user's law", user_update)]
     for name, make in (("lcm-gen classes + Pinocchio rnea", pinocchio_id), ("lcm-gen classes + pydrake",
                                                                               pydrake_id)):
         f = make()

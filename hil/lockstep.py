@@ -31,7 +31,8 @@ def make_lockstep(cfg: RunConfig, lc=None, viz=None, trace_every: int = 1, plant
     simulator, ready to run. `viz`: a ViewerBridge for the loop, or None: then the simulated robot
     publishes the viewer messages if the config's viz section is enabled (its `viewer`). `plant` (the
     simulated robot's, with its payload) and `robot` (the loop's core.robot.Robot): already loaded ones
-    to reuse (default: loaded from cfg.robot). `loop_options`: ControlLoop's (controller, check_alloc)."""
+    to reuse (default: loaded from cfg.robot). `loop_options`: ControlLoop's (controller, check_alloc,
+    fault_on_overrun)."""
     lc = lc or lcm.LCM("memq://")
     sim_cfg = load_sim_config(cfg.sim or {}, "sim")
     period_ns = int(round(1e9 / cfg.loop.rate_hz))

@@ -105,16 +105,18 @@ class ControlLoop(Lifecycle):
     tick uses. `trajectory` (default: the config's) is a hil.trajectories.Source. `status_wait_s`
     (lockstep over a link): wait that long for each tick's status. `controller`: the law to run (a
     hil.Controller, its class, or a function law(state, command)) instead of the config's
-    controller.type; `check_alloc`: trace what the law's update allocates (hil.controller_guard).
+    controller.type; `check_alloc`: trace what the law's update allocates (hil.controller_guard);
+    `fault_on_overrun`: whether controller.overrun_limit overruns in a row fault (default: in real time).
     """
 
     def __init__(self, cfg: RunConfig, robot: Robot, lc, mode: Mode | str = Mode.REALTIME, trajectory=None,
                  viz=None, trace_every: int = 1, sim=None, status_wait_s: float = 0.0, controller=None,
-                 check_alloc: bool = False):
+                 check_alloc: bool = False, fault_on_overrun: bool | None = None):
         self.cfg, self.robot, self.lc, self.mode = cfg, robot, lc, Mode(mode)
         self.trajectory, self.viz, self.sim = trajectory, viz, sim
         self.trace_every, self.status_wait_s = trace_every, status_wait_s
         self._law, self._check_alloc = controller, check_alloc
+        self._fault_on_overrun = self.mode is Mode.REALTIME if fault_on_overrun is None else fault_on_overrun
 
     def on_configure(self) -> None:
         cfg, robot, lc = self.cfg, self.robot, self.lc
@@ -152,7 +154,7 @@ class ControlLoop(Lifecycle):
         self.tau = self.cmd.tau
         budget_us = cfg.controller.budget_us or self.period_ns * 0.5e-3
         self.guard = ControllerGuard(int(budget_us * 1e3), cfg.controller.overrun_limit,
-                                     fault_on_overrun=self.mode is Mode.REALTIME, check_alloc=self._check_alloc)
+                                     fault_on_overrun=self._fault_on_overrun, check_alloc=self._check_alloc)
         # position_and_torque: the driver's own position controller runs the inverse dynamics of the arm
         # (Drake's SimIiwaDriver, the KUKA cabinet), so the torque sent is the feed-forward beyond it:
         # a model-based law's C(q, v) v + d∘v (Controller.adds_bias) is taken out.

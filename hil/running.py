@@ -67,7 +67,7 @@ def run(config, controller=None, *, duration: float | None = None, mode: Mode | 
 
 def check_allocations(config, controller=None, *, duration: float = 2.0, overrides: dict | None = None) -> dict:
     """What the law's update() allocates per tick, measured with tracemalloc over a lockstep run of
-    `duration` s against the simulated robot: {"ticks", "allocating_ticks", "median_bytes",
+    `duration` s against the simulated robot: {"allocates", "ticks", "allocating_ticks", "median_bytes",
     "max_bytes", "kept_bytes", "kept_sites"} (hil.controller_guard.AllocationProbe)."""
     summary = run(config, controller, duration=duration, overrides=overrides, check_alloc=True)
     return summary["controller_timing"]["allocations"]
@@ -77,8 +77,9 @@ def format_allocations(report: dict, name: str) -> str:
     """The allocation report as `hil run --check-alloc` prints it."""
     if not report["ticks"]:
         return f"{name}: update() was never called (the run never reached RUNNING)"
-    if not report["allocating_ticks"]:
-        return f"{name}: update() allocated nothing on any of {report['ticks']} ticks"
+    if not report["allocates"]:
+        return (f"{name}: update() allocated nothing on {report['ticks'] - report['allocating_ticks']} of "
+                f"{report['ticks']} ticks")
     lines = [f"{name}: update() allocated on {report['allocating_ticks']} of {report['ticks']} ticks: "
              f"median {report['median_bytes']:.0f} B, max {report['max_bytes']} B per tick "
              f"({report['kept_bytes']} B kept over the run)"]

@@ -1,0 +1,214 @@
+"""The public controller API as a user meets it: a law in a directory of its own, named in a config by
+import path or passed from Python; its parameters validated with the config error contract; a law
+that raises, overruns its budget or allocates is caught and reported; the built-ins pass the same
+allocation check."""
+import subprocess
+import sys
+import textwrap
+import time
+import tracemalloc  # noqa: F401  (conftest: the signal timeout for the allocation checks)
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+import hil
+from core.schema import ConfigError
+from hil.controllers import controller_class
+
+REPO_CONFIG = "configs/demo.yaml"
+HOLD = {"trajectory": {"type": "hold"}, "viz": False, "loop": {"duration": None}}
+
+LAWS = '''
+from dataclasses import dataclass
+import numpy as np
+from hil import Controller
+
+class Hold(Controller):
+    """PD around the trajectory plus gravity, gains as arrays: allocation-free."""
+    @dataclass
+    class Params:
+        kp: float = 100.0
+        kd: float = 1.0         # kd·T < 2m for the iiwa's light wrist (hil.controllers says why)
+
+    def on_configure(self):
+        self.kp, self.kd = np.full(self.n, self.params.kp), np.full(self.n, self.params.kd)
+        self.tau_g, self.tmp = np.zeros(self.n), np.zeros(self.n)
+
+    def update(self, state, command):
+        self.kernels.gravity(state.q, self.tau_g)
+        np.subtract(state.q_d, state.q, out=command.tau)
+        np.multiply(command.tau, self.kp, out=command.tau)
+        np.multiply(state.v, self.kd, out=self.tmp)
+        np.subtract(command.tau, self.tmp, out=command.tau)
+        np.subtract(command.tau, self.tau_g, out=command.tau)
+
+class Allocating(Hold):
+    def update(self, state, command):
+        super().update(state, command)
+        command.tau += 0.0 * state.v          # a temporary array every tick
+'''
+
+
+@pytest.fixture
+def lab(tmp_path, monkeypatch):
+    """A user's directory outside the repository: mylaws.py and a config naming its law."""
+    (tmp_path / "mylaws.py").write_text(LAWS)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def write_config(folder, controller: str) -> str:
+    path = folder / "robot.yaml"
+    path.write_text(textwrap.dedent(f"""\
+        robot: {{model: robots/iiwa14.urdf}}
+        controller: {controller}
+        trajectory: {{type: hold}}
+        viz: false
+        sim: {{initial_positions: [0.2, 0.6, -0.1, -1.1, 0.1, 0.8, 0.0]}}
+        """))
+    return str(path)
+
+
+def hil_cli(*args, cwd):
+    return subprocess.run([sys.executable, "-m", "hil", *args], cwd=cwd, capture_output=True, text=True, timeout=300)
+
+
+def test_a_law_named_by_import_path_runs_from_the_users_directory_and_allocates_nothing(lab):
+    config = write_config(lab, '{type: "mylaws:Hold", params: {kp: 150.0}}')
+    run = hil_cli("run", config, "--check-alloc", "--duration", "1", cwd=lab)
+    assert run.returncode == 0, run.stderr
+    assert "mylaws:Hold: update() allocated nothing" in run.stdout
+    summary = hil.run(config, duration=1.0)
+    assert summary["controller"] == "mylaws:Hold" and summary["final_state"] == "RUNNING"
+    assert max(summary["tracking_error_rad"]["max"]) < 2e-3          # a stiff PD holds the arm
+    timing = summary["controller_timing"]
+    assert timing["update_us"]["p50"] > 0 and timing["errors"] == 0
+
+
+def test_an_allocating_law_is_reported_with_exit_1(lab):
+    run = hil_cli("run", write_config(lab, '{type: "mylaws:Allocating"}'), "--check-alloc", "--duration", "1",
+                  cwd=lab)
+    assert run.returncode == 1, run.stderr
+    assert "update() allocated on" in run.stdout and "per tick" in run.stdout
+
+
+@pytest.mark.parametrize("controller, message", [
+    ('{type: "mylaws:Hold", params: {kpp: 1.0}}', "controller.params.kpp: unknown key (did you mean 'kp'?)"),
+    ('{type: "mylaws:Hold", params: {kp: "stiff"}}', "controller.params.kp: must be a number"),
+    ('{type: "nolaws:Hold"}', "controller.type: no module named 'nolaws'"),
+    ('{type: "mylaws:Hodl"}', "controller.type: module 'mylaws'"),
+    ('{type: computed_torqe}',
+     "controller.type: unknown controller 'computed_torqe' (did you mean 'computed_torque'?)"),
+    ('{type: joint_pd, params: {kp: 1.0}}', "controller.params: the built-in joint_pd takes its keys"),
+])
+def test_a_bad_controller_is_exit_2_naming_the_file_and_key(lab, controller, message):
+    config = write_config(lab, controller)
+    run = hil_cli("run", config, "--duration", "1", cwd=lab)
+    assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr
+    assert f"robot.yaml: {message}" in run.stderr, run.stderr
+
+
+def test_a_module_that_fails_to_import_is_named_with_why(lab):
+    (lab / "broken.py").write_text("import numpy\nraise RuntimeError('calibration file missing')\n")
+    with pytest.raises(ConfigError, match=r"controller.type: importing module 'broken' failed: RuntimeError: "
+                                          r"calibration file missing"):
+        controller_class("broken:Law")
+    (lab / "notalaw.py").write_text("class Law:\n    pass\n")
+    with pytest.raises(ConfigError, match="neither a hil.Controller subclass nor a function"):
+        controller_class("notalaw:Law")
+
+
+def test_a_function_law_in_libfrankas_style_and_a_controller_instance_from_python():
+    calls = []
+
+    def zero_gravity(state, command):           # libfranka's callback: state in, torques out
+        calls.append(state.t)
+        return -state.tau_commanded * 0.0 + command.tau   # hold nothing: the arm is under gravity only
+
+    summary = hil.run(REPO_CONFIG, zero_gravity, duration=0.2, overrides=HOLD)
+    assert summary["controller"].endswith("zero_gravity") and len(calls) > 100
+    assert calls == sorted(calls) and calls[-1] - calls[0] == pytest.approx(0.001 * (len(calls) - 1))
+
+    @dataclass
+    class Gains:
+        scale: float = 1.0
+
+    class Scaled(hil.Controller):
+        Params = Gains
+
+        def on_configure(self):
+            self.tau_g = np.zeros(self.n)
+
+        def update(self, state, command):
+            self.kernels.gravity(state.q, self.tau_g)
+            np.negative(self.tau_g, out=command.tau)
+
+    summary = hil.run(REPO_CONFIG, Scaled({"scale": 2.0}), duration=0.5, overrides=HOLD)
+    assert summary["final_state"] == "RUNNING" and summary["controller"].endswith("Scaled")
+    with pytest.raises(ConfigError, match="controller.params.scael: unknown key"):
+        hil.run(REPO_CONFIG, Scaled({"scael": 2.0}), duration=0.1, overrides=HOLD)
+
+
+def test_a_law_that_raises_is_a_fault_with_its_traceback_logged_once(caplog):
+    class Faulty(hil.Controller):
+        def update(self, state, command):
+            if state.tick >= 100:
+                raise KeyError("gain table has no entry for this joint")
+            command.tau.fill(0.0)
+
+    summary = hil.run(REPO_CONFIG, Faulty(), duration=0.5, overrides=HOLD)
+    assert summary["final_state"] == "FAULT"
+    assert [f["fault"] for f in summary["faults"]] == ["CONTROLLER"]
+    assert "KeyError: 'gain table has no entry" in summary["faults"][0]["reason"]
+    error = summary["controller_timing"]["error"]
+    assert error.startswith("Traceback") and "in update" in error and "raise KeyError" in error
+    assert sum("the controller raised" in r.message for r in caplog.records) == 1
+    assert summary["status"]["exit_command_sent"]
+
+
+def test_a_law_over_its_budget_faults_after_the_overrun_limit():
+    class Slow(hil.Controller):
+        def update(self, state, command):
+            end = time.perf_counter() + 0.002          # 2 ms, over a 1 kHz loop's 0.5 ms default budget
+            while time.perf_counter() < end:
+                pass
+
+    from hil.lockstep import make_lockstep
+    from hil.running import load
+    loop, sim = make_lockstep(load(REPO_CONFIG, {**HOLD, "controller": {"overrun_limit": 5}}), controller=Slow(),
+                              fault_on_overrun=True)
+    sim.publish_status()
+    summary = loop.run(0.1)
+    assert [f["fault"] for f in summary["faults"]] == ["CONTROLLER"]
+    assert "over budget" in summary["faults"][0]["reason"] and "5 ticks in a row" in summary["faults"][0]["reason"]
+    assert summary["controller_timing"]["overruns"] == 5 and summary["controller_timing"]["budget_us"] == 500
+    # lockstep by default: overruns counted, no fault (the run stays deterministic)
+    summary = hil.run(REPO_CONFIG, Slow(), duration=0.05, overrides=HOLD)
+    assert summary["faults"] == [] and summary["controller_timing"]["overruns"] >= 40
+
+
+@pytest.mark.parametrize("kind", ["gravity_compensation", "joint_pd", "computed_torque", "joint_impedance",
+                                  "cartesian_impedance"])
+def test_the_built_in_laws_pass_the_allocation_check(kind):
+    gains = {"kp": [100.0], "kd": [1.0]} if kind in ("joint_pd", "joint_impedance") else {}   # N·m/rad: stable
+    report = hil.check_allocations(REPO_CONFIG, duration=0.5, overrides={**HOLD, "controller": {"type": kind, **gains}})
+    assert report["ticks"] > 400 and not report["allocates"], report
+
+
+def test_the_state_is_read_only_and_torques_are_in_the_plants_signs():
+    seen = {}
+
+    class Probe(hil.Controller):
+        def update(self, state, command):
+            if "q" not in seen:
+                seen["q"] = state.q
+                seen["tau_commanded"] = state.tau_commanded.copy()
+            command.tau[:] = 1.0
+
+    hil.run(REPO_CONFIG, Probe(), duration=0.05, overrides=HOLD)
+    with pytest.raises(ValueError, match="read-only"):
+        seen["q"][0] = 1.0
+    q = np.zeros(7)
+    state = hil.State.of(7, q=q, t=1.5)
+    assert state.t == 1.5 and not state.q.flags.writeable
