@@ -1,9 +1,9 @@
 # cython: language_level=3
 """The simulator's fixed-step integrator (Stepper), its scheduled external wrenches (Pushes) and the
 joint maps between a robot's protocol joints and the plant's coordinates. Works on arrays preallocated
-at construction and allocates nothing per step; the dynamics come from dynamics_cy's kernels (plant.kernels()) and the contact forces from
-drivers.sim._contact. Set up from drivers.sim.physics, which documents the model; docs/sim.md has the
-equations.
+at construction and allocates nothing per step; the dynamics come from dynamics_cy's kernels
+(plant.kernels()) and the contact forces from drivers.sim._contact. Set up from drivers.sim.physics,
+which documents the model; docs/sim.md has the equations.
 """
 cimport numpy as cnp
 
@@ -97,10 +97,10 @@ cdef class Pushes:
 
     cdef int apply(self, long long step, object q, double* tau) except -1:
         """tau += J_Bqᵀ F_Bq_W at q of every push acting in `step`."""
+        cdef int i, n = self.count                                      # first: the arrays hold >= n pushes
         cdef object steps = self._steps, wrenches = self._wrenches     # held while the kernels run
         cdef const cnp.int64_t* k = <const cnp.int64_t*>cnp.PyArray_DATA(<cnp.ndarray>steps)
         cdef const double* w = f64_data(wrenches)
-        cdef int i, n = self.count
         for i in range(n):
             if k[2 * i] <= step < k[2 * i + 1]:
                 X = self._poses[i]
@@ -157,7 +157,7 @@ cdef class Stepper:
     cdef double* c_tau_contact
     cdef double* c_tau_applied
     cdef double* c_tau_external             # tau_contact + tau_applied of the last step
-    cdef double* c_tau                      # generalized forces of the actuators and the limits
+    cdef double* c_tau                      # generalized forces of the actuators, the pushes and the limits
     cdef double* c_vdot
     cdef double* c_qdot
     cdef double* c_q_stage                  # an RK4 stage's (q, v); the Euler step's v*

@@ -102,8 +102,8 @@ class PayloadConfig:
 
 @dataclass
 class PushSpec:
-    """An external wrench on a body of the arm (drivers.sim.pushes), on the steps that start in
-    [start, start + duration): the force f and torque τ in W, applied at the point Bq of the body."""
+    """An external wrench on a body B of the arm (docs/sim.md, Pushes) on the steps that start in
+    [start, start + duration): F_Bq_W = [torque; force], in W, applied at the point Bq (p_BoBq_B = point)."""
 
     body: Annotated[str, Help("the body (or frame) B pushed, by name")]
     duration: Annotated[float, Help("seconds of simulated time, at least one time_step")]
