@@ -8,7 +8,8 @@ helpers), the simulated drivers' firmware and LCM protocol, fault injection and 
     robot = SimulatedRobot(plant, load_sim_config({"integrator": "rk4"}), "iiwa", channels, lc)
 
 - config      SimConfig (the run config's `sim:` section), load_sim_config
-- physics     Physics: fixed-step semi-implicit Euler / RK4 on dynamics_cy, damping, limits, effort clamp
+- physics     Physics: fixed-step semi-implicit Euler / RK4 on dynamics_cy, damping, limits, effort clamp,
+              pushes (external wrenches on a body, in the robot's external torque)
 - contact     ContactModel: point contact (Hunt–Crossley, regularized Coulomb) → Drake's ContactResults
 - contact_lcm ContactResultsPublisher: lcmt_contact_results_for_viz as Drake publishes it
 - faults      FaultInjector: latency, drops, duplicates, frozen or noisy sensors, dead joints, silence,

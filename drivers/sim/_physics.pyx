@@ -1,9 +1,9 @@
 # cython: language_level=3
-"""The simulator's fixed-step integrator (Stepper) and the joint maps between a robot's protocol joints
-and the plant's coordinates. Works on arrays preallocated at construction and allocates nothing per
-step; the dynamics come from dynamics_cy's kernels (plant.kernels()) and the contact forces from
-drivers.sim._contact. Set up from drivers.sim.physics, which documents the model; docs/sim.md has the
-equations.
+"""The simulator's fixed-step integrator (Stepper), its scheduled external wrenches (Pushes) and the
+joint maps between a robot's protocol joints and the plant's coordinates. Works on arrays preallocated
+at construction and allocates nothing per step; the dynamics come from dynamics_cy's kernels
+(plant.kernels()) and the contact forces from drivers.sim._contact. Set up from drivers.sim.physics,
+which documents the model; docs/sim.md has the equations.
 """
 cimport numpy as cnp
 
@@ -46,13 +46,80 @@ cdef int coulomb_solve(const double* A, const double* b, const double* f, double
 
 
 # ---------------------------------------------------------------------------------------------
+# Pushes: scheduled external wrenches
+# ---------------------------------------------------------------------------------------------
+cdef inline void add_wrench(const double* X_WB, const double* J, const double* p_BoBq_B, const double* F_Bq_W,
+                            double* tau, int nv) noexcept nogil:
+    """tau += J_Bqᵀ F_Bq_W for the spatial force F_Bq_W = [τ; f] (in W) at the point Bq fixed in frame B,
+    from X_WB (4×4) and J (6×nv) = J_V_WB_W at Bo: F shifted to Bo is F_Bo_W = [τ + p_BoBq_W × f; f],
+    p_BoBq_W = R_WB p_BoBq_B, and J_Bqᵀ F_Bq_W = Jᵀ F_Bo_W."""
+    cdef double r[3]
+    cdef double F[6]
+    cdef int i, k
+    for i in range(3):
+        r[i] = X_WB[4 * i] * p_BoBq_B[0] + X_WB[4 * i + 1] * p_BoBq_B[1] + X_WB[4 * i + 2] * p_BoBq_B[2]
+    F[0] = F_Bq_W[0] + r[1] * F_Bq_W[5] - r[2] * F_Bq_W[4]
+    F[1] = F_Bq_W[1] + r[2] * F_Bq_W[3] - r[0] * F_Bq_W[5]
+    F[2] = F_Bq_W[2] + r[0] * F_Bq_W[4] - r[1] * F_Bq_W[3]
+    F[3], F[4], F[5] = F_Bq_W[3], F_Bq_W[4], F_Bq_W[5]
+    for k in range(nv):
+        for i in range(6):
+            tau[k] += J[i * nv + k] * F[i]
+
+
+cdef class Pushes:
+    """External wrenches on frames of the plant, each acting on a range of steps [first, end): the spatial
+    force F_Bq_W = [τ; f] (N·m, N, in W) at the point Bq fixed in frame B (p_BoBq_B, m, in B). In a step
+    it acts in, its generalized force J_Bqᵀ F_Bq_W (J_Bq = J_V_WBq_W) is taken at the step's start state
+    and held over the step, as the actuation is. add() makes each push's pose and Jacobian buffers, so
+    apply() allocates nothing. drivers.sim.physics.Physics.push adds them by frame name."""
+
+    cdef object _frame_pose, _jacobian      # the kernels' bound methods
+    cdef list _frames, _poses, _jacobians   # per push: its frame index, X_WB (4, 4), J (6, nv)
+    cdef object _steps, _wrenches           # per push: [first, end) (int64); [p_BoBq_B; F_Bq_W] (9)
+    cdef readonly int count, nv
+
+    def __init__(self, kernels):
+        self._frame_pose, self._jacobian, self.nv = kernels.frame_pose, kernels.jacobian, kernels.nv
+        self._frames, self._poses, self._jacobians = [], [], []
+        self._steps, self._wrenches = np.zeros((0, 2), dtype=np.int64), np.zeros((0, 9))
+        self.count = 0
+
+    def add(self, int frame, p_BoBq_B, F_Bq_W, long long first, long long end):
+        """A push on the frame of index `frame`, acting in the steps first <= k < end."""
+        self._frames.append(frame)
+        self._poses.append(np.eye(4))
+        self._jacobians.append(np.zeros((6, self.nv)))
+        self._steps = np.vstack([self._steps, np.array([[first, end]], dtype=np.int64)])
+        self._wrenches = np.vstack([self._wrenches, np.concatenate([owned_f64(p_BoBq_B, (3,)),
+                                                                    owned_f64(F_Bq_W, (6,))]).reshape(1, 9)])
+        self.count += 1                     # last: a step running in another thread sees a whole push
+
+    cdef int apply(self, long long step, object q, double* tau) except -1:
+        """tau += J_Bqᵀ F_Bq_W at q of every push acting in `step`."""
+        cdef int i, n = self.count                                      # first: the arrays hold >= n pushes
+        cdef object steps = self._steps, wrenches = self._wrenches     # held while the kernels run
+        cdef const cnp.int64_t* k = <const cnp.int64_t*>cnp.PyArray_DATA(<cnp.ndarray>steps)
+        cdef const double* w = f64_data(wrenches)
+        for i in range(n):
+            if k[2 * i] <= step < k[2 * i + 1]:
+                X = self._poses[i]
+                J = self._jacobians[i]
+                self._frame_pose(q, self._frames[i], X)
+                self._jacobian(q, self._frames[i], J)
+                add_wrench(f64_data(X), f64_data(J), w + 9 * i, w + 9 * i + 3, tau, self.nv)
+        return 0
+
+
+# ---------------------------------------------------------------------------------------------
 # The integrator
 # ---------------------------------------------------------------------------------------------
 cdef class Stepper:
     """Advances (q, v) by one fixed step h under actuation u (one entry per actuator).
 
-    Generalized forces: τ = B clamp(u, ±u_max)∘e + τ_limits(q, v) (− d∘v with RK4), plus the contact forces as body
-    forces; v̇ from the articulated-body algorithm. Semi-implicit Euler: v* = v + h v̇ with the
+    Generalized forces: τ = B clamp(u, ±u_max)∘e + τ_applied + τ_limits(q, v) (− d∘v with RK4), plus the contact
+    forces as body forces; τ_applied (`tau_applied`) is the `pushes`' J_Bqᵀ F_Bq_W at the step's start,
+    held over the step; v̇ from the articulated-body algorithm. Semi-implicit Euler: v* = v + h v̇ with the
     contact springs at (q, v) and the contact damping and friction linearly implicit
     (PointContact.spring/damp); the joint damping d and Coulomb friction f are then fully implicit
     (`_dissipate`): v⁺ = argmin ½ (v⁺ − v*)ᵀ M (v⁺ − v*) + ½ h v⁺ᵀ D v⁺ + h Σ fᵢ |v⁺ᵢ|, i.e.
@@ -76,7 +143,9 @@ cdef class Stepper:
     cdef readonly bint rk4
     cdef bint qdot_is_v
     cdef readonly long long steps
-    cdef readonly object q, v, u_commanded, u_applied, actuator_enabled, tau_contact, contact
+    cdef readonly object q, v, u_commanded, u_applied, actuator_enabled, tau_contact, tau_applied, tau_external
+    cdef readonly object contact
+    cdef readonly Pushes pushes
     cdef PointContact _contact
     cdef dict _arrays                       # the numpy arrays the pointers below point into, by name
     # C views of the state, the actuation and the workspace arrays (named as their numpy arrays)
@@ -86,7 +155,9 @@ cdef class Stepper:
     cdef double* c_u_applied
     cdef double* c_enabled                  # actuator_enabled
     cdef double* c_tau_contact
-    cdef double* c_tau                      # generalized forces of the actuators and the limits
+    cdef double* c_tau_applied
+    cdef double* c_tau_external             # tau_contact + tau_applied of the last step
+    cdef double* c_tau                      # generalized forces of the actuators, the pushes and the limits
     cdef double* c_vdot
     cdef double* c_qdot
     cdef double* c_q_stage                  # an RK4 stage's (q, v); the Euler step's v*
@@ -131,6 +202,7 @@ cdef class Stepper:
         self.q, self.v = np.zeros(nq), np.zeros(nv)
         self.u_commanded, self.u_applied = np.zeros(self.nu), np.zeros(self.nu)
         self.actuator_enabled, self.tau_contact = np.ones(self.nu), np.zeros(nv)
+        self.tau_applied, self.tau_external = np.zeros(nv), np.zeros(nv)
         own = self._arrays = dict(
             damping=owned_f64(damping, (nv,)), friction=owned_f64(friction, (nv,)),
             effort=owned_f64(effort_limits, (self.nu,)), act_v=owned_i32(actuator_dofs, (self.nu,)),
@@ -154,6 +226,7 @@ cdef class Stepper:
         self.c_q, self.c_v = f64_data(self.q), f64_data(self.v)
         self.c_u_commanded, self.c_u_applied = f64_data(self.u_commanded), f64_data(self.u_applied)
         self.c_enabled, self.c_tau_contact = f64_data(self.actuator_enabled), f64_data(self.tau_contact)
+        self.c_tau_applied, self.c_tau_external = f64_data(self.tau_applied), f64_data(self.tau_external)
         self.c_tau, self.c_vdot, self.c_qdot = f64_data(own["tau"]), f64_data(own["vdot"]), f64_data(own["qdot"])
         self.c_dv, self.c_q_stage, self.c_v_stage = f64_data(own["dv"]), f64_data(own["q_stage"]), \
             f64_data(own["v_stage"])
@@ -171,6 +244,7 @@ cdef class Stepper:
                              f"velocities with {len(self._frames)} body frames; the plant has {self.nb} and {self.nv}")
         self.contact = contact
         self._contact = contact
+        self.pushes = Pushes(kernels)
         self.steps = 0
 
     def set_state(self, q, v, long long steps=0):
@@ -180,10 +254,10 @@ cdef class Stepper:
         self.steps = steps
 
     cdef int _forces(self, const double* cq, const double* cv) except -1:
-        """_tau = B u_applied + τ_limits(q, v) (− d∘v with RK4)."""
+        """_tau = B u_applied + τ_applied + τ_limits(q, v) (− d∘v with RK4)."""
         cdef int i, j
         cdef double x, t
-        memset(self.c_tau, 0, self.nv * sizeof(double))
+        memcpy(self.c_tau, self.c_tau_applied, self.nv * sizeof(double))
         for i in range(self.nu):
             self.c_tau[self.act_v[i]] += self.c_u_applied[i]
         if self.rk4:
@@ -294,8 +368,26 @@ cdef class Stepper:
             self._map_qdot(q, v, qdot_array)
         return 0
 
+    cdef int _push(self) except -1:
+        """tau_applied = the pushes acting in this step, at its start."""
+        memset(self.c_tau_applied, 0, self.nv * sizeof(double))
+        if self.pushes.count:
+            self.pushes.apply(self.steps, self.q, self.c_tau_applied)
+        return 0
+
+    def hold(self):
+        """One step held still (brakes, a driver holding the arm): q kept, v = 0, steps + 1; tau_external =
+        the last step's tau_contact + the pushes acting at this one's start (they load the arm, not move it)."""
+        cdef int i
+        self._push()
+        for i in range(self.nv):
+            self.c_tau_external[i] = self.c_tau_contact[i] + self.c_tau_applied[i]
+        memset(self.c_v, 0, self.nv * sizeof(double))
+        self.steps += 1
+
     def step(self, u):
-        """One step under actuation u (nu; None when nu = 0): q, v advance by h, steps by 1."""
+        """One step under actuation u (nu; None when nu = 0) and the pushes: q, v advance by h, steps by 1;
+        tau_external = tau_contact + tau_applied."""
         cdef const double* pu = f64(u, self.nu, -1, False, "u") if self.nu else NULL
         cdef int i, s
         cdef double x, w, norm
@@ -306,6 +398,7 @@ cdef class Stepper:
             x = self.effort[i] if x > self.effort[i] else (-self.effort[i] if x < -self.effort[i] else x)
             self.c_u_commanded[i] = x
             self.c_u_applied[i] = x * self.c_enabled[i]
+        self._push()
         if not self.rk4:
             self._euler_velocity()
             if self.dissipative:
@@ -347,6 +440,8 @@ cdef class Stepper:
             self.c_q[i + 1] /= norm
             self.c_q[i + 2] /= norm
             self.c_q[i + 3] /= norm
+        for i in range(self.nv):
+            self.c_tau_external[i] = self.c_tau_contact[i] + self.c_tau_applied[i]
         self.steps += 1
 
 

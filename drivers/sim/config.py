@@ -101,6 +101,19 @@ class PayloadConfig:
 
 
 @dataclass
+class PushSpec:
+    """An external wrench on a body B of the arm (docs/sim.md, Pushes) on the steps that start in
+    [start, start + duration): F_Bq_W = [torque; force], in W, applied at the point Bq (p_BoBq_B = point)."""
+
+    body: Annotated[str, Help("the body (or frame) B pushed, by name")]
+    duration: Annotated[float, Help("seconds of simulated time, at least one time_step")]
+    force: Annotated[list[float], Len(3, 3)] = field(default_factory=lambda: [0.0, 0.0, 0.0])    # N, f in W
+    torque: Annotated[list[float], Len(3, 3)] = field(default_factory=lambda: [0.0, 0.0, 0.0])   # N·m, τ in W
+    start: NonNegative = 0.0                      # s of simulated time
+    point: Annotated[list[float], Len(3, 3)] = field(default_factory=lambda: [0.0, 0.0, 0.0])    # m, p_BoBq_B
+
+
+@dataclass
 class SimConfig:
     time_step: Positive = 0.001          # s, a whole number of ns
     integrator: Literal["semi_implicit_euler", "rk4"] = "semi_implicit_euler"
@@ -122,6 +135,7 @@ class SimConfig:
     joint_damping: Any = None                     # N·m·s/rad: number or one per velocity; None: the model's
     joint_friction: Any = None                    # N·m Coulomb: number or one per velocity; None: none
     faults: list[FaultSpec] = field(default_factory=list)
+    pushes: list[PushSpec] = field(default_factory=list)
     seed: int = 0                                 # of every random fault
     # Which driver stands in front of the arm: Drake's simulated drivers (drake_sim) or the real
     # drivers as their sources define them, with their flags (drivers.sim.real_drivers).
@@ -171,6 +185,8 @@ class SimConfig:
             self.steps(self.kuka_driver.time_step, f"{path}.kuka_driver.time_step")
         for i, fault in enumerate(self.faults):
             _check_fault(self, fault, f"{path}.faults[{i}]")
+        for i, push in enumerate(self.pushes):
+            _check_push(self, push, f"{path}.pushes[{i}]")
         return self
 
 
@@ -207,6 +223,22 @@ def _check_fault(cfg: SimConfig, fault: FaultSpec, key: str) -> None:
         for j, joint in enumerate(fault.joints):
             if isinstance(joint, bool) or not isinstance(joint, (int, str)):
                 raise ConfigError(f"{key}.joints[{j}]", f"must be a joint name or a 0-based index, got {joint!r}")
+
+
+def _check_push(cfg: SimConfig, push: PushSpec, key: str) -> None:
+    """What pydantic checks for a loaded mapping, again for a config built in code, and the duration."""
+    for name in ("force", "torque", "point"):
+        value = getattr(push, name)
+        if len(value) != 3:
+            raise ConfigError(f"{key}.{name}", f"must have 3 entries, got {len(value)}")
+        for j, x in enumerate(value):
+            if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
+                raise ConfigError(f"{key}.{name}[{j}]", f"must be a finite number, got {x!r}")
+    if not (math.isfinite(push.start) and push.start >= 0):
+        raise ConfigError(f"{key}.start", f"must be a finite number >= 0, got {push.start!r}")
+    if not (math.isfinite(push.duration) and push.duration >= cfg.time_step):
+        raise ConfigError(f"{key}.duration", f"must be at least one time_step ({cfg.time_step:g} s), "
+                                             f"got {push.duration!r}")
 
 
 def load_sim_config(data: dict | None, path: str = "sim") -> SimConfig:

@@ -3,17 +3,19 @@
     physics = Physics(plant, SimConfig(integrator="rk4"))
     physics.step(u)                 # one step under actuation u (one entry per actuator), allocation-free
     physics.q, physics.v            # the state (live arrays), physics.time_ns = steps · time_step
+    physics.push("iiwa_link_7", F_Bq_W, start_ns, stop_ns)   # an external wrench on the steps in [start, stop)
 
 Forces on the generalized coordinates during a step (all held over the step):
 
-    τ = B clamp(u, ±u_max)∘e − d∘v − τ_f + τ_limits(q, v) + Σ_B J_Bᵀ F_Bo_W (contact)
+    τ = B clamp(u, ±u_max)∘e − d∘v − τ_f + τ_limits(q, v) + Σ_B J_Bᵀ F_Bo_W (contact) + Σ J_Bqᵀ F_Bq_W (pushes)
 
 with B the actuation matrix, u_max the actuators' effort limits, e the actuator enable mask (a
 joint_unresponsive fault clears it), d the joint damping (sim.joint_damping, default the model's),
 τ_f,i ∈ fᵢ ∂|vᵢ| the joint Coulomb friction (sim.joint_friction f, default 0: a joint sticks while
 the other torques on it stay within ±fᵢ), and one-sided joint-limit springs on the 1-dof joints:
 below the lower limit τ = max(0, k (q_lower − q) − c v), above the upper limit
-τ = min(0, k (q_upper − q) − c v). Gravity is the model's. v̇ solves M(q) v̇ + C(q, v) v − τ_g(q) = τ
+τ = min(0, k (q_upper − q) − c v), and the pushes (sim.pushes, Physics.push) acting at the step's start,
+their generalized force taken there. Gravity is the model's. v̇ solves M(q) v̇ + C(q, v) v − τ_g(q) = τ
 (ABA). Semi-implicit Euler: v* = v + h v̇(q, v) with the contact damping and friction linearly
 implicit, then the joint damping and friction fully implicit, M (v⁺ − v*) = −h (D v⁺ + τ_f(v⁺))
 (stick-slip solved exactly each step, as Drake's discrete plant for the damping; Stepper),
@@ -95,14 +97,44 @@ class Physics:
             self.contact.point_contact if self.contact else None,
             [int(plant.get_body(b).body_frame().index()) for b in range(plant.num_bodies())])
         self.stepper.set_state(q0, v0)
-        self.step = self.stepper.step
-        """step(u): one step under actuation u (num_actuators; None without actuators)."""
+        self.step, self.hold = self.stepper.step, self.stepper.hold
+        """step(u): one step under actuation u (num_actuators; None without actuators) and the pushes.
+        hold(): one step held still (q kept, v = 0), the pushes in tau_external only (Stepper.hold)."""
+        for i, push in enumerate(config.pushes):
+            start = round(push.start * 1e9)
+            try:
+                self.push(push.body, [*push.torque, *push.force], start, start + round(push.duration * 1e9),
+                          push.point)
+            except ValueError as e:
+                raise ConfigError(f"{path}.pushes[{i}].body", str(e)) from None
         self.q, self.v = self.stepper.q, self.stepper.v
         self.u_commanded, self.u_applied = self.stepper.u_commanded, self.stepper.u_applied
         """Actuation of the last step: clamped to the effort limits; then masked by actuator_enabled."""
         self.actuator_enabled = self.stepper.actuator_enabled
         self.tau_contact = self.stepper.tau_contact
         """Σ J_Bᵀ F_Bo_W of the contact forces at the start of the last step (nv)."""
+        self.tau_external = self.stepper.tau_external
+        """tau_contact + Σ J_Bqᵀ F_Bq_W of the pushes of the last step (nv): what the robot reports as external."""
+
+    def push(self, frame: str, F_Bq_W, start_ns: int, stop_ns: int, p_BoBq_B=(0.0, 0.0, 0.0)) -> None:
+        """Pushes the spatial force F_Bq_W = [τ; f] (N·m, N, in W) at the point Bq of the frame named `frame`
+        (a body's or any frame; p_BoBq_B in m, in B) on the steps that start in [start_ns, stop_ns)
+        (Stepper's Pushes). ValueError for an unknown frame, or values not finite or of the wrong size."""
+        plant = self.plant
+        if not plant.HasFrameNamed(frame):
+            bodies = [plant.get_body(b).name() for b in range(plant.num_bodies())]
+            raise ValueError(f"{frame!r} is not a body or frame of the model (bodies: {bodies})")
+        try:
+            B = plant.GetFrameByName(frame)
+        except RuntimeError as e:                # the name is in several model instances
+            raise ValueError(str(e)) from None
+        F, p = np.array(F_Bq_W, dtype=float), np.array(p_BoBq_B, dtype=float)
+        if F.shape != (6,) or not np.all(np.isfinite(F)):
+            raise ValueError(f"F_Bq_W must be 6 finite numbers [τ; f], got {F_Bq_W!r}")
+        if p.shape != (3,) or not np.all(np.isfinite(p)):
+            raise ValueError(f"p_BoBq_B must be 3 finite numbers, got {p_BoBq_B!r}")
+        h = self.time_step_ns                    # steps k with start <= k h < stop: ceil(start/h) <= k < ceil(stop/h)
+        self.stepper.pushes.add(int(B.index()), p, F, -(-start_ns // h), -(-stop_ns // h))
 
     def _initial(self, value, default: np.ndarray, key: str, what: str) -> np.ndarray:
         if value is None:

@@ -66,7 +66,8 @@ def run_sim(cfg: RunConfig, duration: float | None = None, stop_event=None, out=
              if robot.viewer is not None else "")
           + f", LCM {cfg.lcm.url}, step {sim.time_step * 1e3:g} ms {sim.integrator}"
           + (f", driver {sim.driver}" if sim.driver != "drake_sim" else "")
-          + (f", {len(sim.faults)} faults" if sim.faults else ""), file=out, flush=True)
+          + (f", {len(sim.faults)} faults" if sim.faults else "")
+          + (f", {len(sim.pushes)} pushes" if sim.pushes else ""), file=out, flush=True)
     try:
         summary = robot.run_realtime(duration, stop_event)
     finally:

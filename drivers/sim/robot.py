@@ -5,6 +5,7 @@
     ... the controller publishes commands; each valid one advances the plant one step and publishes
         one status (with memq://, handle LCM until the queue is empty: `while lc.handle_timeout(0): pass`)
     robot.run_realtime(duration)    # or: paced to the wall clock, newest command each step
+    robot.push("iiwa_link_7", F_Bq_W, duration)   # an external wrench on the arm (also sim.pushes)
 
 With viz (viz.VizConfig, enabled), the plant also drives a viz.ViewerBridge on the same LCM:
 lcmt_viewer_load_robot / lcmt_viewer_draw of its true state (physics q, before any sensor fault),
@@ -26,9 +27,13 @@ The status (Drake's field names via messages.codec; iiwa / panda wire names in d
 position_measured = q, velocity_estimated = v (after sensor faults), position_commanded = the
 command's positions (else q, as Drake), torque_commanded = the actuator torque after the effort
 clamp, torque_measured = the torque the actuator applied (differs from commanded only for a
-joint_unresponsive joint), torque_external = Σ J_Bᵀ F (contact) at the start of the step. Signs as the
-hardware reports them (Drake's manipulation/README): iiwa torque_commanded and torque_measured are
-negated, panda torque_external is negated; everything else is in MultibodyPlant's convention.
+joint_unresponsive joint), torque_external = Σ J_Bᵀ F_Bo_W (contact) + Σ J_Bqᵀ F_Bq_W (pushes) of the step,
+taken at its start: what the arm's estimator reports, the torque of every force the model does not
+predict (iiwa: FRI's getExternalTorque; panda: libfranka's tau_ext_hat_filtered, without its filter).
+Signs as the hardware reports them (Drake's manipulation/README): iiwa torque_commanded and
+torque_measured are negated; iiwa torque_external is "correct", positive when the external force
+pushes the joint positive (+Jᵀ F, as MultibodyPlant's generalized forces), panda torque_external is
+negated (−Jᵀ F); everything else is in MultibodyPlant's convention.
 """
 from __future__ import annotations
 
@@ -111,7 +116,6 @@ class SimulatedRobot:
         self._have_command = self._have_position = self._fresh = False
         self._ever_commanded = False
         self._brakes = cfg.brakes
-        self._zero_v = np.zeros(nv)
         self._command_ns = self._position_ns = 0
         self._success = bytearray(100)
         self._success_sum = self._success_index = 0
@@ -250,15 +254,15 @@ class SimulatedRobot:
         physics = self.physics
         t = physics.time_ns
         if self.exited is not None:              # the driver process is gone: the arm on its brakes
-            physics.set_state(physics.q, self._zero_v, physics.steps + 1)
+            physics.hold()
             return
         if self.driver is not None:
             if isinstance(self.driver, KukaDriver) and self.driver.held(t):
-                physics.set_state(physics.q, self._zero_v, physics.steps + 1)
+                physics.hold()
             else:
                 u = self._driver_actuation(t)
                 if u is None:                    # ended now, or franka_driver's status_only: not controlled
-                    physics.set_state(physics.q, self._zero_v, physics.steps + 1)
+                    physics.hold()
                     if self.exited is not None:
                         return
                 else:
@@ -272,7 +276,7 @@ class SimulatedRobot:
             if bad is not None and self.lc is not None:
                 self.lc.publish(self.channels.command, bad)
         if self._brakes and not self._ever_commanded:
-            physics.set_state(physics.q, self._zero_v, physics.steps + 1)   # held on the brakes
+            physics.hold()                       # held on the brakes
         else:
             physics.step(self._actuation(t))
         self._publish(t + self._h_ns)
@@ -349,7 +353,7 @@ class SimulatedRobot:
         tau_cmd, tau_meas, tau_ext = self._tau_cmd, self._tau_meas, self._tau_ext
         gather(physics.u_commanded, self._ai, self._sign_u, tau_cmd)
         gather(physics.u_applied, self._ai, self._sign_u, tau_meas)
-        gather(physics.tau_contact, self._vi, self._sign_ext, tau_ext)
+        gather(physics.tau_external, self._vi, self._sign_ext, tau_ext)
         if faults is not None and faults.sensor:
             q, v = faults.measure(t, q, v)
         if self.driver is not None:
@@ -448,13 +452,25 @@ class SimulatedRobot:
     def time_ns(self) -> int:
         return self.physics.time_ns
 
+    def push(self, body: str, F_Bq_W, duration: float, start: float | None = None, p_BoBq_B=(0.0, 0.0, 0.0)) -> None:
+        """Pushes the arm: the spatial force F_Bq_W = [τ; f] (N·m, N, in W) at the point Bq of the body (or
+        frame) B named `body` (p_BoBq_B: m, in B), on the steps that start in [start, start + duration)
+        (seconds of simulated time; start None: now). It acts in the physics and in torque_external.
+        ValueError for an unknown body, non-finite values or a duration under one time_step."""
+        h = self.config.time_step
+        if not duration >= h:
+            raise ValueError(f"duration must be at least one time_step ({h:g} s), got {duration!r}")
+        t = self.physics.time_ns if start is None else round(start * 1e9)
+        self.physics.push(body, F_Bq_W, t, t + round(duration * 1e9), p_BoBq_B)
+
     def plant_state(self) -> dict:
         """The plant now: q, v (copies), the actuation of the last step (commanded after the clamp,
-        applied) and its contact results (Drake's ContactResults)."""
+        applied), its contact torque, its external torque (contact and pushes, MultibodyPlant's sign) and
+        contact results (Drake's ContactResults)."""
         p = self.physics
         return {"time_ns": p.time_ns, "q": p.q.copy(), "v": p.v.copy(), "u_commanded": p.u_commanded.copy(),
                 "u_applied": p.u_applied.copy(), "tau_contact": p.tau_contact.copy(),
-                "contact_results": p.contact_results()}
+                "tau_external": p.tau_external.copy(), "contact_results": p.contact_results()}
 
     def summary(self) -> dict:
         return {"steps": self.physics.steps, "sim_time_s": self.physics.time_ns * 1e-9,
