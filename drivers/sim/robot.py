@@ -234,7 +234,10 @@ class SimulatedRobot:
 
     def advance(self) -> None:
         """Lockstep with a driver: steps until the next status is due (one status period: out, or lost to
-        a transmission fault), or the driver ended."""
+        a transmission fault), or the driver ended; without one (Drake's simulated driver), one step."""
+        if self.driver is None:
+            self.tick()
+            return
         due = self.statuses_due
         while self.exited is None and self.statuses_due == due:
             self.tick()

@@ -18,7 +18,7 @@ ARMS = ["panda_torque", "panda_velocity", "panda_position", "ur5", "kinova", "xa
 def start(cfg):
     """A real driver (the Panda's franka_driver) runs 0.5 s before the loop; Drake's simulated driver,
     which only damps an arm that gets no command, starts with it."""
-    order = "together" if cfg.robot.driver == "drake_sim" else "driver_first"
+    order = "together" if cfg.robot.driver in ("drake_sim", "auto") else "driver_first"
     return start_lockstep(cfg, order, 0.5, lcm.LCM("memq://"))
 
 
