@@ -11,6 +11,8 @@ test that allocates. The work is done by hil.testing, imported when a fixture is
 """
 from __future__ import annotations
 
+import signal
+
 import pytest
 
 
@@ -19,6 +21,15 @@ def pytest_addoption(parser) -> None:
         "--hil-check-alloc", action="store_true",
         help="every hil_sim run traces what the law's update() allocates (tracemalloc) and fails the test "
              "if it allocates")
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """Tests using hil_sim get pytest-timeout's signal watchdog (when pytest-timeout is on): its default
+    thread watchdog can start late, inside a run, and its allocations would be taken for the law's."""
+    if config.pluginmanager.hasplugin("timeout") and hasattr(signal, "SIGALRM"):
+        for item in items:
+            if "hil_sim" in getattr(item, "fixturenames", ()):
+                item.add_marker(pytest.mark.timeout(method="signal"))
 
 
 @pytest.fixture
