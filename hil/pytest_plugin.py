@@ -36,17 +36,17 @@ def pytest_collection_modifyitems(config, items) -> None:
 def hil_sim(request):
     """A function that runs a control law in lockstep against the simulated robot and returns the run:
 
-        run = hil_sim(config, controller, duration=2.0, driver=None, pushes=(), payload=None,
+        run = hil_sim(config, controller=None, duration=2.0, driver=None, pushes=(), payload=None,
                       faults=None, overrides=None, check_alloc=None)
 
     config: a path (hil_config("iiwa")), a mapping or a RunConfig; controller: a hil.Controller
-    (instance or class) or a function law(state, command). duration: seconds of the robot's clock.
-    driver: the stand-in in front of the arm, commanded in torque: "drake_sim" (Drake's simulated
-    driver), "kuka_driver" (drake-iiwa-driver's, --torque_only: start guard, FRI monitoring),
-    "franka_driver" (drake-franka-driver's, --control_mode=torque: the panda protocol, commands stamped
-    on its clock); None: the config's. A servo bus is not offered: its stand-in is two processes (the
-    simulated servos on a pty and the servo-bus driver) over UDP multicast, not a step of this
-    process; `hil regress` runs those chains (configs/scenarios/servo_*.yaml).
+    (instance or class) or a function law(state, command), None: the config's controller.type.
+    duration: seconds of the robot's clock. driver: the stand-in in front of the arm, commanded in
+    torque: "drake_sim" (Drake's simulated driver), "kuka_driver" (drake-iiwa-driver's --torque_only:
+    its start guard, FRI monitoring), "franka_driver" (drake-franka-driver's --control_mode=torque: the
+    panda protocol, commands stamped on its clock); None: the config's. No servo bus: its stand-in is
+    two processes (the simulated servos on a pty, the servo-bus driver) over UDP multicast, not a step
+    of this process; `hil regress` runs those chains (configs/scenarios/servo_*.yaml).
     pushes: external wrenches, sim.pushes ({body, force, torque, start, duration, point}); payload:
     sim.payload (a mapping, or a mass in kg); faults: sim.faults (docs/sim.md); overrides: sections'
     keys. check_alloc: trace update()'s allocations and fail the test if it allocates (None: the
@@ -60,7 +60,7 @@ def hil_sim(request):
     from hil.testing import allocation_problem, simulate
     default = request.config.getoption("hil_check_alloc")
 
-    def run(config, controller, *, duration: float = 2.0, driver: str | None = None, pushes=(), payload=None,
+    def run(config, controller=None, *, duration: float = 2.0, driver: str | None = None, pushes=(), payload=None,
             faults=None, overrides: dict | None = None, check_alloc: bool | None = None):
         check = default if check_alloc is None else check_alloc
         result = simulate(config, controller, duration=duration, driver=driver, pushes=pushes, payload=payload,

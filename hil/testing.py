@@ -180,14 +180,15 @@ class SimRun:
         return out
 
 
-def simulate(config, controller, *, duration: float = 2.0, driver: str | None = None, pushes=(), payload=None,
+def simulate(config, controller=None, *, duration: float = 2.0, driver: str | None = None, pushes=(), payload=None,
              faults=None, overrides: dict | None = None, check_alloc: bool = False) -> SimRun:
-    """Runs `controller` (a hil.Controller instance or class, or a function law(state, command)) on
-    `config` (a path, a mapping or a RunConfig) in lockstep against its simulated robot for `duration`
-    s of the robot's clock. `driver`: the stand-in in front of the arm (DRIVERS; driver_overrides),
-    None: the config's. `pushes`, `payload`, `faults`: the sim section's keys (a payload may be a mass
-    in kg). `overrides`: sections' keys, as hil.run's (the driver's keys win). `check_alloc`: measure
-    what update() allocates (SimRun.allocations). The viewer is off (nobody sees memq://)."""
+    """Runs `controller` (a hil.Controller instance or class, or a function law(state, command); None:
+    the one the config's controller.type names) on `config` (a path, a mapping or a RunConfig) in
+    lockstep against its simulated robot for `duration` s of the robot's clock. `driver`: the stand-in
+    in front of the arm (DRIVERS; driver_overrides), None: the config's. `pushes`, `payload`, `faults`:
+    the sim section's keys (a payload may be a mass in kg). `overrides`: sections' keys, as hil.run's
+    (the driver's keys win). `check_alloc`: measure what update() allocates (SimRun.allocations). The
+    viewer is off (nobody sees memq://)."""
     from .lockstep import make_lockstep
     from .running import load
     cfg = load(config, overrides)
