@@ -1,6 +1,6 @@
 """A control law run against the simulated robot for a test, and what the run did, tick by tick.
 
-    from hil.testing import simulate
+    from hil.testing import config_path, simulate
 
     run = simulate(config_path("iiwa"), MyLaw(), duration=2.0, overrides={"trajectory": {"type": "hold"}})
     assert run.final_state == "RUNNING" and abs(run.q - run.q[0]).max() < 1e-3
