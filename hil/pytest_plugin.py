@@ -1,6 +1,7 @@
 """pytest fixtures for testing a control law against the simulated robot (docs/testing.md).
 
-Installed with the stack as a pytest11 entry point (`hil`), so any project's tests can use them:
+Installed with the stack as a pytest11 entry point (`hil.pytest_plugin`), so any project's tests can
+use them:
 
     def test_my_law_holds(hil_sim, hil_config):
         run = hil_sim(hil_config("iiwa"), MyLaw, duration=2.0, overrides={"trajectory": {"type": "hold"}})
@@ -24,11 +25,12 @@ def pytest_addoption(parser) -> None:
 
 
 def pytest_collection_modifyitems(config, items) -> None:
-    """Tests using hil_sim get pytest-timeout's signal watchdog (when pytest-timeout is on): its default
-    thread watchdog can start late, inside a run, and its allocations would be taken for the law's."""
+    """Tests using hil_sim get pytest-timeout's signal watchdog (when pytest-timeout is on and the test
+    names no timeout of its own): its default thread watchdog can start late, inside a run, and its
+    allocations would be taken for the law's."""
     if config.pluginmanager.hasplugin("timeout") and hasattr(signal, "SIGALRM"):
         for item in items:
-            if "hil_sim" in getattr(item, "fixturenames", ()):
+            if "hil_sim" in getattr(item, "fixturenames", ()) and item.get_closest_marker("timeout") is None:
                 item.add_marker(pytest.mark.timeout(method="signal"))
 
 

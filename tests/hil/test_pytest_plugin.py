@@ -129,6 +129,22 @@ def test_panda(hil_config):
         result.assert_outcomes(passed=2)
 
 
+def test_hil_sim_tests_get_the_signal_timeout_watchdog_unless_they_name_one(pytester):
+    pytester.makepyfile(test_user='''
+import pytest
+
+
+def test_plain(hil_sim, request):
+    assert request.node.get_closest_marker("timeout").kwargs == {"method": "signal"}
+
+
+@pytest.mark.timeout(7)
+def test_own(hil_sim, request):
+    assert request.node.get_closest_marker("timeout").args == (7,)
+''')
+    pytester.runpytest(*PLUGIN, "-p", "timeout", "--timeout", "60").assert_outcomes(passed=2)
+
+
 # --- what a run records -----------------------------------------------------------------------------
 Q0 = [0.2, 0.6, -0.1, -1.1, 0.1, 0.8, 0.0]
 HOLD = {"trajectory": {"type": "hold"}, "sim": {"initial_positions": Q0}}
