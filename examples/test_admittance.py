@@ -17,7 +17,7 @@ needs_pushes = pytest.mark.skipif("pushes" not in {f.name for f in dataclasses.f
 def test_without_a_push_it_holds_and_allocates_nothing(hil_sim, hil_config):
     run = hil_sim(hil_config("iiwa"), Admittance, duration=2.0, overrides=HOLD, check_alloc=True)
     assert run.final_state == "RUNNING" and run.faults == []
-    assert run.allocations["allocating_ticks"] == 0
+    assert run.allocations["ticks"] > 1900         # measured: check_alloc fails the test if update() allocates
     assert np.abs(run.tau_external).max() == 0.0
     assert np.abs(run.q - Q0).max() < 1e-6
 

