@@ -1,6 +1,6 @@
 # Two entry points for a fresh machine (Python >= 3.10 and a C compiler):
 #   make demo   set up .venv, build the Cython extension, run the HIL demo
-#   make test   set up .venv, build the Cython extension, run the test suite
+#   make test   set up .venv, build the Cython extension, run the test suite (and examples/user_package's)
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -38,6 +38,10 @@ demo: build
 test: build placo-env
 	$(PY) -m ruff check .
 	$(PY) -m pytest -q
+	@# A user's own project of laws (examples/user_package): installed, and its tests run from its
+	@# directory with the fixtures of the stack's installed pytest plugin.
+	$(PY) -m pip install -q --no-build-isolation --no-deps examples/user_package
+	cd examples/user_package && ../../$(PY) -m pytest -q
 
 regress: build
 	$(VENV)/bin/hil regress -j 2

@@ -1,0 +1,227 @@
+"""A control law run against the simulated robot for a test, and what the run did, tick by tick.
+
+    from hil.testing import config_path, simulate
+
+    run = simulate(config_path("iiwa"), MyLaw(), duration=2.0, overrides={"trajectory": {"type": "hold"}})
+    assert run.final_state == "RUNNING" and abs(run.q - run.q[0]).max() < 1e-3
+
+The run is hil.lockstep's: the loop and the simulated robot in one process over memq:// LCM, the
+plant stepped once per command, deterministic. The pytest fixtures (hil.pytest_plugin, docs/testing.md)
+are thin wrappers of this module; it does not import pytest.
+"""
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from core.paths import CONFIGS
+from messages.enums import SafetyState
+
+# The shipped robot configs by name: (file under configs/, the module its model needs or None).
+ROBOTS = {
+    "iiwa": ("demo.yaml", None),                                  # the iiwa14 behind Drake's simulated driver
+    "panda": ("arms/panda_torque.yaml", "example_robot_data"),    # example-robot-data's Panda, franka_driver
+}
+
+# The driver stand-ins (drivers.sim.real_drivers) and the protocol each speaks (None: the config's).
+DRIVERS = {"drake_sim": None, "kuka_driver": "iiwa", "franka_driver": "panda"}
+
+
+def config_path(name: str) -> Path:
+    """The path of the shipped config of robot `name` (ROBOTS); KeyError listing the names."""
+    if name not in ROBOTS:
+        raise KeyError(f"no shipped robot config {name!r}; known: {', '.join(ROBOTS)}")
+    return CONFIGS / ROBOTS[name][0]
+
+
+def missing_module(name: str) -> str | None:
+    """The module robot `name`'s model needs when it is not installed, else None."""
+    module = ROBOTS[name][1]
+    return module if module is not None and importlib.util.find_spec(module) is None else None
+
+
+def driver_overrides(cfg, driver: str) -> dict:
+    """The keys that put `driver`'s stand-in in front of the simulated arm of `cfg`, commanded in
+    torque: drake_sim as the config has it (sim.gravity_compensation matching
+    controller.robot_compensates_gravity), kuka_driver --torque_only (the iiwa protocol, FRI at the
+    loop period), franka_driver --control_mode=torque (the panda protocol). The real drivers add −τ_g
+    themselves, so controller.robot_compensates_gravity is set for them (the law still writes the
+    whole torque: the loop takes −τ_g out)."""
+    if driver not in DRIVERS:
+        raise ValueError(f"driver must be one of {', '.join(DRIVERS)}, got {driver!r}")
+    sim = dict(cfg.sim or {})
+    robot = {"driver": driver, "command": "torque", **({"protocol": DRIVERS[driver]} if DRIVERS[driver] else {})}
+    section = {"driver": driver, "control_mode": None, "status_period": None}
+    gravity = True
+    if driver == "drake_sim":
+        gravity = cfg.controller.robot_compensates_gravity
+        section["gravity_compensation"] = "internal" if gravity else "none"
+    elif driver == "kuka_driver":
+        section["kuka_driver"] = {**sim.get("kuka_driver", {}), "torque_only": True, "time_step": 1 / cfg.loop.rate_hz}
+    else:
+        section["franka_driver"] = {**sim.get("franka_driver", {}), "control_mode": "torque"}
+    return {"robot": robot, "sim": section, "controller": {"robot_compensates_gravity": gravity}}
+
+
+def merged(*layers: dict | None) -> dict:
+    """Config overrides, later layers winning key by key within a section."""
+    out: dict = {}
+    for layer in layers:
+        for section, values in (layer or {}).items():
+            both = isinstance(values, dict) and isinstance(out.get(section), dict)
+            out[section] = {**out[section], **values} if both else values
+    return out
+
+
+class Recorder:
+    """The loop's on_tick callback: each tick's robot clock, measured q and v, desired q, torque sent,
+    external torque (MultibodyPlant's signs) and safety state, into arrays preallocated for `ticks`."""
+
+    def __init__(self, ticks: int, n: int):
+        self.k = 0
+        self.t = np.zeros(ticks)
+        self.q, self.v, self.q_d, self.tau, self.tau_external = (np.zeros((ticks, n)) for _ in range(5))
+        self.safety = np.zeros(ticks, dtype=np.int8)
+
+    def __call__(self, loop) -> None:
+        k = self.k
+        self.t[k] = loop.status_timing.robot_ns * 1e-9
+        self.q[k] = loop.q
+        self.v[k] = loop.v
+        self.q_d[k] = loop.q_d
+        self.tau[k] = loop.tau_cmd
+        np.multiply(loop.status.torque_external, loop.torque_signs[2], out=self.tau_external[k])
+        self.safety[k] = loop.safety.state
+        self.k = k + 1
+
+
+@dataclass
+class SimRun:
+    """A lockstep run, one row per tick after the first status (N ticks, n joints).
+
+    t (N,)                  the robot's clock (s), as State.t (franka_driver's is its host's wall clock)
+    q, v (N, n)             measured joint positions (rad) and velocities (rad/s), as the law saw them
+    q_d (N, n)              the trajectory's desired positions (held while not RUNNING)
+    tau (N, n)              the torque sent (N·m): the law's after saturation and rate limit, or the safe
+                            command; without −τ_g where the robot compensates gravity itself
+    tau_external (N, n)     the robot's external torque Σ J_Bᵀ F_B (N·m, MultibodyPlant's signs: State's)
+    safety (N,)             the safety state after the tick (messages.enums.SafetyState values)
+    summary                 the loop's summary (what `hil run --json` prints)
+    config                  the RunConfig that ran; plant, end_effector: the robot's model and frame
+    plant_q                 the simulated plant's true q at the end (no sensor fault on it)
+    """
+
+    t: np.ndarray
+    q: np.ndarray
+    v: np.ndarray
+    q_d: np.ndarray
+    tau: np.ndarray
+    tau_external: np.ndarray
+    safety: np.ndarray
+    summary: dict
+    config: object
+    plant: object
+    end_effector: object
+    plant_q: np.ndarray
+
+    @property
+    def elapsed(self) -> np.ndarray:
+        """(N,) seconds since the first status (the simulated time of sim.pushes and sim.faults)."""
+        return self.t - self.t[0]
+
+    @property
+    def final_state(self) -> str:
+        """The safety state at the end: "RUNNING", "FAULT", "INIT" or "SAFE_STOP"."""
+        return self.summary["final_state"]
+
+    @property
+    def faults(self) -> list[dict]:
+        """The loop's faults, [{"tick", "utime", "fault" (e.g. "CONTROLLER"), "reason"}]."""
+        return self.summary["faults"]
+
+    @property
+    def transitions(self) -> list[str]:
+        """The safety transitions, 'tick N: RUNNING -> FAULT [CONTROLLER]: ...'."""
+        return self.summary["transitions"]
+
+    @property
+    def error(self) -> str | None:
+        """The traceback of the first exception the law raised, or None."""
+        return self.summary["controller_timing"].get("error")
+
+    @property
+    def allocations(self) -> dict | None:
+        """What the law's update allocated (hil.check_allocations' report) when checked, else None."""
+        return self.summary["controller_timing"].get("allocations")
+
+    @property
+    def injected(self) -> list[dict]:
+        """The simulated robot's injected faults (sim.faults): type, window and how often applied."""
+        return self.summary["sim"]["faults"]
+
+    @property
+    def running(self) -> np.ndarray:
+        """(N,) bool: the law commanded at that tick (the safety state was RUNNING)."""
+        return self.safety == SafetyState.RUNNING
+
+    def frame_positions(self, frame=None) -> np.ndarray:
+        """(N, 3) p_WF of `frame` (a name or Frame; default the end effector) at each tick's measured q."""
+        if isinstance(frame, str):
+            frame = self.plant.GetFrameByName(frame)
+        frame = self.end_effector if frame is None else frame
+        kernels, X = self.plant.kernels(), np.zeros((4, 4))
+        out = np.zeros((len(self.q), 3))
+        for row, q in zip(out, self.q):
+            kernels.frame_pose(q, frame, X)
+            row[:] = X[:3, 3]
+        return out
+
+
+def simulate(config, controller=None, *, duration: float = 2.0, driver: str | None = None, pushes=(), payload=None,
+             faults=None, overrides: dict | None = None, check_alloc: bool = False) -> SimRun:
+    """Runs `controller` (a hil.Controller instance or class, or a function law(state, command); None:
+    the one the config's controller.type names) on `config` (a path, a mapping or a RunConfig) in
+    lockstep against its simulated robot for `duration` s of the robot's clock. `driver`: the stand-in
+    in front of the arm (DRIVERS; driver_overrides), None: the config's. `pushes`, `payload`, `faults`:
+    the sim section's keys (a payload may be a mass in kg). `overrides`: sections' keys, as hil.run's
+    (the driver's keys win). `check_alloc`: measure what update() allocates (SimRun.allocations). The
+    viewer is off (nobody sees memq://)."""
+    from .lockstep import make_lockstep
+    from .running import load
+    cfg = load(config, overrides)
+    if cfg.robot.protocol == "floating_base":
+        raise ValueError("hil.testing drives arms; a floating_base config runs with `hil run` (docs/wbc.md)")
+    keys = {}
+    if pushes:
+        keys["pushes"] = [dict(p) for p in pushes]
+    if payload is not None:
+        keys["payload"] = {"mass": float(payload)} if isinstance(payload, (int, float)) else dict(payload)
+    if faults is not None:
+        keys["faults"] = [dict(f) for f in faults]
+    cfg = load(cfg, merged(driver_overrides(cfg, driver) if driver else None, {"sim": keys, "viz": False}))
+    loop, sim = make_lockstep(cfg, controller=controller, check_alloc=check_alloc)
+    period_ns = int(round(1e9 / cfg.loop.rate_hz))
+    record = Recorder(int(round(duration * 1e9 / period_ns)), loop.n)
+    try:
+        sim.publish_status()
+        summary = loop.run(duration, on_tick=record)
+    finally:
+        loop.close()
+        sim.close()
+    k = record.k
+    return SimRun(record.t[:k], record.q[:k], record.v[:k], record.q_d[:k], record.tau[:k],
+                  record.tau_external[:k], record.safety[:k], summary, cfg, loop.robot.plant,
+                  loop.robot.end_effector, sim.plant_state()["q"])
+
+
+def allocation_problem(run: SimRun) -> str | None:
+    """What the law's update allocated, as `hil run --check-alloc` words it, if it allocated; else None
+    (also when the run was not checked or the law never ran)."""
+    from .running import format_allocations
+    report = run.allocations
+    if report is None or not report["ticks"] or not report["allocates"]:
+        return None
+    return format_allocations(report, run.summary["controller"])
