@@ -176,6 +176,12 @@ def _run_pool(campaign: Campaign, parts: list[list[int]], workers: int, on_rows:
             except Exception as e:            # the worker died (e.g. killed): its runs are errors
                 rows = failed_rows(futures[f], f"the worker running this batch failed: {type(e).__name__}: {e}")
             on_rows(rows)
+    except KeyboardInterrupt:
+        # The workers ignore SIGINT and the pool would run the batches already queued to them before
+        # the process could exit (a Ctrl-C'd campaign wrote its report, then hung at full CPU): stop them.
+        for child in ctx.active_children():
+            child.terminate()
+        raise
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
 

@@ -32,7 +32,7 @@ def test_scenario_passes(path):
 def test_the_scenarios_cover_the_controllers_contact_each_fault_and_the_serial_chain():
     import typing
 
-    from core.config import ControllerConfig
+    from core.config import BUILTIN_CONTROLLERS
     from drivers.sim.config import FaultType
     from hil.legged_scenario import is_legged_scenario  # legged robots: tests/wbc/test_legged_scenarios.py
     scenarios = [load_scenario(p) for p in find_scenarios(SCENARIOS) if not is_legged_scenario(p)]
@@ -40,7 +40,7 @@ def test_the_scenarios_cover_the_controllers_contact_each_fault_and_the_serial_c
     if any(is_legged_scenario(p) for p in find_scenarios(SCENARIOS)):
         controllers.add("whole_body")           # the legged scenarios run it (hil.legged.LeggedTorqueControl)
     faults = {f["type"] for s in scenarios for f in (s.cfg.sim or {}).get("faults", [])}
-    assert controllers == set(typing.get_args(typing.get_type_hints(ControllerConfig)["type"]))
+    assert controllers == set(BUILTIN_CONTROLLERS)
     assert faults == set(typing.get_args(FaultType))
     assert any((s.cfg.sim or {}).get("contact", {}).get("enabled") for s in scenarios)
     assert any(s.spec.link == "serial" for s in scenarios)
