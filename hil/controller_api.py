@@ -87,7 +87,8 @@ class State:
 
 
 class Command:
-    """What the law writes at a tick: `tau` (N·m, every joint, every tick), and for the position and
+    """What the law writes at a tick: `tau` (N·m: every joint, every tick; it holds the previous tick's
+    values, not zeros), and for the position and
     velocity command modes `q` (rad) and `v` (rad/s), which the loop fills with the trajectory's q_d
     and v_d + gain (q_d − q) before calling the law (overwrite them to command other setpoints)."""
 

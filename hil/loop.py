@@ -451,12 +451,10 @@ class ControlLoop(Lifecycle):
         clock, the trajectory's setpoints in command.q / command.v (v_d + gain (q_d − q))."""
         sm, sc, se = self.torque_signs
         status, state, cmd = self.status, self.state, self.cmd
-        _control.add(self.zero, status.torque_measured, sm, self.tau_measured)
-        _control.add(self.zero, status.torque_commanded, sc, self.tau_commanded)
-        _control.add(self.zero, status.torque_external, se, self.tau_external)
+        _control.scale3(status.torque_measured, sm, self.tau_measured, status.torque_commanded, sc,
+                        self.tau_commanded, status.torque_external, se, self.tau_external)
         state.t = self.status_timing.robot_ns * 1e-9
         state.tick = self.tick_index
-        cmd.tau.fill(0.0)
         c = self.command_state
         if c.send_q or c.send_v:
             np.copyto(cmd.q, self.q_d)
