@@ -212,3 +212,31 @@ def test_the_state_is_read_only_and_torques_are_in_the_plants_signs():
     q = np.zeros(7)
     state = hil.State.of(7, q=q, t=1.5)
     assert state.t == 1.5 and not state.q.flags.writeable
+
+
+def test_the_users_law_runs_in_a_regression_scenario_and_a_campaign(lab):
+    (lab / "scenarios").mkdir()
+    (lab / "scenarios" / "hold.yaml").write_text(textwrap.dedent("""\
+        robot: {model: robots/iiwa14.urdf}
+        controller: {type: "mylaws:Hold", params: {kp: 120.0}}
+        trajectory: {type: hold}
+        sim: {initial_positions: [0.2, 0.6, -0.1, -1.1, 0.1, 0.8, 0.0]}
+        scenario:
+          description: the lab's law holds the arm
+          duration: 0.5
+          criteria: {final_state: RUNNING, trips: [], tracking_rms: 5.0e-2}
+        """))
+    regress = hil_cli("regress", "scenarios", cwd=lab)
+    assert regress.returncode == 0 and "1 passed, 0 failed" in regress.stdout, regress.stdout + regress.stderr
+    (lab / "campaign.yaml").write_text(textwrap.dedent("""\
+        campaign:
+          description: the lab's law under payloads
+          base: scenarios/hold.yaml
+          runs: 4
+          vary: {sim.payload.mass: {uniform: [0.0, 1.0]}}
+        """))
+    campaign = hil_cli("campaign", "campaign.yaml", "--engine", "pool", "-j", "2", "--out", "out", "--quiet", cwd=lab)
+    assert campaign.returncode == 0, campaign.stderr
+    import json
+    summary = json.loads((lab / "out" / "summary.json").read_text())
+    assert summary["finished"] == 4 and summary["errors"] == 0, summary
