@@ -148,7 +148,7 @@ def cmd_run(args, live: StatusLine | None = None, robot_processes=()) -> int:
             bridge.close()
     if robot_ended.ended is None or stop[0]:
         return _finish(loop, summary, args)
-    p, started = robot_ended.ended, loop.status_timing.received > 0     # the demo's robot is gone
+    p, started = robot_ended.ended, loop.hardware.timing.received > 0     # the demo's robot is gone
     if started:
         _finish(loop, summary, args)
     print(f"hil demo: `hil {p.args[3]}` ended (exit status {p.returncode}) "

@@ -1,10 +1,11 @@
 """The control loop: status in, torque out, at a fixed rate, every tick bounded and safe.
 
-One tick: wait for the deadline → handle pending LCM without blocking (newest status, e-stop, plan
-stream) → safety checks → trajectory and controller (or the safe command) → saturation and rate
-limit → encode and publish the command → record timing; then, outside the measured compute time,
-telemetry, the viewer bridge and (in lockstep) delivering the command to the simulator. Nothing in a
-tick raises: a failure becomes a FAULT with its reason, and the safe command is sent.
+One tick: wait for the deadline → hardware.read (the LCM waiting, without blocking: the newest
+status, e-stop, plan stream) → safety checks → trajectory and controller (or the safe command) →
+saturation and rate limit → hardware.write (the command) → record timing; then, outside the measured
+compute time, telemetry, the viewer bridge and (in lockstep) delivering the command to the simulator.
+Nothing in a tick raises: a failure becomes a FAULT with its reason, and the safe command is sent.
+The arm's protocol and the quirks of the driver in front of it are hil.hardware's, not the loop's.
 
 Trajectories run on the robot's clock, the utime of the newest status (as Drake's LcmDrivenLoop
 does): the desired state belongs to the same instant as the measured one, however late the tick,
@@ -21,21 +22,21 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from core import _control
-from core.clock import LockstepClock, RealTimeClock, StatusClock
+from core.clock import LockstepClock, RealTimeClock
 from core.config import RunConfig, channels_for
 from core.robot import Robot
-from messages.codec import CommandDecoder, CommandEncoder, StatusDecoder
 from messages.enums import SafetyState
 
 from .controller_api import Command, State
 from .controller_guard import ControllerGuard
 from .controllers import make_controller
+from .hardware import hardware_for
 from .lifecycle import Lifecycle, LifecycleState, Mode
 from .process import RealtimeProcess
 from .safety import SafetyMonitor, Transition
@@ -45,55 +46,12 @@ from .telemetry import TelemetryPublisher, TickRecorder
 log = logging.getLogger(__name__)
 
 
-KUKA_START_GUARD_S = 0.3      # kuka_driver aborts on a command within its --start_command_guard, 0.25 s
-COMMAND_FIELDS = {"torque": ("torque",), "position_and_torque": ("position", "torque"),
-                  "position": ("position",), "velocity": ("velocity",)}
-
-
-@dataclass
-class StatusTiming:
-    """The newest valid status: when and on which tick it came, and the robot's clock it gives."""
-    clock: StatusClock = field(default_factory=StatusClock)   # continuous across utime −1 and clock switches
-    robot_ns: int = 0           # the robot's clock at the newest status
-    arrived_ns: int = 0         # loop clock when the newest status arrived
-    first_ns: int = -1          # loop clock when the first arrived
-    last_tick: int = -1         # tick at which the newest arrived (-1: none yet)
-    received: int = 0
-    rejected: int = 0
-
-
 @dataclass
 class StartUp:
-    """The start of a run: the driver's start guard (no command before it has passed) and the
-    start-up line (`startup` in the summary)."""
-    guard_ns: int
+    """The start-up line (`startup` in the summary): said once the status period is learned, or as the
+    driver's start guard begins."""
     announced: bool = False
     text: str = ""
-
-
-class CommandState:
-    """What the loop sends: which fields the robot takes, the position and velocity commands (rate
-    limited, or the held position outside RUNNING), the newest commands sent (to know our own) and
-    their count."""
-
-    def __init__(self, fields: tuple, n: int, size: int, q_step, stamp_wall: bool):
-        self.send_q, self.send_v, self.send_tau = ("position" in fields, "velocity" in fields, "torque" in fields)
-        self.q_cmd, self.v_cmd, self.q_hold = np.zeros(n), np.zeros(n), np.zeros(n)
-        self.q_lo, self.q_hi = np.zeros(n), np.zeros(n)
-        self.q_step = q_step            # position setpoints move at most v_max·T per command
-        self.holding = False            # q_hold latched: the position commands hold it
-        self.stamp_wall = stamp_wall    # franka_driver: its expiry compares utime with its wall clock
-        self.ring = _control.SentRing(size)
-        self.sent = 0
-        self.exit_sent = False
-
-
-@dataclass
-class ForeignCommands:
-    """A second commander: valid commands on our command channel that this loop did not send."""
-    decoder: CommandDecoder
-    seen: int = 0
-    reported: int = 0
 
 
 class ControlLoop(Lifecycle):
@@ -125,33 +83,10 @@ class ControlLoop(Lifecycle):
         self.channels = channels_for(cfg)
         self.clock = LockstepClock(self.period_ns) if self.mode is Mode.LOCKSTEP else \
             RealTimeClock(self.period_ns, int(cfg.loop.spin_us * 1e3))
-        self.status = StatusDecoder(robot.protocol, n, channel=self.channels.status)
-        self.status_timing = StatusTiming()
-        guard = cfg.loop.start_guard
-        # robot.driver auto (iiwa): the guard is decided by the first status (_on_status)
-        self.detect_kuka = guard is None and cfg.robot.driver == "auto" and robot.protocol == "iiwa"
-        if guard is None:
-            guard = KUKA_START_GUARD_S if cfg.robot.driver == "kuka_driver" else 0.0
-        self.startup = StartUp(round(guard * 1e9))
-        fields = COMMAND_FIELDS[cfg.robot.command]
-        self.command = CommandEncoder(robot.protocol, n, fields=fields, channel=self.channels.command)
-        self.foreign = ForeignCommands(CommandDecoder(robot.protocol, n, self.channels.command))
-        self.q, self.v = self.status.position_measured, self.status.velocity_estimated
-        self.q_d, self.v_d, self.a_d = np.zeros(n), np.zeros(n), np.zeros(n)
-        self.tau_cmd, self.tau_g, self.tau_v = np.zeros(n), np.zeros(n), np.zeros(n)
-        self.zero = np.zeros(n)
         search = [] if cfg.source is None else [Path(cfg.source).resolve().parent]
         self.controller = make_controller(robot.plant, cfg.controller, robot.end_effector,
                                           period=self.period_ns * 1e-9, joint_names=robot.joint_names,
                                           controller=self._law, search=search)
-        # What the law sees (MultibodyPlant's signs: the iiwa negates its measured and commanded
-        # torques on the wire, the Panda its external torque) and writes; self.tau is its command.tau.
-        self.torque_signs = (-1.0, -1.0, 1.0) if robot.protocol == "iiwa" else (1.0, 1.0, -1.0)
-        self.tau_measured, self.tau_commanded, self.tau_external = np.zeros(n), np.zeros(n), np.zeros(n)
-        self.state = State(self.q, self.v, self.tau_measured, self.tau_commanded, self.tau_external,
-                           self.q_d, self.v_d, self.a_d, period=self.period_ns * 1e-9)
-        self.cmd = Command(n)
-        self.tau = self.cmd.tau
         budget_us = cfg.controller.budget_us or self.period_ns * 0.5e-3
         self.guard = ControllerGuard(int(budget_us * 1e3), cfg.controller.overrun_limit,
                                      fault_on_overrun=self._fault_on_overrun, check_alloc=self._check_alloc)
@@ -168,9 +103,19 @@ class ControlLoop(Lifecycle):
                                               robot.end_effector, background=self.mode is Mode.REALTIME,
                                               safety=cfg.safety)
         self.safety = SafetyMonitor(robot.plant, cfg.safety, self.period_ns, lc, self.channels.estop)
-        # Position setpoints move at most v_max·T per command (_send), whatever q_d does.
-        self.command_state = CommandState(fields, n, self.command.size, self.safety.v_hi * (self.period_ns * 1e-9),
-                                          stamp_wall=cfg.robot.driver == "franka_driver")
+        # The arm (hil.hardware): statuses in, commands out; position setpoints move at most v_max·T each.
+        hw = self.hardware = hardware_for(cfg, robot, lc, self.channels, self.clock,
+                                          self.safety.v_hi * (self.period_ns * 1e-9))
+        self.q, self.v = hw.q, hw.v
+        self.q_d, self.v_d, self.a_d = np.zeros(n), np.zeros(n), np.zeros(n)
+        self.tau_cmd, self.tau_g, self.tau_v = np.zeros(n), np.zeros(n), np.zeros(n)
+        self.zero = np.zeros(n)
+        # What the law sees (the torques in MultibodyPlant's signs) and writes; self.tau is its command.tau.
+        self.state = State(self.q, self.v, hw.tau_measured, hw.tau_commanded, hw.tau_external,
+                           self.q_d, self.v_d, self.a_d, period=self.period_ns * 1e-9)
+        self.cmd = Command(n)
+        self.tau = self.cmd.tau
+        self.startup = StartUp()
         self.recorder = TickRecorder(n, self.period_ns, int(cfg.loop.deadline_budget_us * 1e3),
                                      trace_every=self.trace_every)
         self.telemetry = TelemetryPublisher(lc, self.channels, n, cfg.telemetry.rate_hz, self.period_ns,
@@ -180,8 +125,6 @@ class ControlLoop(Lifecycle):
         self.transitions = HeadTail()       # 'tick N: text', the first and the last
         self.process: list[str] = []        # the real-time process settings in effect
         self._realtime_process: RealtimeProcess | None = None
-        self._subscriptions = [lc.subscribe(self.channels.status, self._on_status),
-                               lc.subscribe(self.channels.command, self._on_command)]
 
     def on_activate(self) -> None:
         """Real time: the process settings (loop.cpus, priority, lock_memory, gc); the clock starts."""
@@ -207,54 +150,20 @@ class ControlLoop(Lifecycle):
 
     def close(self) -> None:
         """FINALIZED: stops listening on the LCM (status, command, e-stop, a streamed trajectory). The
-        LCM object holds its handlers, which hold the loop: without this neither is freed (nor the
+        LCM object holds its handlers, which hold their owners: without this neither is freed (nor the
         LCM's file descriptors)."""
         if self.lifecycle is LifecycleState.UNCONFIGURED:
             self.lifecycle = LifecycleState.FINALIZED
             return
         if self.active:
             self.deactivate()
-        for subscription in self._subscriptions:
-            self.lc.unsubscribe(subscription)
-        self._subscriptions = []
+        self.hardware.close()
         for owner, attr in ((self.safety, "estop_subscription"), (self.trajectory, "subscription")):
             subscription = getattr(owner, attr, None)
             if subscription is not None:
                 self.lc.unsubscribe(subscription)
                 setattr(owner, attr, None)
         self.lifecycle = LifecycleState.FINALIZED
-
-    # --- LCM ------------------------------------------------------------------------------------
-    def _on_status(self, channel: str, data: bytes) -> None:
-        timing = self.status_timing
-        if self.status.decode(data):
-            timing.last_tick = self.tick_index
-            timing.received += 1
-            timing.arrived_ns = now = self.clock.now_ns()
-            # robot_utime: the robot's steady clock where the protocol carries one (panda), else 0 (unused)
-            timing.robot_ns = timing.clock.update(self.status.utime, now, self.status.robot_utime)
-            if timing.first_ns < 0:
-                timing.first_ns = now
-                if self.detect_kuka and (self.status.utime == -1 or
-                                         _control.first_nonfinite(self.status.position_ipo) >= 0):
-                    self.startup.guard_ns = round(KUKA_START_GUARD_S * 1e9)    # kuka_driver's status
-        else:
-            timing.rejected += 1
-            if timing.rejected <= 10 or timing.rejected % 1000 == 0:
-                log.warning("rejected status #%d on %s: %s", timing.rejected, channel, self.status.last_error)
-
-    def _on_command(self, channel: str, data: bytes) -> None:
-        if self.command_state.ring.seen(data):
-            return                          # our own, looped back
-        if self.foreign.decoder.decode(data):   # a garbled message commands nothing: the driver drops it
-            self.foreign.seen += 1
-
-    def pump(self, limit: int = 64) -> int:
-        """Handles the LCM messages already waiting (at most `limit`), without blocking."""
-        handled = 0
-        while handled < limit and self.lc.handle_timeout(0) > 0:
-            handled += 1
-        return handled
 
     # --- one tick ---------------------------------------------------------------------------------
     def _transition(self, t: Transition, now_ns: int) -> None:
@@ -264,58 +173,42 @@ class ControlLoop(Lifecycle):
         self.telemetry.safety_event(self.tick_index, now_ns // 1000, t)
         if t.state == SafetyState.RUNNING:
             # (Re)start the trajectory from where the robot is, so nothing jumps.
-            self.trajectory.start(self.q, self.status_timing.robot_ns)
-            self.command_state.holding = False
+            self.trajectory.start(self.q, self.hardware.timing.robot_ns)
+            self.hardware.release_hold()
             self.controller.activate()
         else:
             self.tracking_error = 0.0     # no trajectory is tracked outside RUNNING: nothing to hold against
             if self.controller.active:
                 self.controller.deactivate()
 
-    def await_status(self) -> None:
-        """Lockstep over a link (the plant steps in another process, once per command): blocks until a
-        status newer than the last arrives, or status_wait_s passes (then the tick runs with a stale one);
-        for the first status, up to loop.start_timeout (the driver may still be starting)."""
-        timing = self.status_timing
-        wait = self.status_wait_s if timing.received else max(self.status_wait_s, self.cfg.loop.start_timeout)
-        seen, end = timing.received, time.monotonic() + wait
-        while timing.received == seen:
-            left = end - time.monotonic()
-            if left <= 0:
-                return
-            self.lc.handle_timeout(max(1, int(left * 1e3)))
-
     def update(self) -> None:
         """One tick (ACTIVE): allocation-free in steady state; raises nothing (a failure is a FAULT)."""
         start, lateness = self.clock.wait()
+        hw, k = self.hardware, self.tick_index
         if self.status_wait_s:
-            self.await_status()
+            hw.await_status(k, self.status_wait_s)
         wall = time.perf_counter_ns()
-        self.pump()
-        k = self.tick_index
-        timing, startup = self.status_timing, self.startup
+        hw.read(k)
+        timing, startup = hw.timing, self.startup
         have_status = timing.last_tick >= 0
-        if have_status and startup.guard_ns and start - timing.first_ns < startup.guard_ns:
+        if hw.guard_active(start):
             if timing.clock.learned:
                 self._announce()
             if self.sim is not None:     # lockstep: the driver's clock runs on while the loop waits
                 self.sim.advance()
             self.tick_index += 1
             return                       # the driver's start guard: no command yet
-        if have_status and not startup.announced and (startup.guard_ns or timing.clock.learned):
+        if have_status and not startup.announced and (hw.guard_ns or timing.clock.learned):
             self._announce(force=True)
         age = self._status_age(k, have_status, start)
-        self.safety.utime = self.status.utime
+        self.safety.utime = hw.status.utime
         t = self.safety.check(k, age, have_status and age < self.cfg.safety.status_timeout_periods,
                               self.q, self.v, self.tracking_error)
         if t is not None:
             self._transition(t, start)
-        if self.foreign.seen > self.foreign.reported:
-            self.foreign.reported = self.foreign.seen
-            if not self.safety.controller_latched:
-                self._transition(self.safety.controller_failed(
-                    k, f"second commander: a command on {self.channels.command} that this loop did not send "
-                       f"(another controller is running on {self.cfg.lcm.url})"), start)
+        foreign = hw.second_commander()
+        if foreign is not None and not self.safety.controller_latched:
+            self._transition(self.safety.controller_failed(k, foreign), start)
         if self.safety.commanding:
             self._control(start)
         if not have_status:
@@ -330,7 +223,7 @@ class ControlLoop(Lifecycle):
                 self.gravity.gravity(self.q, self.tau_g)                 # − τ_g: the arm does not fall
                 _control.add(self.tau, self.tau_g, -1.0, self.tau)
         self.safety.limit(self.tau, self.tau_cmd)
-        if self._send(start):
+        if hw.write(start, self.tau_cmd, self.cmd.q, self.cmd.v, self.safety.commanding):
             self.recorder.torque(self.tau_cmd)
         self.recorder.record(start, lateness, time.perf_counter_ns() - wall)
         self._after(start)
@@ -341,21 +234,23 @@ class ControlLoop(Lifecycle):
         (the loop's when faster); before it is learned, 0 until loop.start_timeout has passed."""
         if not have_status:
             return 0 if self.safety.state == SafetyState.INIT else k + 1   # waiting for the first: no timeout
-        age = k - self.status_timing.last_tick
-        period = self.status_timing.clock.period_ns
+        timing = self.hardware.timing
+        age = k - timing.last_tick
+        period = timing.clock.period_ns
         if period is None:
-            late = now_ns - self.status_timing.arrived_ns > self.cfg.loop.start_timeout * 1e9
+            late = now_ns - timing.arrived_ns > self.cfg.loop.start_timeout * 1e9
             return self.cfg.safety.status_timeout_periods if late else 0
         return age * self.period_ns // max(period, self.period_ns)
 
     def _announce(self, force: bool = False) -> None:
         """The start-up line (`startup` in the summary): what the first status said, the status period
         learned and the timeout it gives, the guard waited."""
-        period, startup = self.status_timing.clock.period_ns, self.startup
-        if startup.announced or (not self.status_timing.clock.learned and not force):
+        hw, startup = self.hardware, self.startup
+        period = hw.timing.clock.period_ns
+        if startup.announced or (not hw.timing.clock.learned and not force):
             return
         startup.announced = True
-        utime = self.status.utime
+        utime = hw.status.utime
         clock = "-1: the driver is synchronising its clock" if utime == -1 else f"{utime}"
         text = f"first status on {self.channels.status} (utime {clock})"
         if period is not None:
@@ -372,98 +267,40 @@ class ControlLoop(Lifecycle):
             if capped:
                 text += (f"; the controller's joint-damping compensation capped at m/T for joints {capped}: "
                          f"{[round(float(-self.controller.neg_damping[i]), 3) for i in capped]} N·m·s/rad")
-        if startup.guard_ns:
-            text += f"; waiting {startup.guard_ns * 1e-9:g} s (loop.start_guard) before the first command"
+        if hw.guard_ns:
+            text += f"; waiting {hw.guard_ns * 1e-9:g} s (loop.start_guard) before the first command"
         log.info("%s", text)
         startup.text = text
-
-    def _send(self, now_ns: int) -> bool:
-        """Encodes and publishes this tick's command: tau_cmd, and per robot.command the positions (q_d
-        while RUNNING, else the measured q latched when it stopped) and velocities (v_d + gain (q_d − q)
-        while RUNNING, else 0), stamped on the driver's clock. While RUNNING the positions move at most
-        v_max·T from the previous command's (v_max the safety's velocity limits, T the loop period): a
-        jump of q_d (the robot's clock jumping after a stall, a streamed plan) would otherwise reach the
-        driver's position interpolator (Drake's SimIiwaDriver differentiates it over 1 ms) as a
-        velocity spike."""
-        c = self.command_state
-        if c.send_q or c.send_v:
-            if self.safety.commanding:
-                if c.sent:                                 # q_cmd holds the previous command's
-                    np.subtract(c.q_cmd, c.q_step, out=c.q_lo)
-                    np.add(c.q_cmd, c.q_step, out=c.q_hi)
-                    np.clip(self.cmd.q, c.q_lo, c.q_hi, out=c.q_cmd)
-                else:
-                    np.copyto(c.q_cmd, self.cmd.q)
-                if c.send_v:
-                    np.copyto(c.v_cmd, self.cmd.v)
-            else:
-                if not c.holding and _control.first_nonfinite(self.q) < 0:
-                    np.copyto(c.q_hold, self.q)
-                    c.holding = True
-                np.copyto(c.q_cmd, c.q_hold)
-                c.v_cmd.fill(0.0)
-        view = self.command.encode(self.command_utime(now_ns), torque=self.tau_cmd if c.send_tau else None,
-                                   position=c.q_cmd if c.send_q else None,
-                                   velocity=c.v_cmd if c.send_v else None)
-        if view is None:
-            return False
-        self.command.publish(self.lc)
-        c.ring.store(view)
-        c.sent += 1
-        return True
-
-    def command_utime(self, now_ns: int) -> int:
-        """The command's utime: the newest status's (Drake's convention); on franka_driver that plus the
-        time since it arrived (the driver compares it with its wall clock); never kuka_driver's −1
-        ("no command"): the loop's clock in µs then."""
-        utime = self.status.utime
-        if utime < 0:
-            return max(now_ns // 1000, 0)
-        if self.command_state.stamp_wall:
-            return utime + (now_ns - self.status_timing.arrived_ns) // 1000
-        return utime
 
     def publish_exit_command(self) -> bool:
         """The safe command, once, as the loop leaves (every exit path: end, signal, fault, exception):
         the safe torque of the fault state (damping or zero, + gravity hold when the robot does not
-        compensate it), positions = the measured q, velocities 0. False if no status was ever seen."""
-        c = self.command_state
-        if self.status_timing.last_tick < 0 or c.exit_sent:
+        compensate it), positions = the measured q, velocities 0 (hil.hardware's write_exit). False if
+        no status was ever seen, or it went out already."""
+        if not self.hardware.exit_pending:
             return False
         self.safety.safe_command(self.v, self.tau)
         if self.hold_gravity and _control.first_nonfinite(self.q) < 0:
             self.gravity.gravity(self.q, self.tau_g)
             _control.add(self.tau, self.tau_g, -1.0, self.tau)
         _control.saturate(self.tau, self.tau, self.safety.effort, np.inf, self.tau_cmd)
-        if _control.first_nonfinite(self.q) < 0:
-            np.copyto(c.q_hold, self.q)
-        c.holding = True
-        state = self.safety.state
-        self.safety.state = SafetyState.SAFE_STOP        # _send holds q_hold, zero velocity
-        try:
-            c.exit_sent = self._send(self.clock.now_ns())
-        finally:
-            self.safety.state = state
-        return c.exit_sent
+        return self.hardware.write_exit(self.clock.now_ns(), self.tau_cmd)
 
     def _refresh(self) -> None:
-        """The law's state and command before its update: torques in the plant's signs, the robot's
-        clock, the trajectory's setpoints in command.q / command.v (v_d + gain (q_d − q))."""
-        sm, sc, se = self.torque_signs
-        status, state, cmd = self.status, self.state, self.cmd
-        _control.scale3(status.torque_measured, sm, self.tau_measured, status.torque_commanded, sc,
-                        self.tau_commanded, status.torque_external, se, self.tau_external)
-        state.t = self.status_timing.robot_ns * 1e-9
+        """The law's state and command before its update: the robot's clock, the trajectory's setpoints
+        in command.q / command.v (v_d + gain (q_d − q)). The torques are hil.hardware's, refreshed with
+        each status."""
+        state, cmd = self.state, self.cmd
+        state.t = self.hardware.timing.robot_ns * 1e-9
         state.tick = self.tick_index
-        c = self.command_state
-        if c.send_q or c.send_v:
+        if self.hardware.sends_setpoints:
             np.copyto(cmd.q, self.q_d)
             _control.add(self.q_d, self.q, -1.0, cmd.v)
             _control.add(self.v_d, cmd.v, self.cfg.robot.velocity_gain, cmd.v)
 
     def _control(self, now_ns: int) -> None:
         try:
-            self.trajectory.sample(self.status_timing.robot_ns, self.q_d, self.v_d, self.a_d)
+            self.trajectory.sample(self.hardware.timing.robot_ns, self.q_d, self.v_d, self.a_d)
             if self.trajectory.error is not None:
                 raise RuntimeError(f"trajectory: {self.trajectory.error}")
             self._refresh()
@@ -494,10 +331,11 @@ class ControlLoop(Lifecycle):
 
     def _after(self, now_ns: int) -> None:
         """Work outside the measured compute time."""
-        self.telemetry.maybe_publish(self.tick_index, now_ns // 1000, self.recorder, self.safety, self.status.utime,
-                                     self.status_timing.rejected, self.q, self.v, self.q_d, self.tau_cmd)
+        hw = self.hardware
+        self.telemetry.maybe_publish(self.tick_index, now_ns // 1000, self.recorder, self.safety, hw.status.utime,
+                                     hw.timing.rejected, self.q, self.v, self.q_d, self.tau_cmd)
         if self.viz is not None:
-            self.viz.tick(now_ns, self.q, self.status.utime)
+            self.viz.tick(now_ns, self.q, hw.status.utime)
         self.recorder.trace((now_ns - self.recorder.first_ns) * 1e-9, self.q, self.q_d, self.tau_cmd)
 
     # --- running ----------------------------------------------------------------------------------
@@ -519,7 +357,7 @@ class ControlLoop(Lifecycle):
         ticks_after_start = 0
         while not (stop is not None and stop()):
             self.update()
-            if self.status_timing.last_tick < 0:
+            if self.hardware.timing.last_tick < 0:
                 if self.mode is Mode.REALTIME and time.monotonic() - start_wall > self.cfg.loop.start_timeout:
                     raise TimeoutError(f"no valid status on {self.channels.status} within "
                                        f"{self.cfg.loop.start_timeout} s (is the robot driver or `hil sim` "
@@ -534,7 +372,8 @@ class ControlLoop(Lifecycle):
                 break
 
     def summary(self) -> dict:
-        timing, c = self.status_timing, self.command_state
+        hw = self.hardware
+        timing, c = hw.timing, hw.commands
         return self.recorder.summary(self.safety, {
             "controller": self.controller.name,
             "controller_timing": self.guard.summary(),
@@ -542,7 +381,7 @@ class ControlLoop(Lifecycle):
                        "commands_sent": c.sent, "skipped_ticks": self.clock.skipped,
                        "period_ms": None if timing.clock.period_ns is None
                        else round(timing.clock.period_ns * 1e-6, 3),
-                       "clock_jumps": timing.clock.jumps, "foreign_commands": self.foreign.seen,
+                       "clock_jumps": timing.clock.jumps, "foreign_commands": hw.foreign.seen,
                        "exit_command_sent": c.exit_sent},
             "transitions": self.transitions.lines("transitions"),
             "startup": self.startup.text,

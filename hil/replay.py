@@ -104,17 +104,17 @@ def replay(path: str | Path, cfg: RunConfig | None = None, tolerance: float = 1e
             bad_recorded += 1
             continue
         pending, found = _deliver(lc, pending, ch.status, status, recorded.utime,
-                                  loop.status.utime if loop.status_timing.received else None)
+                                  loop.hardware.status.utime if loop.hardware.timing.received else None)
         if not found:
             lost += 1
             first_loss = len(diffs) if first_loss is None else first_loss
-        sent = loop.command_state.sent
+        sent = loop.hardware.commands.sent
         loop.update()
-        if loop.command_state.sent == sent:    # no status yet in the replay: nothing to compare
+        if loop.hardware.commands.sent == sent:    # no status yet in the replay: nothing to compare
             continue
         d = np.abs(loop.tau_cmd - recorded.torque)
         diffs.append(d)
-        if loop.status.utime != recorded.utime:
+        if loop.hardware.status.utime != recorded.utime:
             utime_mismatch += 1
         if first is None and d.max() > tolerance:
             j = int(d.argmax())

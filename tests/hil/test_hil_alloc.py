@@ -61,7 +61,7 @@ def test_a_tick_allocates_only_scalars(controller):
         loop.update()
     assert loop.safety.state.name == "RUNNING"
     peaks = transient_peaks(loop.update, 3000)
-    assert loop.telemetry.published >= 300 and loop.command_state.sent >= 3000
+    assert loop.telemetry.published >= 300 and loop.hardware.commands.sent >= 3000
     assert max(peaks) <= SCALARS_PEAK and np.median(peaks) <= SCALARS_MEDIAN, (max(peaks), np.median(peaks))
 
 
@@ -83,7 +83,7 @@ def test_each_phase_of_a_tick_allocates_at_most_a_few_scalars(controller):
         "controller": lambda: loop.controller.update(loop.state, loop.cmd),
         "safety check": lambda: saf.check(400, 0, True, loop.q, loop.v, 0.0),
         "saturation": lambda: saf.limit(loop.tau, loop.tau_cmd),
-        "command": lambda: (loop.command.encode(12345678, torque=loop.tau_cmd), loop.command.publish(lc)),
+        "command": lambda: loop.hardware.write(12345678, loop.tau_cmd, loop.cmd.q, loop.cmd.v, True),
         "statistics": lambda: (rec.record(10**9, 1000, 5000), rec.track(loop.q, loop.q_d),
                                rec.trace(1.5, loop.q, loop.q_d, loop.tau_cmd)),
         "telemetry": lambda: loop.telemetry.maybe_publish(0, 10**6, rec, saf, 10**6, 0, loop.q, loop.v, loop.q_d,
@@ -118,6 +118,6 @@ def test_receiving_statuses_leaves_nothing_behind(controller):
     # A counter that passes 256 leaves Python's small-int cache: one new int object, not growth.
     grown = [d for d in after.filter_traces(harness).compare_to(before.filter_traces(harness), "lineno")
              if d.count_diff > 1 or d.size_diff > 64]
-    assert loop.status_timing.received >= 6000 and loop.safety.state.name == "RUNNING"
+    assert loop.hardware.timing.received >= 6000 and loop.safety.state.name == "RUNNING"
     assert max(peaks) <= receive + SCALARS_PEAK, (max(peaks), receive)
     assert grown == []

@@ -100,7 +100,8 @@ def test_realtime_watchdog_trips_when_the_plant_goes_silent_and_recovers(tmp_pat
     ticks = []          # per tick: periods since the newest status, state after the tick, that status's utime
 
     def watch(loop):
-        ticks.append((loop.tick_index - 1 - loop.status_timing.last_tick, loop.safety.state.name, loop.status.utime))
+        hw = loop.hardware
+        ticks.append((loop.tick_index - 1 - hw.timing.last_tick, loop.safety.state.name, hw.status.utime))
 
     try:
         loop = ControlLoop(cfg, load_robot(cfg.robot), lcm.LCM(url), mode="realtime").configure()

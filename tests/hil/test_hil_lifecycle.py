@@ -28,7 +28,7 @@ def test_a_run_goes_configured_active_inactive_and_ends_with_the_exit_command():
     summary = loop.run(0.3, on_tick=lambda lp: states.append((lp.lifecycle, lp.controller.lifecycle)))
     assert set(states) == {(LifecycleState.ACTIVE, LifecycleState.ACTIVE)}       # RUNNING from the first tick
     assert loop.lifecycle is LifecycleState.INACTIVE and loop.controller.lifecycle is LifecycleState.INACTIVE
-    assert summary["status"]["exit_command_sent"] and loop.command_state.exit_sent
+    assert summary["status"]["exit_command_sent"] and loop.hardware.commands.exit_sent
     while loop.lc.handle_timeout(0) > 0:
         pass
     last = CommandDecoder("iiwa", 7)
@@ -52,7 +52,7 @@ def test_steps_out_of_order_are_refused_and_repeated_ones_are_no_ops():
     loop.activate()
     assert loop.lifecycle is LifecycleState.ACTIVE
     loop.deactivate()
-    assert loop.lifecycle is LifecycleState.INACTIVE and not loop.command_state.exit_sent   # no status: nothing
+    assert loop.lifecycle is LifecycleState.INACTIVE and not loop.hardware.commands.exit_sent   # no status: nothing
     loop.activate()                                                                           # again, from INACTIVE
     assert loop.lifecycle is LifecycleState.ACTIVE
     loop.close()

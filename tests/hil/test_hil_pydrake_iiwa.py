@@ -46,9 +46,9 @@ def run_against_drake(url, mode, period, trajectory, seconds=2.0, **controller):
         start = []
 
         def done():
-            if loop.status_timing.received and not start:
-                start.append(loop.status_timing.robot_ns)
-            return bool(start) and loop.status_timing.robot_ns - start[0] >= seconds * 1e9
+            if loop.hardware.timing.received and not start:
+                start.append(loop.hardware.timing.robot_ns)
+            return bool(start) and loop.hardware.timing.robot_ns - start[0] >= seconds * 1e9
         summary = loop.run(60.0, stop=done)
         drake = json.loads(sim.communicate(timeout=120)[0].strip().splitlines()[-1])
     finally:

@@ -69,7 +69,7 @@ def test_kuka_startup_waits_the_guard_bridges_utime_minus_one_and_learns_200_hz(
     assert "waiting 0.3 s (loop.start_guard)" in summary["startup"]
     assert "status timeout 15.0 ms" in summary["startup"]
     # the trajectory clock ran on across the switch: 2 s of robot time for 2 s of run, no 1.7e9 s jump
-    assert 1.9e9 < loop.status_timing.robot_ns < 2.6e9
+    assert 1.9e9 < loop.hardware.timing.robot_ns < 2.6e9
 
 
 def test_without_the_guard_the_kuka_driver_aborts():
@@ -106,7 +106,7 @@ def test_auto_behind_drakes_simulated_driver_sends_from_the_first_status():
     assert cfg.robot.driver == "auto"
     loop, sim = start_lockstep(cfg, "together", 1.0, lcm.LCM("memq://"))
     run(loop, 0.05)
-    assert loop.startup.guard_ns == 0 and sim.commands_received >= 49
+    assert loop.hardware.guard_ns == 0 and sim.commands_received >= 49
 
 
 @pytest.mark.parametrize("name", CASES)
@@ -129,14 +129,14 @@ def test_the_exit_command_is_the_documented_safe_command(name):
     q, v = loop.q.copy(), loop.v.copy()       # the state it left from
     while lc.handle_timeout(0) > 0:
         pass
-    assert loop.command_state.exit_sent
+    assert loop.hardware.commands.exit_sent
     d = CommandDecoder(loop.robot.protocol, 7)
     assert d.decode(got[-1]), d.last_error
-    if loop.command_state.send_q:
+    if loop.hardware.commands.send_q:
         np.testing.assert_allclose(d.position, q)                  # hold where it is
-    if loop.command_state.send_v:
+    if loop.hardware.commands.send_v:
         assert not d.velocity.any()
-    if loop.command_state.send_tau:
+    if loop.hardware.commands.send_tau:
         expect = -loop.cfg.safety.damping[0] * v
         np.testing.assert_allclose(d.torque, expect, atol=1e-9)    # damping; the robot holds gravity
     assert sim.exited is None
@@ -191,12 +191,12 @@ def test_a_jump_of_the_setpoint_reaches_the_driver_at_most_at_the_velocity_limit
     loop, sim, _ = start("kuka_position_torque", "driver_first", {"type": "hold"})
     loop.trajectory = JumpAfter(0.02, 0.2)
     if not limited:
-        loop.command_state.q_step[:] = np.inf
+        loop.hardware.commands.q_step[:] = np.inf
         assert [f["fault"] for f in run(loop, 1.0)["faults"]] == ["VELOCITY_LIMIT"]
         return
     sent = []
     summary = run(loop, 1.0,
-                  on_tick=lambda lp: sent.append(lp.command_state.q_cmd.copy()) if lp.safety.commanding else None)
+                  on_tick=lambda lp: sent.append(lp.hardware.commands.q_cmd.copy()) if lp.safety.commanding else None)
     assert summary["faults"] == [], summary["faults"]
     q_cmd = np.array(sent)
     step = np.abs(np.diff(q_cmd, axis=0))
@@ -215,14 +215,14 @@ def test_a_status_gap_mid_move_faults_holds_and_recovers_smoothly(name):
     loop, sim, _ = start(name, "driver_first", safety={"status_timeout_periods": 10, "recover": True},
                          sim={"faults": [gap]})
     sent = []
-    summary = run(loop, 8.0, on_tick=lambda lp: sent.append(lp.command_state.q_cmd.copy())
-                  if lp.command_state.sent else None)
+    summary = run(loop, 8.0, on_tick=lambda lp: sent.append(lp.hardware.commands.q_cmd.copy())
+                  if lp.hardware.commands.sent else None)
     assert sim.exited is None, sim.exited
     assert [f["fault"] for f in summary["faults"]] == ["STATUS_TIMEOUT"], summary["transitions"]
     assert summary["final_state"] == "RUNNING", summary["transitions"]
     assert any("recovered from STATUS_TIMEOUT" in t for t in summary["transitions"])
     assert np.max(summary["tracking_error_rad"]["max"]) < 0.02, summary["tracking_error_rad"]
     np.testing.assert_allclose(loop.q, Q0, atol=2e-3)              # the move restarted and ended
-    if loop.command_state.send_q:
+    if loop.hardware.commands.send_q:
         step = np.abs(np.diff(np.array(sent), axis=0))
-        assert np.all(step <= loop.command_state.q_step + 1e-12), step.max(axis=0)
+        assert np.all(step <= loop.hardware.commands.q_step + 1e-12), step.max(axis=0)

@@ -101,10 +101,10 @@ class Watch:
     def __call__(self, loop):
         if loop.safety.state.name != self.state:
             self.state = loop.safety.state.name
-            self.transitions.append((loop.tick_index, self.state, loop.status.utime))
-        age = loop.tick_index - 1 - loop.status_timing.last_tick        # as the tick that just ran saw it
+            self.transitions.append((loop.tick_index, self.state, loop.hardware.status.utime))
+        age = loop.tick_index - 1 - loop.hardware.timing.last_tick        # as the tick that just ran saw it
         if age >= loop.cfg.safety.status_timeout_periods:
-            self.timed_out.append((loop.tick_index, loop.status.utime, age))
+            self.timed_out.append((loop.tick_index, loop.hardware.status.utime, age))
 
 
 def test_full_chain_tracks_a_move(chain):
