@@ -88,12 +88,12 @@ class Recorder:
 
     def __call__(self, loop) -> None:
         k = self.k
-        self.t[k] = loop.status_timing.robot_ns * 1e-9
+        self.t[k] = loop.hardware.timing.robot_ns * 1e-9
         self.q[k] = loop.q
         self.v[k] = loop.v
         self.q_d[k] = loop.q_d
         self.tau[k] = loop.tau_cmd
-        np.multiply(loop.status.torque_external, loop.torque_signs[2], out=self.tau_external[k])
+        self.tau_external[k] = loop.hardware.tau_external
         self.safety[k] = loop.safety.state
         self.k = k + 1
 

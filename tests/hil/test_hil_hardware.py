@@ -12,6 +12,7 @@ from core.robot import load_robot
 from drivers.run_config import load_config
 from hil.hardware import IiwaHardware, PandaHardware, hardware_for
 from messages.codec import CommandDecoder, CommandEncoder, StatusEncoder
+from messages.drake import lcmt_iiwa_status
 
 Q = np.array([0.1, 0.5, -0.1, -1.0, 0.2, 0.6, 0.3])
 STEP = 0.01                     # rad per command: the position step limit given
@@ -26,7 +27,17 @@ def interface(path="configs/demo.yaml", **robot):
     return hardware_for(cfg, load_robot(cfg.robot), lc, channels, clock, np.full(7, STEP)), lc, clock, channels
 
 
-def publish_status(hw, lc, utime, **arrays):
+def publish_status(hw, lc, utime, nan_ipo=False, **arrays):
+    """A status of q = Q (or `q`) and `arrays`; nan_ipo: kuka_driver's NaN joint_position_ipo outside
+    FRI's COMMANDING states (which the encoder refuses), through lcm-gen's class."""
+    if nan_ipo:
+        m = lcmt_iiwa_status()
+        m.utime, m.num_joints, m.joint_position_measured = utime, 7, list(Q)
+        m.joint_velocity_estimated = m.joint_position_commanded = m.joint_torque_measured = [0.0] * 7
+        m.joint_torque_commanded = m.joint_torque_external = [0.0] * 7
+        m.joint_position_ipo = [float("nan")] * 7
+        lc.publish(hw.channels.status, m.encode())
+        return
     status = StatusEncoder(hw.protocol, 7)
     assert status.encode(utime, position_measured=arrays.pop("q", Q), **arrays) is not None
     lc.publish(hw.channels.status, status.tobytes())
@@ -57,7 +68,7 @@ def test_each_protocol_reads_its_status_in_multibodyplants_signs(path, kind, sig
 
 def test_robot_driver_auto_tells_kuka_driver_from_its_first_status():
     for first, driver, guard_ns in [({"utime": -1}, "kuka_driver", 300_000_000),
-                                    ({"utime": 7, "position_ipo": np.full(7, np.nan)}, "kuka_driver", 300_000_000),
+                                    ({"utime": 7, "nan_ipo": True}, "kuka_driver", 300_000_000),
                                     ({"utime": 7}, "drake_sim", 0)]:
         hw, lc, clock, _ = interface()
         assert hw.driver.name == "drake_sim" and hw.guard_ns == 0 and not hw.guard_active(0)
