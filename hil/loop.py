@@ -65,6 +65,7 @@ class ControlLoop(Lifecycle):
     hil.Controller, its class, or a function law(state, command)) instead of the config's
     controller.type; `check_alloc`: trace what the law's update allocates (hil.controller_guard);
     `fault_on_overrun`: whether controller.overrun_limit overruns in a row fault (default: in real time).
+    The arm is `hardware` (hil.hardware: robot.protocol's status and command, robot.driver's demands).
     """
 
     def __init__(self, cfg: RunConfig, robot: Robot, lc, mode: Mode | str = Mode.REALTIME, trajectory=None,
