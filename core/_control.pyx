@@ -118,6 +118,36 @@ def first_outside(x, lo, hi):
     return -1
 
 
+STATE_OK, Q_NONFINITE, V_NONFINITE, Q_OUTSIDE, V_OUTSIDE = 0, 1, 2, 3, 4
+STATE_KINDS = 8             # check_state's result: kind + STATE_KINDS · joint
+
+
+def check_state(q, v, q_lo, q_hi, v_lo, v_hi):
+    """The first thing wrong with a measured state, in this order: a non-finite q, a non-finite v, q
+    outside [q_lo, q_hi], v outside [v_lo, v_hi]; as kind + STATE_KINDS · joint (STATE_OK: nothing).
+    One call for first_nonfinite(q), first_nonfinite(v), first_outside(q, …), first_outside(v, …)."""
+    cdef Py_ssize_t n = _size(q), i
+    cdef double* a = _vec(q, n, False, "q")
+    cdef double* b = _vec(v, n, False, "v")
+    cdef double* ql = _vec(q_lo, n, False, "q_lo")
+    cdef double* qh = _vec(q_hi, n, False, "q_hi")
+    cdef double* vl = _vec(v_lo, n, False, "v_lo")
+    cdef double* vh = _vec(v_hi, n, False, "v_hi")
+    for i in range(n):
+        if not isfinite(a[i]):
+            return Q_NONFINITE + STATE_KINDS * i
+    for i in range(n):
+        if not isfinite(b[i]):
+            return V_NONFINITE + STATE_KINDS * i
+    for i in range(n):
+        if a[i] < ql[i] or a[i] > qh[i]:
+            return Q_OUTSIDE + STATE_KINDS * i
+    for i in range(n):
+        if b[i] < vl[i] or b[i] > vh[i]:
+            return V_OUTSIDE + STATE_KINDS * i
+    return STATE_OK
+
+
 def track_error(q, q_d, sumsq, maxabs):
     """sumsq += (q_d − q)², maxabs = max(maxabs, |q_d − q|); returns max_i |q_d − q|."""
     cdef Py_ssize_t n = _size(q)

@@ -59,16 +59,17 @@ class State:
     contact               the contact results, when the robot reports them (else None)
     """
 
-    __slots__ = ("q", "v", "tau_measured", "tau_commanded", "tau_external", "has_tau_external", "t", "period",
+    __slots__ = ("q", "v", "tau_measured", "tau_commanded", "tau_external", "has_tau_external", "clock", "period",
                  "tick", "q_d", "v_d", "a_d", "wrench", "has_wrench", "contact")
 
     def __init__(self, q, v, tau_measured, tau_commanded, tau_external, q_d, v_d, a_d, period: float,
-                 has_tau_external: bool = True, wrench=None):
+                 has_tau_external: bool = True, wrench=None, clock=None):
         self.q, self.v = _readonly(q), _readonly(v)
         self.tau_measured, self.tau_commanded = _readonly(tau_measured), _readonly(tau_commanded)
         self.tau_external, self.has_tau_external = _readonly(tau_external), has_tau_external
         self.q_d, self.v_d, self.a_d = _readonly(q_d), _readonly(v_d), _readonly(a_d)
-        self.t, self.period, self.tick = 0.0, float(period), 0
+        self.clock = RobotTime() if clock is None else clock     # anything with robot_ns (ns)
+        self.period, self.tick = float(period), 0
         self.has_wrench = wrench is not None
         self.wrench = _readonly(np.zeros(6) if wrench is None else wrench)
         self.contact = None
@@ -82,8 +83,22 @@ class State:
         if unknown:
             raise TypeError(f"State.of: unknown arrays {sorted(unknown)}; known: {', '.join(names)}")
         state = cls(*(np.array(arrays.get(name, np.zeros(n)), dtype=float) for name in names), period=period)
-        state.t = float(t)
+        state.clock.robot_ns = round(t * 1e9)
         return state
+
+    @property
+    def t(self) -> float:
+        """The robot's clock (s) at the newest status."""
+        return self.clock.robot_ns * 1e-9
+
+
+class RobotTime:
+    """The robot's clock in ns, for a State outside the loop (in the loop: hil.hardware's status timing)."""
+
+    __slots__ = ("robot_ns",)
+
+    def __init__(self, robot_ns: int = 0):
+        self.robot_ns = robot_ns
 
 
 class Command:

@@ -132,8 +132,6 @@ class ControllerGuard:
         hist_add(self._counts, elapsed)
         if elapsed <= self.budget_ns:
             self.in_a_row = 0
-            if elapsed > self.time.max:
-                self.time.max = elapsed
             return None
         return self._overrun(elapsed)
 
@@ -145,13 +143,19 @@ class ControllerGuard:
         return None if elapsed <= self.budget_ns else self._overrun(elapsed)
 
     def _overrun(self, elapsed: int) -> str | None:
-        self.time.max = max(self.time.max, elapsed)
         self.overruns += 1
         self.in_a_row += 1
         if self.fault_on_overrun and self.in_a_row >= self.overrun_limit:
             return (f"over budget: update() took more than {self.budget_ns / 1e3:g} µs (controller.budget_us) "
                     f"on {self.in_a_row} ticks in a row (controller.overrun_limit), the last {elapsed / 1e3:.0f} µs")
         return None
+
+    def _exact_max(self) -> int:
+        """The largest time recorded, from the histogram (its bin's upper bound: the tick's path keeps
+        no exact max)."""
+        from .sketch import bin_bounds
+        nonzero = self._counts.nonzero()[0]
+        return bin_bounds(int(nonzero[-1]))[1] - 1 if nonzero.size else 0
 
     def failed(self, error: BaseException) -> None:
         """A law that raised: its traceback logged (the first time) and kept for the summary."""
@@ -161,6 +165,7 @@ class ControllerGuard:
             log.error("the controller raised; the loop goes to its safe state:\n%s", self.error)
 
     def summary(self) -> dict:
+        self.time.max = self._exact_max()
         out = {"update_us": self.time.percentiles(), "budget_us": self.budget_ns / 1e3,
                "overruns": self.overruns, "errors": self.errors}
         if self.error is not None:

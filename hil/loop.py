@@ -98,6 +98,8 @@ class ControlLoop(Lifecycle):
         self.gravity = robot.plant.kernels()
         # The damping safe command holds the arm against gravity unless the robot does that itself.
         self.hold_gravity = cfg.safety.on_fault == "damping" and not cfg.controller.robot_compensates_gravity
+        self.remove_gravity = cfg.controller.robot_compensates_gravity
+        self.timeout_periods = cfg.safety.status_timeout_periods
         if self.trajectory is None:
             from .trajectories import make_trajectory
             self.trajectory = make_trajectory(cfg.trajectory, robot.plant, robot.joint_names, lc, self.period_ns,
@@ -108,12 +110,13 @@ class ControlLoop(Lifecycle):
         hw = self.hardware = hardware_for(cfg, robot, lc, self.channels, self.clock,
                                           self.safety.v_hi * (self.period_ns * 1e-9))
         self.q, self.v = hw.q, hw.v
+        self.sends_setpoints = hw.sends_setpoints
         self.q_d, self.v_d, self.a_d = np.zeros(n), np.zeros(n), np.zeros(n)
         self.tau_cmd, self.tau_g, self.tau_v = np.zeros(n), np.zeros(n), np.zeros(n)
         self.zero = np.zeros(n)
         # What the law sees (the torques in MultibodyPlant's signs) and writes; self.tau is its command.tau.
         self.state = State(self.q, self.v, hw.tau_measured, hw.tau_commanded, hw.tau_external,
-                           self.q_d, self.v_d, self.a_d, period=self.period_ns * 1e-9)
+                           self.q_d, self.v_d, self.a_d, period=self.period_ns * 1e-9, clock=hw.timing)
         self.cmd = Command(n)
         self.tau = self.cmd.tau
         self.startup = StartUp()
@@ -192,7 +195,7 @@ class ControlLoop(Lifecycle):
         hw.read(k)
         timing, startup = hw.timing, self.startup
         have_status = timing.last_tick >= 0
-        if hw.guard_active(start):
+        if hw.guard_ns and hw.guard_active(start):
             if timing.clock.learned:
                 self._announce()
             if self.sim is not None:     # lockstep: the driver's clock runs on while the loop waits
@@ -203,20 +206,22 @@ class ControlLoop(Lifecycle):
             self._announce(force=True)
         age = self._status_age(k, have_status, start)
         self.safety.utime = hw.status.utime
-        t = self.safety.check(k, age, have_status and age < self.cfg.safety.status_timeout_periods,
+        t = self.safety.check(k, age, have_status and age < self.timeout_periods,
                               self.q, self.v, self.tracking_error)
         if t is not None:
             self._transition(t, start)
-        foreign = hw.second_commander()
-        if foreign is not None and not self.safety.controller_latched:
-            self._transition(self.safety.controller_failed(k, foreign), start)
+        if hw.foreign.seen > hw.foreign.reported:
+            foreign = hw.second_commander()
+            if not self.safety.controller_latched:
+                self._transition(self.safety.controller_failed(k, foreign), start)
         if self.safety.commanding:
             self._control(start)
         if not have_status:
             self.tick_index += 1
             return                        # nothing to command before the first status
-        if not self.safety.commanding:
-            if age >= self.cfg.safety.status_timeout_periods:
+        commanding = self.safety.commanding             # (the law may have faulted)
+        if not commanding:
+            if age >= self.timeout_periods:
                 _control.add(self.zero, self.zero, 0.0, self.tau)        # no recent velocity: no damping
             else:
                 self.safety.safe_command(self.v, self.tau)               # the newest v, while still valid
@@ -224,7 +229,7 @@ class ControlLoop(Lifecycle):
                 self.gravity.gravity(self.q, self.tau_g)                 # − τ_g: the arm does not fall
                 _control.add(self.tau, self.tau_g, -1.0, self.tau)
         self.safety.limit(self.tau, self.tau_cmd)
-        if hw.write(start, self.tau_cmd, self.cmd.q, self.cmd.v, self.safety.commanding):
+        if hw.write(start, self.tau_cmd, self.cmd.q, self.cmd.v, commanding):
             self.recorder.torque(self.tau_cmd)
         self.recorder.record(start, lateness, time.perf_counter_ns() - wall)
         self._after(start)
@@ -287,24 +292,21 @@ class ControlLoop(Lifecycle):
         _control.saturate(self.tau, self.tau, self.safety.effort, np.inf, self.tau_cmd)
         return self.hardware.write_exit(self.clock.now_ns(), self.tau_cmd)
 
-    def _refresh(self) -> None:
-        """The law's state and command before its update: the robot's clock, the trajectory's setpoints
-        in command.q / command.v (v_d + gain (q_d − q)). The torques are hil.hardware's, refreshed with
-        each status."""
-        state, cmd = self.state, self.cmd
-        state.t = self.hardware.timing.robot_ns * 1e-9
-        state.tick = self.tick_index
-        if self.hardware.sends_setpoints:
-            np.copyto(cmd.q, self.q_d)
-            _control.add(self.q_d, self.q, -1.0, cmd.v)
-            _control.add(self.v_d, cmd.v, self.cfg.robot.velocity_gain, cmd.v)
-
     def _control(self, now_ns: int) -> None:
+        """The trajectory at the robot's clock, the law's state and command (its clock and tick; the
+        setpoints q_d and v_d + gain (q_d − q) in command.q / command.v; the torques are hil.hardware's,
+        refreshed with each status), the law (guarded), and what the robot does itself taken out."""
+        state, cmd = self.state, self.cmd
         try:
-            self.trajectory.sample(self.hardware.timing.robot_ns, self.q_d, self.v_d, self.a_d)
+            robot_ns = self.hardware.timing.robot_ns
+            self.trajectory.sample(robot_ns, self.q_d, self.v_d, self.a_d)
             if self.trajectory.error is not None:
                 raise RuntimeError(f"trajectory: {self.trajectory.error}")
-            self._refresh()
+            state.tick = self.tick_index
+            if self.sends_setpoints:
+                np.copyto(cmd.q, self.q_d)
+                _control.add(self.q_d, self.q, -1.0, cmd.v)
+                _control.add(self.v_d, cmd.v, self.cfg.robot.velocity_gain, cmd.v)
             try:
                 overrun = self.guard.call(self.controller.update, self.state, self.cmd)
             except Exception as e:
@@ -313,7 +315,7 @@ class ControlLoop(Lifecycle):
             if overrun is not None:
                 self._transition(self.safety.controller_failed(self.tick_index, overrun), now_ns)
                 return
-            if self.cfg.controller.robot_compensates_gravity:    # the robot adds −τ_g itself: take it out
+            if self.remove_gravity:                              # the robot adds −τ_g itself: take it out
                 self.gravity.gravity(self.q, self.tau_g)
                 _control.add(self.tau, self.tau_g, 1.0, self.tau)
             if self.driver_inverse_dynamics:                     # its ID applies C(q, v) v + d∘v already

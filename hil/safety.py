@@ -127,17 +127,15 @@ class SafetyMonitor:
                                              f"(limit {self.cfg.status_timeout_periods})"
         if not status_ok:
             return FaultCode.NONE, ""
-        i = _control.first_nonfinite(q)
-        j = _control.first_nonfinite(v)
-        if i >= 0 or j >= 0:
-            return FaultCode.STATUS_INVALID, f"non-finite {'position' if i >= 0 else 'velocity'} of joint " \
-                                             f"{i if i >= 0 else j}"
-        i = _control.first_outside(q, self.q_lo, self.q_hi)
-        if i >= 0:
-            return FaultCode.JOINT_LIMIT, f"joint {i} at {q[i]:.4f} rad is outside [{self.q_lo[i]:.4f}, " \
-                                          f"{self.q_hi[i]:.4f}] (limits minus the margin)"
-        i = _control.first_outside(v, self.v_lo, self.v_hi)
-        if i >= 0:
+        found = _control.check_state(q, v, self.q_lo, self.q_hi, self.v_lo, self.v_hi)
+        if found != _control.STATE_OK:
+            kind, i = found % _control.STATE_KINDS, found // _control.STATE_KINDS
+            if kind in (_control.Q_NONFINITE, _control.V_NONFINITE):
+                what = "position" if kind == _control.Q_NONFINITE else "velocity"
+                return FaultCode.STATUS_INVALID, f"non-finite {what} of joint {i}"
+            if kind == _control.Q_OUTSIDE:
+                return FaultCode.JOINT_LIMIT, f"joint {i} at {q[i]:.4f} rad is outside [{self.q_lo[i]:.4f}, " \
+                                              f"{self.q_hi[i]:.4f}] (limits minus the margin)"
             return FaultCode.VELOCITY_LIMIT, f"joint {i} at {v[i]:.4f} rad/s exceeds {self.v_hi[i]:.4f}"
         limit = self.cfg.max_tracking_error
         if limit is not None and tracking_error > limit:
