@@ -10,9 +10,16 @@ it (DESIGN.md, tests/test_architecture.py).
 Its public API (docs/controllers.md): `Controller`, `State`, `Command`, `FunctionController`
 (hil.controller_api), `run` and `check_allocations` (hil.running), and the pytest fixtures."""
 
+from importlib import metadata as _metadata
+
 from .controller_api import Command, Controller, FunctionController, State
 
-__all__ = ["Command", "Controller", "FunctionController", "State", "check_allocations", "run"]
+try:
+    __version__ = _metadata.version("hilstack")
+except _metadata.PackageNotFoundError:       # a checkout that was never installed
+    __version__ = "0+unknown"
+
+__all__ = ["Command", "Controller", "FunctionController", "State", "__version__", "check_allocations", "run"]
 
 
 def __getattr__(name: str):

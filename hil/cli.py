@@ -14,7 +14,7 @@ from pathlib import Path
 from core.paths import CONFIGS
 from core.schema import ConfigError, LogError
 
-from . import campaign_cli
+from . import __version__, campaign_cli
 from .cli_table import Arg, Command, add_commands, arg, command_list
 
 DEMO_CONFIG = CONFIGS / "demo.yaml"
@@ -528,6 +528,7 @@ def parser() -> argparse.ArgumentParser:
                                  epilog=command_list(COMMANDS) + "\n" + EPILOG_NOTES,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
+    ap.add_argument("--version", action="version", version=f"hil (hilstack) {__version__}")
     add_commands(ap.add_subparsers(dest="command", required=True, metavar="COMMAND",
                                    help="one of the commands below (`hil COMMAND --help`: its options)"), COMMANDS)
     return ap

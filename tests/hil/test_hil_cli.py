@@ -23,6 +23,15 @@ def test_help_lists_every_command():
     assert "--plot" in hil("run", "--help").stdout
 
 
+def test_version_is_the_installed_distributions():
+    from importlib.metadata import version
+
+    import hil as package
+    result = hil("--version")
+    assert result.returncode == 0 and result.stdout.strip() == f"hil (hilstack) {version('hilstack')}"
+    assert package.__version__ == version("hilstack")
+
+
 def test_demo_runs_the_simulated_iiwa_in_another_process_and_summarizes(multicast_url, tmp_path):
     plot = tmp_path / "demo.png"
     result = hil("demo", "--duration", "3", "--lcm-url", multicast_url, "--json", "--plot", str(plot))
