@@ -141,8 +141,6 @@ def _check_fault(fault: BoardFaultSpec, key: str) -> None:
                                          f"got {len(fault.text.encode())}")
 
 
-def load_serial_config(data: dict | None, path: str = "serial") -> SerialConfig:
+def load_serial_config(data: dict, path: str = "serial") -> SerialConfig:
     """The validated SerialConfig of the `serial:` mapping of a run config."""
-    if data is None:
-        raise ConfigError(path, "is required: the board's port and the link settings (docs/serial_protocol.md)")
     return load(SerialConfig, data, path).validate(path)

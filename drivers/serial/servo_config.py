@@ -152,10 +152,8 @@ class ServoBusConfig:
         return self
 
 
-def load_servo_config(data: dict | None, path: str = "servo_bus") -> ServoBusConfig:
+def load_servo_config(data: dict, path: str = "servo_bus") -> ServoBusConfig:
     """The validated ServoBusConfig of a run config's `servo_bus:` mapping."""
-    if data is None:
-        raise ConfigError(path, "is required: the bus port, protocol and joints (docs/servo_bus.md)")
     return load(ServoBusConfig, data, path).validate(path)
 
 
