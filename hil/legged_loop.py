@@ -50,9 +50,9 @@ def feet_of(contacts) -> dict:
 def make_legged_sim(cfg: RunConfig, plant, contacts, q0, lc, *, lockstep: bool, viz=None) -> SimulatedLeggedRobot:
     """The simulated legged robot of the config's sim section (initial positions: the preset's
     standing pose unless given; contact always on), on the config's channels."""
-    sim = cfg.sim
-    sim = dataclasses.replace(sim, initial_positions=np.asarray(q0).tolist() if sim.initial_positions is None
-                              else sim.initial_positions, contact=dataclasses.replace(sim.contact, enabled=True))
+    sim = cfg.sim                                       # a copy changes these two, the config stays as loaded
+    q0 = np.asarray(q0).tolist() if sim.initial_positions is None else sim.initial_positions
+    sim = dataclasses.replace(sim, initial_positions=q0, contact=dataclasses.replace(sim.contact, enabled=True))
     channels = channels_for(cfg)
     return SimulatedLeggedRobot(plant, feet_of(contacts), sim, lc, status_channel=channels.status,
                                 command_channel=channels.command, contact_channel=channels.contact_results,
