@@ -41,7 +41,7 @@ from hil.loop import ControlLoop  # noqa: E402
 from hil.telemetry import fault_count  # noqa: E402
 from messages import lcmt_iiwa_command, lcmt_iiwa_status  # noqa: E402
 from messages.codec import StatusEncoder  # noqa: E402
-from viz import ViewerBridge, viz_config  # noqa: E402
+from viz import ViewerBridge  # noqa: E402
 
 CONFIG = REPO / "configs" / "demo.yaml"
 KP, KD = 400.0, 40.0
@@ -114,7 +114,7 @@ def bench_whole_ticks(statuses) -> tuple[np.ndarray, np.ndarray, ViewerBridge]:
         cfg.trajectory.type = "hold"
         lc = lcm.LCM("memq://")
         robot = load_robot(cfg.robot)
-        bridge = ViewerBridge(robot.plant, lc, channels_for(cfg), viz_config(cfg)) if viz else None
+        bridge = ViewerBridge(robot.plant, lc, channels_for(cfg), cfg.viz) if viz else None
         loop = ControlLoop(cfg, robot, lc, mode="lockstep", viz=bridge, trace_every=10**9).configure()
         loop.activate()
         loops.append((lc, loop))

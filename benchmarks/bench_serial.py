@@ -106,10 +106,9 @@ def child(kind: str, path: str) -> int:
         return run_from_config(cfg, fd_io=False)
     from core.config import channels_for
     from core.robot import build_plant
-    from drivers.sim import SimulatedRobot, load_sim_config
+    from drivers.sim import SimulatedRobot
     lc = lcm.LCM(cfg.lcm.url)
-    robot = SimulatedRobot(build_plant(cfg.robot, simulated=True), load_sim_config(cfg.sim or {}, "sim"),
-                           cfg.robot.protocol, channels_for(cfg), lc)
+    robot = SimulatedRobot(build_plant(cfg.robot, simulated=True), cfg.sim, cfg.robot.protocol, channels_for(cfg), lc)
     stop = []
     signal.signal(signal.SIGTERM, lambda signum, frame: stop.append(signum))
     print("sim lockstep ready", flush=True)
@@ -153,7 +152,7 @@ class Chain:
         self.sent, self.rtt, self.last = {}, [], 0
         robot = load_robot(self.cfg.robot)
         self.tau = np.zeros(7)
-        robot.plant.kernels().gravity(np.array(self.cfg.sim["initial_positions"]), self.tau)
+        robot.plant.kernels().gravity(np.array(self.cfg.sim.initial_positions), self.tau)
         self.tau *= -1.0
 
     def start(self, name: str, args: list[str]):

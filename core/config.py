@@ -163,10 +163,13 @@ class RunConfig:
     trajectory: TrajectoryConfig = field(default_factory=TrajectoryConfig)
     safety: SafetyConfig = field(default_factory=SafetyConfig)
     telemetry: TelemetryConfig = field(default_factory=TelemetryConfig)
-    viz: Any = None                  # validated by viz (true means its defaults)
-    sim: Any = None                  # validated by drivers.sim
-    serial: Any = None               # validated by drivers.serial
-    servo_bus: Any = None            # validated by drivers.serial.servo_config
+    # The sections the packages above core own, as read; the `sections` of parse_config replaces them
+    # by their dataclasses (drivers.run_config: viz.VizConfig, drivers.sim.config.SimConfig, a
+    # SerialConfig or None, a ServoBusConfig or None).
+    viz: Any = None
+    sim: Any = None
+    serial: Any = None
+    servo_bus: Any = None
     source: Optional[str] = None     # the file it came from
 
 
@@ -227,18 +230,17 @@ def parse_config(data: dict, base: Path, source: str, overrides: dict | None = N
     """The validated RunConfig of a config mapping whose relative paths are relative to `base`;
     errors name `source` (a file, or e.g. a log's run-info). A regression scenario's `scenario`
     section is not part of the run config (hil.scenario reads it), so a scenario file runs as is.
-    `sections(cfg)` checks the sections the packages above core own (viz, sim, serial, servo_bus, a
-    legged robot's preset and weights) and raises ConfigError: drivers.run_config passes its own."""
+    `sections(cfg)` validates the sections the packages above core own (viz, sim, serial, servo_bus, a
+    legged robot's preset and weights) into their dataclasses on cfg and raises ConfigError:
+    drivers.run_config passes its own."""
     data = copy.deepcopy(data)
     for section, values in (overrides or {}).items():
-        if isinstance(values, dict):
-            data.setdefault(section, {}).update(values)
+        if isinstance(values, dict) and isinstance(data.get(section), dict):
+            data[section].update(values)
         else:
             data[section] = values
     try:
         cfg = load(RunConfig, {k: v for k, v in data.items() if k not in ("source", "scenario")})
-        if cfg.viz is True or cfg.viz is False:
-            cfg.viz = {"enabled": cfg.viz}
         try:
             packages = package_map(cfg.robot.package_map, base)
         except RuntimeError as e:

@@ -1,8 +1,9 @@
 """The whole run config: core.config's schema and rules, plus the sections the packages above core
-own, so that a bad key anywhere fails at start: `viz` (viz.VizConfig), `sim` (drivers.sim.config),
-`serial` (drivers.serial.config), `servo_bus` (drivers.serial.servo_config) and, for robot.protocol
-floating_base, the legged preset and the whole-body weights (planning). Every entry point that reads a
-run config (`hil`, `python -m drivers.sim`, the tests) loads it here."""
+own, validated once into their dataclasses on the RunConfig: `viz` (viz.VizConfig), `sim`
+(drivers.sim.config.SimConfig), `serial` (drivers.serial.config.SerialConfig), `servo_bus`
+(drivers.serial.servo_config.ServoBusConfig) and, for robot.protocol floating_base, the legged preset
+and the whole-body weights (planning). Every entry point that reads a run config (`hil`, `python -m
+drivers.sim`, the tests) loads it here, and its users read the typed sections."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -10,7 +11,7 @@ from pathlib import Path
 from core import config
 from core.config import RunConfig, check_timeout
 from core.schema import ConfigError, load
-from viz import viz_config
+from viz import load_viz_config
 
 
 def _check_legged(cfg: RunConfig) -> None:
@@ -33,30 +34,45 @@ def _check_legged(cfg: RunConfig) -> None:
     check_feet(cfg.robot.model, cfg.controller.whole_body.contacts)
 
 
-def check_sections(cfg: RunConfig) -> None:
-    """The sections core does not own, checked now so that a bad key fails at start; each timeout
-    they hold is at least one loop period."""
+def load_sections(cfg: RunConfig) -> None:
+    """Replaces the sections core keeps as read by their validated dataclasses, so that a bad key
+    fails at start and no user parses a section again: `viz` a VizConfig (absent: off), `sim` a
+    SimConfig (absent: the defaults), `serial` a SerialConfig and `servo_bus` a ServoBusConfig
+    (absent: None). Each timeout they hold is at least one loop period."""
+    from .sim.config import load_sim_config
     if cfg.robot.protocol == "floating_base":
         _check_legged(cfg)
-    viz_config(cfg)
-    if cfg.sim is not None:
-        from .sim.config import load_sim_config
-        load_sim_config(cfg.sim, "sim")
+    cfg.viz = load_viz_config(cfg.viz)
+    cfg.sim = load_sim_config(cfg.sim)
     if cfg.serial is not None:
         from .serial.config import load_serial_config
-        check_timeout(cfg, "serial.command_timeout", load_serial_config(cfg.serial, "serial").command_timeout)
+        cfg.serial = load_serial_config(cfg.serial)
+        check_timeout(cfg, "serial.command_timeout", cfg.serial.command_timeout)
     if cfg.servo_bus is not None:
         from .serial.servo_config import load_servo_config
-        check_timeout(cfg, "servo_bus.command_timeout",
-                      load_servo_config(cfg.servo_bus, "servo_bus").command_timeout)
+        cfg.servo_bus = load_servo_config(cfg.servo_bus)
+        check_timeout(cfg, "servo_bus.command_timeout", cfg.servo_bus.command_timeout)
+
+
+_NEEDED = {"serial": "the board's port and the link settings (docs/serial_protocol.md)",
+           "servo_bus": "the bus port, protocol and joints (docs/servo_bus.md)"}
+
+
+def required(cfg: RunConfig, section: str):
+    """The run config's `serial` or `servo_bus` section, for a command that needs it; a ConfigError
+    naming the section when the config has none."""
+    value = getattr(cfg, section)
+    if value is None:
+        raise ConfigError(section, f"is required: {_NEEDED[section]}")
+    return value
 
 
 def load_config(path: str | Path, overrides: dict | None = None) -> RunConfig:
-    """The validated RunConfig of a YAML file, every section checked; `overrides` replace top-level
-    sections' keys."""
-    return config.load_config(path, overrides, sections=check_sections)
+    """The validated RunConfig of a YAML file, every section typed (load_sections); `overrides` replace
+    top-level sections' keys."""
+    return config.load_config(path, overrides, sections=load_sections)
 
 
 def parse_config(data: dict, base: Path, source: str, overrides: dict | None = None) -> RunConfig:
-    """The validated RunConfig of a config mapping (core.config.parse_config), every section checked."""
-    return config.parse_config(data, base, source, overrides, sections=check_sections)
+    """The validated RunConfig of a config mapping (core.config.parse_config), every section typed."""
+    return config.parse_config(data, base, source, overrides, sections=load_sections)

@@ -57,8 +57,6 @@ def _plant(model: str, weld, end_effector, payload: tuple):
 
 def run_one(campaign: Campaign, seed: int, log: str | None = None, on_tick: Callable | None = None) -> dict:
     """The row of the run with this seed (never raises: a failure to run is a row with `error`)."""
-    from drivers.sim.config import load_sim_config
-
     from .lockstep import make_lockstep
     from .regress import HandTracker
     t0, c0 = time.perf_counter(), time.process_time()
@@ -70,7 +68,7 @@ def run_one(campaign: Campaign, seed: int, log: str | None = None, on_tick: Call
             raise ValueError("a campaign runs sim scenarios (scenario.link: sim)")
         if log:
             cfg.telemetry.log = log
-        p = load_sim_config(cfg.sim or {}, "sim").payload
+        p = cfg.sim.payload
         plant = _plant(r.model, r.weld, r.end_effector, (p.mass, tuple(p.com), tuple(p.inertia), p.frame))
         loop, sim = make_lockstep(cfg, plant=plant, robot=_robot(r.model, r.weld, r.end_effector, r.protocol,
                                                                    r.command))

@@ -188,9 +188,8 @@ def _run_legged(cfg, args) -> int:
 def _viewer(cfg, plant, lc):
     """The viewer bridge of the config's `viz:` section, or None when it is off."""
     from core.config import channels_for
-    from viz import ViewerBridge, viz_config
-    viz = viz_config(cfg)
-    return ViewerBridge(plant, lc, channels_for(cfg), viz) if viz.enabled else None
+    from viz import ViewerBridge
+    return ViewerBridge(plant, lc, channels_for(cfg), cfg.viz) if cfg.viz.enabled else None
 
 
 def _meldis_command(cfg, plant=None) -> str:
@@ -199,7 +198,7 @@ def _meldis_command(cfg, plant=None) -> str:
     from core.robot import build_plant
     from viz.camera import write_meshcat_params
     plant = plant or build_plant(cfg.robot)
-    q = (cfg.sim or {}).get("initial_positions") if isinstance(cfg.sim, dict) else None
+    q = cfg.sim.initial_positions
     q = q if q is not None and len(q) == plant.num_positions() else None
     params = write_meshcat_params(plant, Path(cfg.robot.model).stem, q)
     return f"python -m pydrake.visualization.meldis --meshcat-params {params}"
@@ -212,7 +211,6 @@ def cmd_viz(args) -> int:
     lcmt_viewer_draw for it (robot, lcm, channels and viz sections; docs/viz.md)."""
     from core.config import channels_for, open_lcm
     from core.robot import build_plant
-    from viz import viz_config
     from viz.standalone import run
     cfg = _load(args.config, args.lcm_url)
     channels = channels_for(cfg)
@@ -222,7 +220,7 @@ def cmd_viz(args) -> int:
           f"{_meldis_command(cfg, plant)}", flush=True)
     stop = _stop_on_signals()
     viewer = run(plant, open_lcm(cfg.lcm.url), cfg.robot.protocol, channels,
-                 viz_config(cfg), duration_s=args.duration, stop=lambda: stop[0])
+                 cfg.viz, duration_s=args.duration, stop=lambda: stop[0])
     bridge = viewer.bridge
     print(f"statuses {viewer.status.ok_count} (rejected: {dict(viewer.status.counters)}), draws {bridge.draws}, "
           f"loads {bridge.loads}, viewer requests {bridge.requests}, send errors {bridge.errors}")
@@ -247,8 +245,8 @@ def cmd_demo(args) -> int:
     if not legged:                      # a bad model is reported once, before the simulator starts,
         model = load_robot(cfg.robot)
         if cfg.servo_bus is not None:   # and so is a servo mapping that does not fit its joints
-            from drivers.serial.servo_config import check_joints, load_servo_config
-            check_joints(load_servo_config(cfg.servo_bus), model.joint_names)
+            from drivers.serial.servo_config import check_joints
+            check_joints(cfg.servo_bus, model.joint_names)
     limit = str(args.duration + cfg.loop.start_timeout + 5.0)
     out = subprocess.PIPE if args.json else None
     if cfg.servo_bus is None:

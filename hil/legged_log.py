@@ -230,8 +230,7 @@ def replay_legged(path, cfg, start, end, tolerance: float, corrupt, skip, viz_ur
     lc.subscribe(ch.command, lambda channel, data: published.append(data))
     drawing = None
     if viz_url is not None:
-        from drivers.sim.config import load_sim_config
-        drawing = Drawing(plant, viz_url, load_sim_config(cfg.sim or {}, "sim").contact.ground.height)
+        drawing = Drawing(plant, viz_url, cfg.sim.contact.ground.height)
     summary = json.loads(end.summary_json) if end is not None and end.summary_json else {}
     exit_sent = bool(summary.get("status", {}).get("exit_command_sent"))
     # the safe command the loop sent as it left answers no status; lcm-logger (real time) recorded it

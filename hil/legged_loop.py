@@ -27,7 +27,6 @@ import numpy as np
 
 from core.config import RunConfig, channels_for
 from core.schema import load
-from drivers.sim.config import load_sim_config
 from drivers.sim.legged import SimulatedLeggedRobot
 from planning.legged_contacts import legged_feet
 from planning.legged_models import load_legged
@@ -51,10 +50,9 @@ def feet_of(contacts) -> dict:
 def make_legged_sim(cfg: RunConfig, plant, contacts, q0, lc, *, lockstep: bool, viz=None) -> SimulatedLeggedRobot:
     """The simulated legged robot of the config's sim section (initial positions: the preset's
     standing pose unless given; contact always on), on the config's channels."""
-    sim = load_sim_config(cfg.sim or {}, "sim")
-    if sim.initial_positions is None:
-        sim.initial_positions = np.asarray(q0).tolist()
-    sim.contact.enabled = True
+    sim = cfg.sim                                       # a copy changes these two, the config stays as loaded
+    q0 = np.asarray(q0).tolist() if sim.initial_positions is None else sim.initial_positions
+    sim = dataclasses.replace(sim, initial_positions=q0, contact=dataclasses.replace(sim.contact, enabled=True))
     channels = channels_for(cfg)
     return SimulatedLeggedRobot(plant, feet_of(contacts), sim, lc, status_channel=channels.status,
                                 command_channel=channels.command, contact_channel=channels.contact_results,
@@ -237,10 +235,9 @@ def run_legged_sim(cfg: RunConfig, duration: float | None = None, stop=None, viz
     """`hil sim CONFIG` for protocol floating_base: the simulated legged robot paced to the wall
     clock on cfg.lcm.url; prints a start line and the summary, returns the summary."""
     from core.config import open_lcm
-    from viz import viz_config
     out = out or sys.stdout
     plant, contacts, q0 = load_legged(cfg.robot.model, simulation=True, feet=legged_feet(cfg))
-    viz_cfg = viz_config(cfg)
+    viz_cfg = cfg.viz
     if viz is not None:
         viz_cfg = dataclasses.replace(viz_cfg, enabled=viz)
     ch = channels_for(cfg)

@@ -17,9 +17,7 @@ import lcm
 from core.config import RunConfig, channels_for
 from core.robot import build_plant, load_robot
 from core.schema import ConfigError
-from drivers.sim.config import load_sim_config
 from drivers.sim.robot import SimulatedRobot
-from viz import viz_config
 
 from .lifecycle import Mode
 from .loop import ControlLoop
@@ -34,7 +32,7 @@ def make_lockstep(cfg: RunConfig, lc=None, viz=None, trace_every: int = 1, plant
     to reuse (default: loaded from cfg.robot). `loop_options`: ControlLoop's (controller, check_alloc,
     fault_on_overrun)."""
     lc = lc or lcm.LCM("memq://")
-    sim_cfg = load_sim_config(cfg.sim or {}, "sim")
+    sim_cfg = cfg.sim
     period_ns = int(round(1e9 / cfg.loop.rate_hz))
     # One command, one status: the loop's period is the driver's status period (kuka_driver: its
     # time_step; the plant steps through it), else the plant's step.
@@ -43,17 +41,16 @@ def make_lockstep(cfg: RunConfig, lc=None, viz=None, trace_every: int = 1, plant
     if round(step * 1e9) != period_ns:
         raise ConfigError(key, f"{step} s must equal the loop period 1/loop.rate_hz = {period_ns * 1e-9:g} s "
                                f"in lockstep")
-    sim = _simulated_robot(cfg, lc, viz, sim_cfg, plant)
+    sim = _simulated_robot(cfg, lc, viz, plant)
     loop = ControlLoop(cfg, robot or load_robot(cfg.robot), lc, Mode.LOCKSTEP, viz=viz, trace_every=trace_every,
                        sim=sim, **loop_options).configure()
     return loop, sim
 
 
-def _simulated_robot(cfg: RunConfig, lc, viz, sim_cfg=None, plant=None) -> SimulatedRobot:
-    sim_cfg = sim_cfg or load_sim_config(cfg.sim or {}, "sim")
-    plant = plant or build_plant(cfg.robot, sim_cfg.payload, simulated=True)
-    return SimulatedRobot(plant, sim_cfg, cfg.robot.protocol, channels_for(cfg), lc,
-                          viz=viz_config(cfg) if viz is None else None)
+def _simulated_robot(cfg: RunConfig, lc, viz, plant=None) -> SimulatedRobot:
+    plant = plant or build_plant(cfg.robot, cfg.sim.payload, simulated=True)
+    return SimulatedRobot(plant, cfg.sim, cfg.robot.protocol, channels_for(cfg), lc,
+                          viz=cfg.viz if viz is None else None)
 
 
 def start_lockstep(cfg: RunConfig, order: str = "together", lead_s: float = 1.0, lc=None, viz=None,

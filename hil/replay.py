@@ -16,6 +16,7 @@ thread in real time starts at a tick the log does not record, so its replay diff
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -69,7 +70,7 @@ def replay(path: str | Path, cfg: RunConfig | None = None, tolerance: float = 1e
         return replay_legged(path, cfg, *read_run_info(path, corrupt=skip), tolerance, corrupt, skip, viz_url)
     if viz_url is not None:
         raise ConfigError("--viz", "draws a legged robot's log (robot.protocol floating_base) only", str(path))
-    cfg.telemetry.log, cfg.viz = None, {"enabled": False}
+    cfg.telemetry.log, cfg.viz = None, dataclasses.replace(cfg.viz, enabled=False)
     ch = channels_for(cfg)
     robot = load_robot(cfg.robot)
     lc = lcm.LCM("memq://")

@@ -114,7 +114,7 @@ def load_scenario(path: str | Path) -> Scenario:
     cfg = parse_config(data, path.resolve().parent, str(path))
     if spec.link == "serial" and cfg.serial is None:
         raise ConfigError("serial", "is required for scenario.link: serial", str(path))
-    if spec.link == "servo" and (cfg.servo_bus is None or not cfg.servo_bus.get("lockstep")):
+    if spec.link == "servo" and (cfg.servo_bus is None or not cfg.servo_bus.lockstep):
         raise ConfigError("servo_bus", "with lockstep: true is required for scenario.link: servo", str(path))
     return Scenario(path.stem, path, spec, cfg, data)
 

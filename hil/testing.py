@@ -12,7 +12,7 @@ are thin wrappers of this module; it does not import pytest.
 from __future__ import annotations
 
 import importlib.util
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -52,7 +52,6 @@ def driver_overrides(cfg, driver: str) -> dict:
     whole torque: the loop takes −τ_g out)."""
     if driver not in DRIVERS:
         raise ValueError(f"driver must be one of {', '.join(DRIVERS)}, got {driver!r}")
-    sim = dict(cfg.sim or {})
     robot = {"driver": driver, "command": "torque", **({"protocol": DRIVERS[driver]} if DRIVERS[driver] else {})}
     section = {"driver": driver, "control_mode": None, "status_period": None}
     gravity = True
@@ -60,9 +59,9 @@ def driver_overrides(cfg, driver: str) -> dict:
         gravity = cfg.controller.robot_compensates_gravity
         section["gravity_compensation"] = "internal" if gravity else "none"
     elif driver == "kuka_driver":
-        section["kuka_driver"] = {**sim.get("kuka_driver", {}), "torque_only": True, "time_step": 1 / cfg.loop.rate_hz}
+        section["kuka_driver"] = {**asdict(cfg.sim.kuka_driver), "torque_only": True, "time_step": 1 / cfg.loop.rate_hz}
     else:
-        section["franka_driver"] = {**sim.get("franka_driver", {}), "control_mode": "torque"}
+        section["franka_driver"] = {**asdict(cfg.sim.franka_driver), "control_mode": "torque"}
     return {"robot": robot, "sim": section, "controller": {"robot_compensates_gravity": gravity}}
 
 

@@ -1,5 +1,5 @@
 """ViewerBridge: Drake's viewer messages for one plant, rate-limited so a control loop can call it
-every tick; VizConfig, the `viz:` config section, and viz_config(cfg), a run config's."""
+every tick; VizConfig, the `viz:` config section, and load_viz_config(data), its validation."""
 from __future__ import annotations
 
 import dataclasses
@@ -46,12 +46,12 @@ class VizConfig:
     status_joints: Optional[Count] = None
 
 
-def viz_config(cfg) -> VizConfig:
-    """The validated `viz:` section of a run config (core.config.RunConfig): `true` means its
-    defaults, absent means off."""
-    if cfg.viz is None:
-        return VizConfig(enabled=False)
-    return load(VizConfig, cfg.viz, "viz")
+def load_viz_config(data, path: str = "viz") -> VizConfig:
+    """The validated VizConfig of a run config's `viz:` value: a mapping, `true` (the defaults),
+    `false` or None (off)."""
+    if data is None or isinstance(data, bool):
+        return VizConfig(enabled=bool(data))
+    return load(VizConfig, data, path)
 
 
 class ViewerBridge:

@@ -1,10 +1,10 @@
 """The `serial:` section of a run config: the driver's link to the board and the simulated board.
 
 Every key, its unit and default is documented in docs/serial_protocol.md (section 9).
-`load_serial_config(mapping)` validates the section into a SerialConfig; errors are
-core.schema.ConfigError naming the key, e.g. `serial.link_timeout: must be longer than
-stale_timeout (0.01 s), got 0.005`. Per-joint values (safe_damping, torque_constant) are checked
-against the joint count where the driver or board is built.
+`load_serial_config(mapping)` validates the section into a SerialConfig (a loaded run config's
+`cfg.serial`, drivers.run_config); errors are core.schema.ConfigError naming the key, e.g.
+`serial.link_timeout: must be longer than stale_timeout (0.01 s), got 0.005`. Per-joint values
+(safe_damping, torque_constant) are checked against the joint count where the driver or board is built.
 """
 from __future__ import annotations
 
@@ -141,8 +141,6 @@ def _check_fault(fault: BoardFaultSpec, key: str) -> None:
                                          f"got {len(fault.text.encode())}")
 
 
-def load_serial_config(data: dict | None, path: str = "serial") -> SerialConfig:
+def load_serial_config(data: dict, path: str = "serial") -> SerialConfig:
     """The validated SerialConfig of the `serial:` mapping of a run config."""
-    if data is None:
-        raise ConfigError(path, "is required: the board's port and the link settings (docs/serial_protocol.md)")
     return load(SerialConfig, data, path).validate(path)

@@ -40,12 +40,12 @@ import numpy as np
 from core import _control
 from core.schema import ConfigError
 from drivers.sim._physics import gather, scatter
-from drivers.sim.config import SimConfig, load_sim_config, per_joint
+from drivers.sim.config import SimConfig, per_joint
 from drivers.sim.physics import Physics, joint_inertias
 from drivers.sim.robot import SimulatedRobot
 
 from .codec import FrameEncoder
-from .config import CORRUPTIONS, DeviceConfig, load_serial_config
+from .config import CORRUPTIONS, DeviceConfig
 from .messages import Config, FaultReport, Heartbeat, JointState
 from .parser import StreamParser
 from .protocol import NO_JOINT, CommandMode, EffortKind, FaultCode, JointKind, MsgType, NodeState, StatusFlag
@@ -448,8 +448,8 @@ def run_from_config(cfg, duration: float | None = None, port: str | None = None,
     (default: serial.device.link, else serial.port). Prints `device ready: <pty> (link <path>)`,
     then a summary; returns 0."""
     from core.robot import build_plant
-    serial_cfg = load_serial_config(getattr(cfg, "serial", None))
-    sim = load_sim_config(cfg.sim or {}, "sim")
+    from drivers.run_config import required
+    serial_cfg, sim = required(cfg, "serial"), cfg.sim
     if sim.faults:
         raise ConfigError("sim.faults", "the serial board does not inject the simulated robot's LCM faults; "
                                         "use serial.device.faults")

@@ -46,7 +46,7 @@ from messages.codec import CommandDecoder, StatusEncoder
 from messages.hilmsg import lcmt_hil_driver_health
 
 from .codec import FrameEncoder
-from .config import SAFE_COMMAND_PERIOD, SerialConfig, load_serial_config
+from .config import SAFE_COMMAND_PERIOD, SerialConfig
 from .errors import JointCountError
 from .messages import Command, ConfigRequest, Heartbeat
 from .parser import StreamParser
@@ -488,7 +488,8 @@ def run_from_config(cfg, duration: float | None = None, out=sys.stdout, fd_io: b
 
     from core.config import channels_for
     from core.robot import load_robot
-    config = load_serial_config(getattr(cfg, "serial", None))
+    from drivers.run_config import required
+    config = required(cfg, "serial")
     robot = load_robot(cfg.robot)
     channels = channels_for(cfg)
     driver = SerialDriver(config, robot.joint_names, robot_joint_kinds(robot.plant, robot.joint_names),

@@ -1,9 +1,9 @@
 """The `servo_bus:` section of a run config: the bus, its servos and how they map to URDF joints.
 
 Every key, its unit and default is in docs/servo_bus.md. `load_servo_config(mapping)` validates
-the section into a ServoBusConfig (errors are core.schema.ConfigError naming the key, e.g.
-`servo_bus.joints[2].model: unknown servo model 'XM540'; known: ...`); `check_joints(config,
-plant)` checks the joint names against the robot model.
+the section into a ServoBusConfig (a loaded run config's `cfg.servo_bus`; errors are
+core.schema.ConfigError naming the key, e.g. `servo_bus.joints[2].model: unknown servo model
+'XM540'; known: ...`); `check_joints(config, plant)` checks the joint names against the robot model.
 
 Joint mapping, per joint (direction d = ±1, gear ratio g = servo turns per joint turn, offset o
 [rad] = the joint position at the servo's center tick):
@@ -152,10 +152,8 @@ class ServoBusConfig:
         return self
 
 
-def load_servo_config(data: dict | None, path: str = "servo_bus") -> ServoBusConfig:
+def load_servo_config(data: dict, path: str = "servo_bus") -> ServoBusConfig:
     """The validated ServoBusConfig of a run config's `servo_bus:` mapping."""
-    if data is None:
-        raise ConfigError(path, "is required: the bus port, protocol and joints (docs/servo_bus.md)")
     return load(ServoBusConfig, data, path).validate(path)
 
 

@@ -37,7 +37,7 @@ from messages.codec import CommandDecoder, StatusEncoder
 
 from . import dynamixel as dxl
 from . import feetech as ft
-from .servo_config import ServoBusConfig, check_joints, load_servo_config
+from .servo_config import ServoBusConfig, check_joints
 from .servo_goals import ServoGoals
 from .servo_models import BUS_WATCHDOG_FIRMWARE, BUS_WATCHDOG_UNIT
 from .servo_state import ServoState
@@ -537,7 +537,8 @@ def run_from_config(cfg, duration: float | None = None, out=sys.stdout) -> int:
     SIGTERM or SIGHUP (torque off, exit 0)."""
     from core.config import channels_for
     from core.robot import load_robot
-    config = load_servo_config(getattr(cfg, "servo_bus", None))
+    from drivers.run_config import required
+    config = required(cfg, "servo_bus")
     robot = load_robot(cfg.robot)
     channels = channels_for(cfg)
     driver = ServoDriver(config, robot.joint_names, cfg.robot.protocol, channels, open_lcm(cfg.lcm.url))

@@ -17,11 +17,10 @@ import time
 
 import numpy as np
 
-from drivers.sim.config import load_sim_config
 from drivers.sim.physics import Physics, joint_inertias
 
 from .servo_bus import SimulatedServoBus
-from .servo_config import ServoBusConfig, check_joints, load_servo_config
+from .servo_config import ServoBusConfig, check_joints
 from .servo_sim import SimulatedServo
 
 
@@ -66,9 +65,9 @@ def build_bus(cfg, link: str | None = None) -> SimulatedServoBus:
     """The simulated bus of a run config (robot, servo_bus and sim sections), its pty linked at
     `link` (default: servo_bus.device.link or servo_bus.port)."""
     from core.robot import build_plant, load_robot
-    config = load_servo_config(getattr(cfg, "servo_bus", None))
+    from drivers.run_config import required
+    config, sim = required(cfg, "servo_bus"), cfg.sim
     robot = load_robot(cfg.robot)
-    sim = load_sim_config(cfg.sim or {})
     dev = config.device
     servos = [SimulatedServo(j.servo_model, j.id, inertia=dev.inertia, damping=dev.damping,
                              backdrive_damping=dev.backdrive_damping) for j in config.joints]

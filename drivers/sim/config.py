@@ -1,9 +1,9 @@
 """The `sim:` section of a run config (SimConfig) and the few other keys the standalone runner reads.
 
 Every key, its unit and default is documented in docs/sim.md. `load_sim_config(mapping)` validates a
-mapping (the YAML section) into a SimConfig; `SimConfig.validate()` runs the cross-field checks again
-on a config built in code. Errors are core.schema.ConfigError naming the key, e.g.
-`sim.faults[1].delay: is required for a latency fault`.
+mapping (the YAML section) into a SimConfig (a loaded run config's `cfg.sim`, drivers.run_config);
+`SimConfig.validate()` runs the cross-field checks again on a config built in code. Errors are
+core.schema.ConfigError naming the key, e.g. `sim.faults[1].delay: is required for a latency fault`.
 """
 from __future__ import annotations
 

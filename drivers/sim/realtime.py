@@ -17,9 +17,7 @@ from core.config import RunConfig, channels_for, open_lcm
 from core.robot import build_plant
 from core.schema import ConfigError
 from drivers.run_config import load_config
-from viz import viz_config
 
-from .config import load_sim_config
 from .robot import SimulatedRobot
 
 
@@ -52,9 +50,7 @@ def run_sim(cfg: RunConfig, duration: float | None = None, stop_event=None, out=
     SimulatedRobot.run_realtime's summary. viz: None publishes the viewer messages of the plant's
     state when the config's viz section is enabled; False never; True always (with the section's
     settings, or the defaults)."""
-    sim = load_sim_config(cfg.sim or {}, "sim")
-    channels = channels_for(cfg)
-    viz_cfg = viz_config(cfg)
+    sim, channels, viz_cfg = cfg.sim, channels_for(cfg), cfg.viz
     if viz is not None:
         viz_cfg = dataclasses.replace(viz_cfg, enabled=viz)
     robot = SimulatedRobot(build_plant(cfg.robot, sim.payload, simulated=True), sim, cfg.robot.protocol, channels,

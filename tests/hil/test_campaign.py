@@ -203,7 +203,7 @@ def test_shipped_campaigns_run(path):
 def test_set_applies_before_vary(tmp_path):
     c = load_campaign(write(tmp_path, {"set": {"sim.faults": [{"type": "latency", "delay": 0.002}]},
                                        "vary": {"sim.faults[0].delay": {"choice": [2, 3], "mode": "scale"}}}))
-    delays = {c.scenario(s).cfg.sim["faults"][0]["delay"] for s in range(20)}
+    delays = {c.scenario(s).cfg.sim.faults[0].delay for s in range(20)}
     assert delays == {0.004, 0.006}
     with pytest.raises(ConfigError, match=r"campaign.set.sim.faults\[3\].delay: the base scenario has no list"):
         load_campaign(write(tmp_path, {"set": {"sim.faults[3].delay": 1}}, "d.yaml"))

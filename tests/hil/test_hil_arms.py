@@ -25,7 +25,7 @@ def start(cfg):
 @pytest.mark.parametrize("name", ARMS)
 def test_each_arm_holds_and_tracks_in_lockstep(name):
     cfg = load_config(f"configs/arms/{name}.yaml", {"viz": False, "trajectory": {"type": "hold"}})
-    q0 = np.array(cfg.sim["initial_positions"])
+    q0 = np.array(cfg.sim.initial_positions)
     loop, sim = start(cfg)
     drift = [0.0]
 
@@ -118,7 +118,7 @@ def test_meshes_reach_the_viewer_and_the_camera_frames_the_arm(name):
     geoms = [g for link in load_robot_message(plant).link for g in link.geom]
     assert geoms and all(g.string_data.endswith((".dae", ".stl", ".obj")) for g in geoms)
     assert all(__import__("os").path.isfile(g.string_data) for g in geoms)
-    q = cfg.sim["initial_positions"]
+    q = cfg.sim.initial_positions
     p_WC = camera_position(plant, q)
     context = plant.CreateDefaultContext()
     plant.SetPositions(context, np.array(q))

@@ -13,18 +13,12 @@ DEMO = "configs/demo.yaml"
 
 
 def config(**sections):
-    """The demo config with `sections` merged in; the controller carries gravity (the simulated arm
+    """The demo config with `sections`' keys set; the controller carries gravity (the simulated arm
     does not compensate it), so the dynamics are exercised whole."""
-    cfg = load_config(DEMO, {"viz": False, "sim": {"gravity_compensation": "none"}})
-    cfg.controller.robot_compensates_gravity = False
+    overrides = {"sim": {"gravity_compensation": "none"}, "controller": {"robot_compensates_gravity": False}}
     for section, values in sections.items():
-        target = getattr(cfg, section)
-        if isinstance(target, dict) or target is None:
-            setattr(cfg, section, {**(target or {}), **values})
-        else:
-            for k, v in values.items():
-                setattr(target, k, v)
-    return cfg
+        overrides[section] = {**overrides.get(section, {}), **values}
+    return load_config(DEMO, {"viz": False, **overrides})
 
 
 def test_gravity_compensation_holds_the_iiwa_still():

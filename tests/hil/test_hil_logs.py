@@ -1,5 +1,6 @@
 """Run logs (hil.runlog), `hil replay` and `hil report`: recorded in lockstep and in real time (two
 processes over UDP multicast, lcm-logger recording), replayed exactly, changes caught."""
+import dataclasses
 import json
 import random
 import subprocess
@@ -98,7 +99,7 @@ def test_a_log_without_run_info_reports_and_replays_with_a_config(lockstep_log, 
     assert "no run-info" in format_report(r)
     with pytest.raises(ConfigError, match="the log has no run-info .*pass --config"):
         replay(foreign)
-    result = replay(foreign, load_config(DEMO, {"viz": False, "sim": cfg.sim}))
+    result = replay(foreign, load_config(DEMO, {"viz": False, "sim": dataclasses.asdict(cfg.sim)}))
     assert result["max_diff_nm"] == [0.0] * 7
     assert result["transitions"]["recorded"] == []       # the foreign log has no safety channel to compare
 

@@ -276,3 +276,22 @@ def test_every_config_round_trips_through_its_dump(path):
     cfg = parse_config(data, (CONFIGS / path).parent, path)
     again = parse_config(yaml.safe_load(dump_config(cfg)), Path("/"), path)
     assert again == cfg
+
+
+def test_a_loaded_config_holds_its_sections_typed(tmp_path):
+    """drivers.run_config validates viz, sim, serial and servo_bus once into their dataclasses: an
+    absent sim is the defaults, an absent viz is off, an absent serial or servo_bus is None."""
+    from drivers.serial.config import SerialConfig
+    from drivers.serial.servo_config import ServoBusConfig
+    from drivers.sim.config import SimConfig
+    from viz import VizConfig
+    bare = tmp_path / "bare.yaml"
+    bare.write_text("robot: {model: robots/iiwa14.urdf}\n")
+    cfg = load_config(bare)
+    assert (cfg.sim, cfg.viz, cfg.serial, cfg.servo_bus) == (SimConfig(), VizConfig(enabled=False), None, None)
+    serial = load_config(CONFIGS / "serial" / "iiwa.yaml", {"viz": True})
+    assert isinstance(serial.serial, SerialConfig) and serial.serial.device.state_rate == 1000.0
+    assert serial.viz == VizConfig() and serial.sim.initial_positions == yaml.safe_load(
+        (CONFIGS / "serial" / "iiwa.yaml").read_text())["sim"]["initial_positions"]
+    servo = load_config(CONFIGS / "servo" / "so101.yaml")
+    assert isinstance(servo.servo_bus, ServoBusConfig) and [j.id for j in servo.servo_bus.joints] == [1, 2, 3, 4, 5, 6]

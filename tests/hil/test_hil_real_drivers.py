@@ -11,7 +11,7 @@ import yaml
 from core.config import channels_for
 from core.robot import build_plant, load_robot
 from drivers.run_config import load_config, parse_config
-from drivers.sim import SimulatedRobot, load_sim_config
+from drivers.sim import SimulatedRobot
 from hil.lockstep import start_lockstep
 from hil.loop import ControlLoop
 from messages.codec import CommandDecoder
@@ -76,7 +76,7 @@ def test_without_the_guard_the_kuka_driver_aborts():
     """What the issue measured: a loop that commands 5 ms after the first status kills the driver."""
     cfg = load_config("configs/real/kuka_position_torque.yaml", {"viz": False, "loop": {"start_guard": 0.0}})
     lc = lcm.LCM("memq://")
-    sim = SimulatedRobot(build_plant(cfg.robot), load_sim_config(cfg.sim, "sim"), "iiwa", channels_for(cfg), lc)
+    sim = SimulatedRobot(build_plant(cfg.robot), cfg.sim, "iiwa", channels_for(cfg), lc)
     loop = ControlLoop(cfg, load_robot(cfg.robot), lc, mode="lockstep", sim=sim).configure()
     sim.publish_status()
     loop.run(0.5)

@@ -39,10 +39,10 @@ def test_the_scenarios_cover_the_controllers_contact_each_fault_and_the_serial_c
     controllers = {s.cfg.controller.type for s in scenarios}
     if any(is_legged_scenario(p) for p in find_scenarios(SCENARIOS)):
         controllers.add("whole_body")           # the legged scenarios run it (hil.legged.LeggedTorqueControl)
-    faults = {f["type"] for s in scenarios for f in (s.cfg.sim or {}).get("faults", [])}
+    faults = {f.type for s in scenarios for f in s.cfg.sim.faults}
     assert controllers == set(BUILTIN_CONTROLLERS)
     assert faults == set(typing.get_args(FaultType))
-    assert any((s.cfg.sim or {}).get("contact", {}).get("enabled") for s in scenarios)
+    assert any(s.cfg.sim.contact.enabled for s in scenarios)
     assert any(s.spec.link == "serial" for s in scenarios)
     link_faults = {f["type"] for s in scenarios if s.spec.link == "serial"
                    for f in s.data["serial"]["device"].get("faults", [])}
@@ -50,9 +50,9 @@ def test_the_scenarios_cover_the_controllers_contact_each_fault_and_the_serial_c
     assert link_faults == {"bit_flip", "drop_byte", "truncate", "garbage", "split"}
     assert all(s.spec.golden is not None for s in scenarios)
     # each real driver's mode (configs/real) in both start orders, the exit-path safe command checked
-    real = {((s.cfg.sim or {}).get("driver"), str((s.cfg.sim or {}).get("kuka_driver", {}).get("torque_only", False)
-             if s.cfg.robot.protocol == "iiwa" else s.cfg.robot.command), s.spec.start_order)
-            for s in scenarios if (s.cfg.sim or {}).get("driver", "drake_sim") != "drake_sim"
+    real = {(s.cfg.sim.driver, str(s.cfg.sim.kuka_driver.torque_only if s.cfg.robot.protocol == "iiwa"
+                                   else s.cfg.robot.command), s.spec.start_order)
+            for s in scenarios if s.cfg.sim.driver != "drake_sim"
             and s.spec.criteria.summary.get("status.exit_command_sent") is True}
     assert real == {(d, m, o) for d, m in (("kuka_driver", "False"), ("kuka_driver", "True"),
                                            ("franka_driver", "torque"), ("franka_driver", "velocity"),

@@ -154,11 +154,11 @@ HOLD = {"trajectory": {"type": "hold"}, "sim": {"initial_positions": Q0}}
 def test_each_driver_stand_in_holds_the_arm_under_gravity_compensation(hil_sim, hil_config, driver):
     run = hil_sim(hil_config("iiwa"), GravityCompensation, duration=1.0, driver=driver, overrides=HOLD)
     assert run.final_state == "RUNNING" and run.faults == [], run.transitions
-    assert run.config.robot.driver == run.config.sim["driver"] == driver
+    assert run.config.robot.driver == run.config.sim.driver == driver
     assert np.abs(run.q - Q0).max() < 1e-3 and np.abs(run.plant_q - Q0).max() < 1e-3
     if driver == "kuka_driver":             # its start guard: no command for 0.3 s after the first status
         assert not run.running[:299].any() and run.running[301:].all()
-        assert run.config.sim["kuka_driver"]["torque_only"]
+        assert run.config.sim.kuka_driver.torque_only
     else:
         assert run.running.all()
     if driver == "franka_driver":           # the panda protocol, its clock the host's wall clock
@@ -181,7 +181,7 @@ def test_a_payload_the_law_does_not_know_pulls_the_arm_down(hil_sim, hil_config)
                   overrides={**HOLD, "sim": {**HOLD["sim"], "gravity_compensation": "none"},
                              "controller": {"robot_compensates_gravity": False}})
     drop = run.frame_positions()[:, 2] - run.frame_positions()[0, 2]
-    assert drop[-1] < -0.05 and run.config.sim["payload"]["mass"] == 3.0
+    assert drop[-1] < -0.05 and run.config.sim.payload.mass == 3.0
 
 
 @pytest.mark.skipif("pushes" not in {f.name for f in dataclasses.fields(SimConfig)}, reason="needs sim.pushes")

@@ -31,12 +31,10 @@ from drivers.serial import (
     NodeState,
     StatusFlag,
 )
-from drivers.serial.config import load_serial_config
 from drivers.serial.crc import crc32
 from drivers.serial.device import SimulatedBoard
 from drivers.serial.driver import SerialDriver, robot_joint_kinds
 from drivers.serial.protocol import CRC
-from drivers.sim.config import load_sim_config
 from messages.codec import CommandEncoder, StatusDecoder
 from messages.hilmsg import lcmt_hil_driver_health
 
@@ -172,7 +170,7 @@ class Rig:
 
     def __init__(self, cfg, board: bool = True, hold: bool = True):
         self.cfg, self.hold = cfg, hold
-        self.serial = load_serial_config(cfg.serial)
+        self.serial = cfg.serial
         self.lc = lcm.LCM("memq://")
         self.robot = load_robot(cfg.robot)
         self.channels = channels_for(cfg)
@@ -180,7 +178,7 @@ class Rig:
         self.board, self._thread = None, None
         self._stop = threading.Event()
         if board:
-            self.board = SimulatedBoard(build_plant(cfg.robot), load_sim_config(cfg.sim or {}), self.serial.device,
+            self.board = SimulatedBoard(build_plant(cfg.robot), cfg.sim, self.serial.device,
                                         self.serial.device.link or self.serial.port)
             self._thread = threading.Thread(target=self.board.run, args=(None, self._stop), daemon=True)
             self._thread.start()

@@ -175,5 +175,5 @@ def test_wrong_joint_count_stops_the_driver_with_a_clear_error(chain):
     p.wait(10)
     out = c.output("driver")
     assert p.returncode != 0
-    assert f"serial.joint_count: the board on {c.cfg.serial['port']} sends 6 joints (" in out
+    assert f"serial.joint_count: the board on {c.cfg.serial.port} sends 6 joints (" in out
     assert "but the robot has 7" in out

@@ -8,6 +8,7 @@ import pytest
 from core.config import channels_for
 from core.robot import build_plant
 from core.schema import ConfigError, read_yaml
+from drivers.run_config import load_config
 from drivers.serial.config import SerialConfig, load_serial_config
 from drivers.serial.device import SimulatedBoard
 from drivers.serial.device import run_from_config as run_device
@@ -29,13 +30,11 @@ def test_defaults():
 @pytest.mark.parametrize("name", ["iiwa.yaml", "iiwa_faults.yaml"])
 def test_example_configs_load(run_config, name):
     cfg = run_config(CONFIGS / name)
-    serial = load_serial_config(cfg.serial)
-    assert serial.port.endswith("board") and cfg.robot.protocol == "iiwa"
+    assert isinstance(cfg.serial, SerialConfig) and cfg.serial.port.endswith("board") and cfg.robot.protocol == "iiwa"
     assert load_serial_config(read_yaml(CONFIGS / name)["serial"]).port == "/tmp/hil-serial/iiwa"
 
 
 @pytest.mark.parametrize("section, message", [
-    (None, "serial: is required: the board's port"),
     ({}, "serial.port: is required (the board's port: a device path or any pyserial URL)"),
     ({"port": "x", "baudrat": 9600}, "serial.baudrat: unknown key (did you mean 'baudrate'?)"),
     ({"port": "x", "joint_count": 40}, "serial.joint_count: must be <= 32, got 40"),
@@ -78,7 +77,7 @@ def test_checks_that_need_the_robot(run_config, tmp_path):
     kinds = [0] * 7
 
     def driver(**section):
-        return SerialDriver(load_serial_config({**cfg.serial, **section}), names, kinds, "iiwa",
+        return SerialDriver(run_config(serial=section).serial, names, kinds, "iiwa",
                             channels_for(cfg), lcm.LCM("memq://"))
 
     with pytest.raises(ConfigError, match=r"serial.joint_count: is 6, but the robot model has 7 actuated joints"):
@@ -106,6 +105,8 @@ def test_checks_that_need_the_robot(run_config, tmp_path):
     faults = run_config(sim={"faults": [{"type": "silent"}]})
     with pytest.raises(ConfigError, match=r"sim.faults: the serial board does not inject"):
         run_device(faults, 0.1)
+    with pytest.raises(ConfigError, match=r"^serial: is required: the board's port"):
+        run_device(load_config(CONFIGS.parent / "demo.yaml"), 0.1)
 
 
 

@@ -32,8 +32,7 @@ class Chain:
         self.thread.start()
         self.lc = lcm.LCM("memq://")
         self.channels = channels_for(self.cfg)
-        from drivers.serial.servo_config import load_servo_config
-        self.driver = ServoDriver(load_servo_config(self.cfg.servo_bus), self.robot.joint_names, "panda",
+        self.driver = ServoDriver(self.cfg.servo_bus, self.robot.joint_names, "panda",
                                   self.channels, self.lc)
         n = self.robot.n
         self.status = StatusDecoder("panda", n)

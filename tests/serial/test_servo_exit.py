@@ -59,7 +59,7 @@ class Arm:
 
     def __init__(self, config: Path, url: str, tau: float = 0.005):
         cfg = load_config(config)
-        self.bus_config = load_servo_config(cfg.servo_bus)
+        self.bus_config = cfg.servo_bus
         self.servos = [SimulatedServo(j.servo_model, j.id) for j in self.bus_config.joints]
         for s in self.servos:
             s.set("return_delay_time", 0)

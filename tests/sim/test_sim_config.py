@@ -33,7 +33,7 @@ def test_example_configs_build_a_robot(path, memq):
     channels = channels_for(cfg)
     assert Path(cfg.robot.model).name == "iiwa14.urdf" and cfg.robot.protocol == "iiwa"
     assert channels.status == "IIWA_STATUS"
-    robot = SimulatedRobot(build_plant(cfg.robot), load_sim_config(cfg.sim), cfg.robot.protocol, channels, memq)
+    robot = SimulatedRobot(build_plant(cfg.robot), cfg.sim, cfg.robot.protocol, channels, memq)
     for _ in range(10):
         robot.tick()
     assert robot.physics.steps == 10
@@ -95,7 +95,7 @@ sim: {{integrator: rk4}}
                                                                    "udpm://239.255.76.67:7999?ttl=0")
     assert (channels.status, channels.command, channels.contact_results) == \
         ("LEFT_PANDA_STATUS", "LEFT_PANDA_COMMAND", "MY_CONTACTS")
-    assert load_sim_config(cfg.sim).integrator == "rk4" and cfg.source == str(path)
+    assert cfg.sim.integrator == "rk4" and cfg.source == str(path)
     assert load_config(path, {"lcm": {"url": "memq://"}}).lcm.url == "memq://"
 
 

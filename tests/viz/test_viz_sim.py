@@ -15,7 +15,7 @@ from drivers.sim.contact import GROUND_COLOR
 from hil.lockstep import make_lockstep, run_lockstep
 from hil.telemetry import format_summary
 from messages import lcmt_viewer_draw, lcmt_viewer_geometry_data, lcmt_viewer_load_robot
-from viz import ViewerBridge, load_robot_message, viz_config
+from viz import ViewerBridge, load_robot_message
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "configs" / "demo.yaml"
@@ -39,10 +39,7 @@ class ViewerMessages:
 
 def demo_config(viz):
     """configs/demo.yaml with its viz section replaced (a mapping or a bool)."""
-    cfg = load_config(DEMO)
-    cfg.viz = {"enabled": viz} if isinstance(viz, bool) else viz
-    viz_config(cfg)                               # valid
-    return cfg
+    return load_config(DEMO, {"viz": viz})
 
 
 def link_7_position(plant, q):
@@ -96,7 +93,7 @@ def test_a_bridge_given_to_the_loop_is_the_only_publisher():
     lc = lcm.LCM("memq://")
     received = ViewerMessages(lc)
     cfg = demo_config(True)
-    bridge = ViewerBridge(build_plant(cfg.robot), lc, channels_for(cfg), viz_config(cfg))
+    bridge = ViewerBridge(build_plant(cfg.robot), lc, channels_for(cfg), cfg.viz)
     summary, loop, sim = run_lockstep(cfg, 1.0, lc=lc, viz=bridge)
     received.drain()
     assert sim.viewer is None and "viz" not in summary["sim"]
@@ -119,7 +116,7 @@ def ground_sim(contact: dict, lc):
     cfg = load_config(GROUND, {"lcm": {"url": "memq://"}})
     sim_section = read_yaml(GROUND)["sim"]
     sim_section["contact"] = {**sim_section["contact"], **contact}
-    return SimulatedRobot(build_plant(cfg.robot), load_sim_config(sim_section), "iiwa", lcm=lc, viz=viz_config(cfg))
+    return SimulatedRobot(build_plant(cfg.robot), load_sim_config(sim_section), "iiwa", lcm=lc, viz=cfg.viz)
 
 
 def test_the_ground_of_the_contact_model_is_in_the_load_message():

@@ -16,7 +16,6 @@ from core.schema import ConfigError
 from drivers.run_config import load_config
 from messages import lcmt_viewer_draw, lcmt_viewer_load_robot
 from messages.codec import StatusEncoder
-from viz import viz_config
 from viz.standalone import StatusViewer, run
 
 REPO = Path(__file__).resolve().parents[2]
@@ -108,7 +107,7 @@ def test_fewer_status_joints_than_positions_keep_the_default_positions(iiwa):
 def test_status_joints_come_from_the_viz_section(tmp_path, iiwa):
     config = load_config(write_config(tmp_path, "robot: {model: robots/iiwa14.urdf}\nviz: {status_joints: 5}\n"))
     lc, clock = lcm.LCM("memq://"), Clock()
-    viewer = StatusViewer(iiwa, lc, viz=viz_config(config), clock=clock)
+    viewer = StatusViewer(iiwa, lc, viz=config.viz, clock=clock)
     received = ViewerMessages(lc)
     for n in (5, 7):
         status = StatusEncoder("iiwa", n, channel="IIWA_STATUS")
@@ -122,7 +121,7 @@ def test_status_joints_come_from_the_viz_section(tmp_path, iiwa):
     viewer.close()
     too_many = load_config(write_config(tmp_path, "robot: {model: robots/iiwa14.urdf}\nviz: {status_joints: 8}\n"))
     with pytest.raises(ConfigError, match="viz.status_joints: the status has 8 joints but the model has only 7"):
-        StatusViewer(iiwa, lc, viz=viz_config(too_many))
+        StatusViewer(iiwa, lc, viz=too_many.viz)
     with pytest.raises(ConfigError, match="viz.status_joints: must be >= 1, got 0"):
         load_config(write_config(tmp_path, "robot: {model: robots/iiwa14.urdf}\nviz: {status_joints: 0}\n"))
 
@@ -187,7 +186,7 @@ def test_config_resolves_the_model_and_names_bad_keys(tmp_path):
     config = load_config(path)
     assert config.robot.model == str(tmp_path / "robots" / "iiwa14.urdf")
     assert channels_for(config).status == "LEFT_PANDA_STATUS"
-    assert viz_config(config).draw_rate_hz == 30.0 and config.lcm.url.endswith("?ttl=0")
+    assert config.viz.draw_rate_hz == 30.0 and config.lcm.url.endswith("?ttl=0")
     for text, error in [
         ("robot: {protocol: iiwa}", r"viz.yaml: robot.model: is required"),
         ("robot: {model: robots/iiwa14.urdf, protocol: ur5}", r"robot.protocol: must be one of 'iiwa', 'panda'"),
