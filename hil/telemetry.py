@@ -150,6 +150,13 @@ def format_summary(s: dict) -> str:
              f"tracking error rad  rms {[round(x, 5) for x in e['rms']]}",
              f"                    max {[round(x, 5) for x in e['max']]}",
              f"final state {s['final_state']}; faults: {_faults(s['faults'], s.get('fault_counts'))}"]
+    law = s.get("controller_timing")
+    if law:
+        u = law["update_us"]
+        lines.insert(2, f"controller {s['controller']}: update µs  p50 {u.get('p50')}  p99 {u.get('p99')}  max "
+                        f"{u.get('max')} (budget {law['budget_us']:g}, overruns {law['overruns']})")
+        if law.get("error"):
+            lines.append(f"controller error (the first):\n{law['error']}")
     if s.get("process"):
         lines.append(f"process: {', '.join(s['process'])}")
     sim = s.get("sim") or {}
