@@ -112,7 +112,7 @@ def cmd_run(args, live: StatusLine | None = None, robot_processes=()) -> int:
     controller.type names a built-in law or yours by import path (docs/controllers.md); with
     --check-alloc the config runs in lockstep against the simulated robot instead, and prints what the
     law's update() allocates per tick (exit 0: nothing, 1: it allocates on more than 1% of the ticks or keeps
-    memory)."""
+    memory, 3: the run faulted, so the law was measured on fewer ticks or none)."""
     from core.config import open_lcm
     from core.robot import load_robot
 
@@ -163,7 +163,7 @@ def _check_alloc(cfg, args) -> int:
         raise ConfigError("controller.type", "--check-alloc checks an arm's controller (robot.protocol iiwa or panda)")
     report = check_allocations(cfg, duration=args.duration or 2.0)
     print(json.dumps(report) if args.json else format_allocations(report, cfg.controller.type))
-    return 1 if report["allocates"] else 0
+    return 1 if report["allocates"] else 3 if report["faults"] or not report["ticks"] else 0
 
 
 def _run_legged(cfg, args) -> int:

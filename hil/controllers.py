@@ -26,6 +26,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import sys
+import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -148,6 +149,7 @@ class CartesianImpedance(Controller):
                                      self.joint_damping, command.tau)
 
 
+BUILTIN_KEYS = ("kp", "kd", "cartesian_stiffness", "cartesian_damping", "nullspace_damping")
 BUILTINS = {c.name: c for c in (GravityCompensation, JointPD, ComputedTorque, JointImpedance, CartesianImpedance)}
 
 
@@ -162,7 +164,7 @@ def controller_class(kind: str, search=(), key: str = "controller.type"):
                                "law's import path 'package.module:Name'")
     module_name, _, attr = kind.partition(":")
     try:
-        module = _import(module_name, [Path.cwd(), *map(Path, search)])
+        module = _import(module_name, list(dict.fromkeys([Path.cwd(), *map(Path, search)])))
     except ConfigError as e:
         raise ConfigError(key, str(e).split(": ", 1)[-1]) from None
     except Exception as e:        # the module itself failed to import: name it and why
@@ -214,16 +216,38 @@ def make_controller(plant, cfg: ControllerConfig, end_effector=None, *, period: 
     function) if given, else the one cfg.type names, its parameters from cfg (controller.params for
     a user's law, the section's keys for a built-in)."""
     law = controller if controller is not None else controller_class(cfg.type, search)
-    if isinstance(law, type) and issubclass(law, Controller):
-        builtin = BUILTINS.get(law.name) is law
-        if builtin and cfg.params:
-            raise ConfigError("controller.params", f"the built-in {law.name} takes its keys in the controller "
-                                                   "section itself (kp, kd, cartesian_*), not under params")
-        law = law(builtin_params(law, cfg) if builtin else cfg.params)
-    elif not isinstance(law, Controller):
-        law = FunctionController(law)
-    law.bind(plant, period=period, joint_names=joint_names, end_effector=end_effector)
-    return law.configure()
+    name = law.display_name() if isinstance(law, type) and issubclass(law, Controller) else \
+        getattr(law, "name", "") or getattr(law, "__qualname__", type(law).__name__)
+    try:
+        if isinstance(law, type) and issubclass(law, Controller):
+            builtin = BUILTINS.get(law.name) is law
+            if controller is None:               # named by the config: its keys must fit it
+                check_keys(cfg, builtin)
+            law = law(builtin_params(law, cfg) if builtin else cfg.params)
+        elif not isinstance(law, Controller):
+            law = FunctionController(law)
+        law.bind(plant, period=period, joint_names=joint_names, end_effector=end_effector)
+        return law.configure()
+    except ConfigError:
+        raise
+    except Exception as e:           # the law's __init__ or on_configure: one line naming where
+        frame = traceback.extract_tb(e.__traceback__)[-1]
+        raise ConfigError("controller.type", f"{name} failed to configure: {type(e).__name__}: {e} "
+                                             f"({frame.filename}:{frame.lineno})") from None
+
+
+def check_keys(cfg: ControllerConfig, builtin: bool) -> None:
+    """The controller section's keys fit the law: params for a user's law, the built-ins' own keys
+    (kp, kd, cartesian_*, nullspace_damping) for a built-in (left at their defaults otherwise)."""
+    if builtin and cfg.params:
+        raise ConfigError("controller.params", f"the built-in {cfg.type} takes its keys in the controller "
+                                               "section itself (kp, kd, cartesian_*), not under params")
+    if not builtin:
+        defaults = ControllerConfig()
+        for key in BUILTIN_KEYS:
+            if getattr(cfg, key) != getattr(defaults, key):
+                raise ConfigError(f"controller.{key}", f"is a key of the built-in laws; {cfg.type} takes its "
+                                                       "parameters under controller.params")
 
 
 def check_controller(cfg) -> None:
@@ -234,11 +258,8 @@ def check_controller(cfg) -> None:
         return
     search = [] if cfg.source is None else [Path(cfg.source).resolve().parent]
     law = controller_class(kind, search)
-    if kind in BUILTINS:
-        if cfg.controller.params:
-            raise ConfigError("controller.params", f"the built-in {kind} takes its keys in the controller section "
-                                                   "itself (kp, kd, cartesian_*), not under params")
-    elif isinstance(law, type):
+    check_keys(cfg.controller, kind in BUILTINS)
+    if kind not in BUILTINS and isinstance(law, type):
         law.validate_params(cfg.controller.params)
-    elif cfg.controller.params:
+    elif kind not in BUILTINS and cfg.controller.params:
         raise ConfigError("controller.params", f"{kind} is a function: it takes no params")

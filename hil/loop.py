@@ -145,7 +145,7 @@ class ControlLoop(Lifecycle):
             self.publish_exit_command()
         finally:
             if self.controller.active:
-                self.controller.deactivate()
+                self._law_step(self.controller.deactivate)
             if self.guard.alloc is not None:
                 self.guard.alloc.stop()
             process, self._realtime_process = self._realtime_process, None
@@ -179,11 +179,24 @@ class ControlLoop(Lifecycle):
             # (Re)start the trajectory from where the robot is, so nothing jumps.
             self.trajectory.start(self.q, self.hardware.timing.robot_ns)
             self.hardware.release_hold()
-            self.controller.activate()
+            error = self._law_step(self.controller.activate)
+            if error is not None:
+                self._transition(self.safety.controller_failed(
+                    self.tick_index, f"on_activate: {type(error).__name__}: {error}"), now_ns)
         else:
             self.tracking_error = 0.0     # no trajectory is tracked outside RUNNING: nothing to hold against
             if self.controller.active:
-                self.controller.deactivate()
+                self._law_step(self.controller.deactivate)
+
+    def _law_step(self, step) -> Exception | None:
+        """The law's activate() or deactivate() (its on_activate / on_deactivate): what it raises is the
+        law's failure (the traceback logged once, hil.controller_guard), returned, never raised."""
+        try:
+            step()
+        except Exception as e:
+            self.guard.failed(e)
+            return e
+        return None
 
     def update(self) -> None:
         """One tick (ACTIVE): allocation-free in steady state; raises nothing (a failure is a FAULT)."""

@@ -68,21 +68,28 @@ def run(config, controller=None, *, duration: float | None = None, mode: Mode | 
 def check_allocations(config, controller=None, *, duration: float = 2.0, overrides: dict | None = None) -> dict:
     """What the law's update() allocates per tick, measured with tracemalloc over a lockstep run of
     `duration` s against the simulated robot: {"allocates", "ticks", "allocating_ticks", "median_bytes",
-    "max_bytes", "kept_bytes", "kept_sites"} (hil.controller_guard.AllocationProbe)."""
+    "max_bytes", "kept_bytes", "kept_sites"} (hil.controller_guard.AllocationProbe), and the run's
+    "final_state" and "faults" (a law that faulted was measured on fewer ticks, or none)."""
     summary = run(config, controller, duration=duration, overrides=overrides, check_alloc=True)
-    return summary["controller_timing"]["allocations"]
+    return {**summary["controller_timing"]["allocations"], "final_state": summary["final_state"],
+            "faults": summary["faults"]}
 
 
 def format_allocations(report: dict, name: str) -> str:
     """The allocation report as `hil run --check-alloc` prints it."""
+    faults = report.get("faults") or []
+    faulted = "; the run faulted: " + "; ".join(f"{f['fault']} at tick {f['tick']}: {f['reason']}"
+                                                  for f in faults[:3]) if faults else ""
     if not report["ticks"]:
-        return f"{name}: update() was never called (the run never reached RUNNING)"
+        return f"{name}: update() was not measured (the run was RUNNING for too few ticks){faulted}"
     if not report["allocates"]:
         return (f"{name}: update() allocated nothing on {report['ticks'] - report['allocating_ticks']} of "
-                f"{report['ticks']} ticks")
+                f"{report['ticks']} ticks{faulted}")
     lines = [f"{name}: update() allocated on {report['allocating_ticks']} of {report['ticks']} ticks: "
              f"median {report['median_bytes']:.0f} B, max {report['max_bytes']} B per tick "
              f"({report['kept_bytes']} B kept over the run)"]
     lines += [f"  kept: {site}" for site in report["kept_sites"]]
     lines.append("  preallocate in on_configure() and write into arrays with out= (docs/controllers.md)")
+    if faulted:
+        lines.append(f"  {faulted[2:]}")
     return "\n".join(lines)

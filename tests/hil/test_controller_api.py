@@ -240,3 +240,44 @@ def test_the_users_law_runs_in_a_regression_scenario_and_a_campaign(lab):
     import json
     summary = json.loads((lab / "out" / "summary.json").read_text())
     assert summary["finished"] == 4 and summary["errors"] == 0, summary
+
+
+HOOKS = '''
+from hil import Controller
+
+class BadConfigure(Controller):
+    def on_configure(self):
+        raise RuntimeError("calibration table missing")
+    def update(self, state, command):
+        command.tau[:] = 0.0
+
+class BadActivate(Controller):
+    def on_activate(self):
+        raise ValueError("no gains for this tool")
+    def update(self, state, command):
+        command.tau[:] = 0.0
+
+def raises(state, command):
+    raise RuntimeError("boom")
+'''
+
+
+def test_a_law_whose_hooks_raise_is_a_config_error_or_a_fault_never_a_traceback(lab):
+    (lab / "hooks.py").write_text(HOOKS)
+    run = hil_cli("run", write_config(lab, '{type: "hooks:BadConfigure"}'), "--duration", "1", cwd=lab)
+    assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr
+    assert ("robot.yaml: controller.type: hooks:BadConfigure failed to configure: RuntimeError: calibration "
+            "table missing" in run.stderr)
+    summary = hil.run(write_config(lab, '{type: "hooks:BadActivate"}'), duration=0.2)
+    assert [f["fault"] for f in summary["faults"]] == ["CONTROLLER"]
+    assert "on_activate: ValueError: no gains for this tool" in summary["faults"][0]["reason"]
+    assert summary["status"]["exit_command_sent"]
+    check = hil_cli("run", write_config(lab, '{type: "hooks:raises"}'), "--check-alloc", "--duration", "0.5", cwd=lab)
+    assert check.returncode == 3 and "the run faulted: CONTROLLER at tick 0: RuntimeError: boom" in check.stdout
+
+
+def test_a_user_law_refuses_the_built_ins_keys(lab):
+    run = hil_cli("run", write_config(lab, '{type: "mylaws:Hold", kp: [5.0]}'), "--duration", "1", cwd=lab)
+    assert run.returncode == 2
+    assert "controller.kp: is a key of the built-in laws; mylaws:Hold takes its parameters under controller.params" \
+        in run.stderr
