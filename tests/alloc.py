@@ -1,4 +1,5 @@
 """Allocation checks shared by the tests of allocation-free code (tracemalloc)."""
+import itertools
 import tracemalloc
 
 
@@ -16,3 +17,22 @@ def traced_snapshots(fn, calls: int, warmup: int = 0, frames: int = 1) -> tuple:
     finally:
         tracemalloc.stop()
     return before, after
+
+
+def net_and_peak(fn, calls: int = 1000) -> tuple:
+    """((net, peak) bytes of `calls` calls of fn(), (net, peak) of the measurement around no call):
+    equal when fn allocates nothing, not even transiently."""
+    def traced(n):
+        tracemalloc.reset_peak()
+        start = tracemalloc.get_traced_memory()[0]
+        for _ in itertools.repeat(None, n):
+            fn()
+        current, peak = tracemalloc.get_traced_memory()
+        return current - start, peak - start
+
+    tracemalloc.start()
+    try:
+        frame = traced(0)
+        return traced(calls), frame
+    finally:
+        tracemalloc.stop()

@@ -20,7 +20,7 @@ def pytest_collection_modifyitems(items):
     loaded machine schedules it late (seen as a 2 KB 'tick' peak from threading.py)."""
     for item in items:
         module = getattr(item, "module", None)
-        if hasattr(module, "tracemalloc") or hasattr(module, "traced_snapshots"):     # tests/alloc.py's helper
+        if any(hasattr(module, name) for name in ("tracemalloc", "traced_snapshots", "net_and_peak")):  # tests/alloc.py
             item.add_marker(pytest.mark.timeout(method="signal"))
 
 

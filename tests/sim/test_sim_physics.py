@@ -1,7 +1,4 @@
 """The simulated plant's physics against closed forms, conservation laws and pydrake."""
-import itertools
-import tracemalloc
-
 import numpy as np
 import pytest
 
@@ -16,6 +13,7 @@ from dynamics_cy import (
     RotationMatrix,
     SpatialInertia,
 )
+from tests.alloc import net_and_peak
 
 G = 9.81
 INTEGRATORS = ["semi_implicit_euler", "rk4"]
@@ -356,20 +354,7 @@ def test_a_step_allocates_nothing(iiwa_urdf, integrator, with_contact):
     if with_contact:
         assert p.contact.point_contact.num_contacts > 0
 
-    def traced(steps):
-        tracemalloc.reset_peak()
-        start = tracemalloc.get_traced_memory()[0]
-        for _ in itertools.repeat(None, steps):
-            p.step(u)
-        current, peak = tracemalloc.get_traced_memory()
-        return current - start, peak - start
-
-    tracemalloc.start()
-    try:
-        frame = traced(0)
-        work = traced(1000)
-    finally:
-        tracemalloc.stop()
+    work, frame = net_and_peak(lambda: p.step(u))
     assert work == frame, f"1000 steps allocated {work} (net, peak) bytes; the call alone {frame}"
 
 

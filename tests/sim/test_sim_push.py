@@ -3,9 +3,7 @@ physics and appears in the status's torque_external with each robot's sign (Drak
 manipulation/README: the iiwa reports J_Bqᵀ F_Bq_W as is, the panda negated), checked against the
 Jacobian of the facade and of pydrake, the closed-form first step, a stiffness controller's deflection,
 the push's window and the real drivers' external-torque limits."""
-import itertools
 import math
-import tracemalloc
 
 import lcm
 import numpy as np
@@ -17,6 +15,7 @@ from drivers.sim.config import PushSpec
 from dynamics_cy import JacobianWrtVariable
 from messages.channels import Channels
 from messages.codec import CommandEncoder, StatusDecoder
+from tests.alloc import net_and_peak
 
 N = 7
 H = 1e-3
@@ -265,21 +264,7 @@ def test_a_pushed_step_allocates_nothing(iiwa, memq):
     r, c = robot(iiwa, memq, pushes=[push_spec(duration=10.0)], integrator="rk4")
     u = np.zeros(N)
     step = r.physics.step
-
-    def traced(steps):
-        tracemalloc.reset_peak()
-        start = tracemalloc.get_traced_memory()[0]
-        for _ in itertools.repeat(None, steps):
-            step(u)
-        current, peak = tracemalloc.get_traced_memory()
-        return current - start, peak - start
-
     step(u)
-    tracemalloc.start()
-    try:
-        frame = traced(0)
-        work = traced(1000)
-    finally:
-        tracemalloc.stop()
+    work, frame = net_and_peak(lambda: step(u))
     assert work == frame, f"1000 steps allocated {work} (net, peak) bytes; the call alone {frame}"
     assert np.abs(r.physics.tau_external).max() > 1.0
