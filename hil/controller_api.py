@@ -164,7 +164,7 @@ class Controller(Lifecycle):
         self.joint_names = list(joint_names or [])
         self.end_effector = end_effector
         self.neg_damping = -plant.GetDampingVector()
-        self.params = self.validate_params(self._params_in)
+        self.params = self.validate_params(getattr(self, "_params_in", None))   # (an __init__ without super())
         self.name = self.display_name() if not self.name else self.name
         return self
 

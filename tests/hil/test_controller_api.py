@@ -281,3 +281,27 @@ def test_a_user_law_refuses_the_built_ins_keys(lab):
     assert run.returncode == 2
     assert "controller.kp: is a key of the built-in laws; mylaws:Hold takes its parameters under controller.params" \
         in run.stderr
+
+
+def test_params_as_a_pydantic_model_and_a_law_with_its_own_init():
+    from pydantic import BaseModel, Field
+
+    class Gains(BaseModel):
+        gain: float = Field(1.0, gt=0)
+
+    class Scaled(hil.Controller):
+        Params = Gains
+
+        def __init__(self, label):             # no super().__init__(): the defaults
+            self.label = label
+
+        def update(self, state, command):
+            command.tau[:] = 0.0
+
+    assert Scaled.validate_params({"gain": 2.5}).gain == 2.5
+    with pytest.raises(ConfigError, match=r"controller.params.gain: Input should be greater than 0"):
+        Scaled.validate_params({"gain": -1})
+    with pytest.raises(ConfigError, match=r"controller.params.gian: unknown key \(did you mean 'gain'\?\)"):
+        Scaled.validate_params({"gian": 1})
+    summary = hil.run(REPO_CONFIG, Scaled("mine"), duration=0.05, overrides=HOLD)
+    assert summary["controller"].endswith("Scaled") and summary["controller_timing"]["errors"] == 0
