@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import logging
 import os
-import random
 import subprocess
 import sys
 import time
@@ -40,6 +39,7 @@ from hil import Controller  # noqa: E402
 from hil.loop import ControlLoop  # noqa: E402
 from hil.telemetry import fault_count  # noqa: E402
 from messages import lcmt_iiwa_command, lcmt_iiwa_status  # noqa: E402
+from messages.channels import private_lcm_url  # noqa: E402
 from messages.codec import StatusEncoder  # noqa: E402
 from viz import ViewerBridge  # noqa: E402
 
@@ -223,8 +223,7 @@ def bare_loop(duration_s: float, period_ns: int, spin_ns: int) -> np.ndarray:
 
 
 def realtime_table(duration_s: float, viz: bool) -> str:
-    port = random.randint(20000, 60000)
-    url = f"udpm://239.255.76.67:{port}?ttl=0"
+    url = private_lcm_url()
     cfg = load_config(CONFIG, {"lcm": {"url": url}, "viz": viz})
     sim = subprocess.Popen([sys.executable, "-m", "hil", "sim", str(CONFIG), "--lcm-url", url,
                             "--duration", str(duration_s + 15)], stdout=subprocess.DEVNULL)

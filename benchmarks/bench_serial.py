@@ -54,7 +54,6 @@ write() raised its write timeout (it checks the clock after a frame went out who
 import argparse
 import os
 import platform
-import random
 import re
 import select
 import signal
@@ -74,6 +73,7 @@ from core.robot import load_robot
 from core.schema import read_yaml
 from drivers.run_config import load_config
 from drivers.serial.protocol import MsgType, frame_size
+from messages.channels import private_lcm_url
 from messages.codec import CommandEncoder, StatusDecoder
 from messages.hilmsg import lcmt_hil_driver_health
 
@@ -129,7 +129,7 @@ class Chain:
         serial["port"] = str(folder / f"board-{side}-{lockstep}")
         serial["device"]["lockstep"] = lockstep
         serial["stale_timeout"] = 0.05       # a lockstep board is quiet between commands
-        data["lcm"] = {"url": f"udpm://239.255.76.67:{random.randint(20000, 60000)}?ttl=0"}
+        data["lcm"] = {"url": private_lcm_url()}
         path = folder / "run.yaml"
         path.write_text(yaml.safe_dump(data))
         self.cfg = load_config(path)

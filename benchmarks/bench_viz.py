@@ -17,7 +17,6 @@ memq:// if multicast is not available.
 """
 import argparse
 import logging
-import random
 import statistics
 import sysconfig
 import time
@@ -28,6 +27,7 @@ import numpy as np
 
 from dynamics_cy import MultibodyPlant, Parser
 from messages import lcmt_viewer_draw
+from messages.channels import private_lcm_url
 from viz import DrawPublisher, ViewerBridge, VizConfig, draw_bodies, link_name, load_robot_message
 
 REPO = Path(__file__).resolve().parents[1]
@@ -44,7 +44,7 @@ def add_model(parser, path):
 
 
 def lcm_url():
-    url = f"udpm://239.255.76.67:{random.randint(20000, 29999)}?ttl=0"
+    url = private_lcm_url()
     try:
         sender, receiver = lcm.LCM(url), lcm.LCM(url)
         received = []

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import subprocess
 import sys
 import time
@@ -28,6 +27,7 @@ import timing  # noqa: E402
 from benchmarks.bench_loop import bare_loop  # noqa: E402
 from drivers.run_config import load_config  # noqa: E402
 from hil.telemetry import fault_count  # noqa: E402
+from messages.channels import private_lcm_url  # noqa: E402
 
 CONFIG = REPO / "configs" / "demo.yaml"
 
@@ -53,7 +53,7 @@ def scheduling() -> str:
 
 
 def soak(minutes: float, every_s: float, floor_s: float, config: Path) -> dict:
-    url = f"udpm://239.255.76.67:{random.randint(20000, 60000)}?ttl=0"
+    url = private_lcm_url()
     duration = minutes * 60
     hil = [sys.executable, "-m", "hil"]
     sim = subprocess.Popen([*hil, "sim", str(config), "--no-viz", "--lcm-url", url, "--duration",

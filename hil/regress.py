@@ -17,7 +17,6 @@ import concurrent.futures as cf
 import json
 import logging
 import multiprocessing
-import random
 import select
 import subprocess
 import sys
@@ -30,6 +29,7 @@ import numpy as np
 
 from core.paths import CONFIGS
 from core.schema import ConfigError
+from messages.channels import private_lcm_url
 
 from .scenario import Scenario, check, compare_golden, load_scenario, outcome, read_golden, write_golden
 from .telemetry import fault_count
@@ -163,7 +163,7 @@ def _run_serial(sc: Scenario, link: str = "serial"):
     from .lifecycle import Mode
     from .loop import ControlLoop
     with tempfile.TemporaryDirectory(prefix="hil-regress-") as tmp:
-        url = f"udpm://239.255.76.67:{random.randint(20000, 60000)}?ttl=0"
+        url = private_lcm_url()
         section, device, ready, driver = CHAINS[link]
         data = {**sc.data, "lcm": {"url": url}, section: {**sc.data[section], "port": f"{tmp}/board"}}
         cfg = parse_config(data, sc.path.resolve().parent, str(sc.path))

@@ -6,9 +6,24 @@ loop uses; `Channels.for_robot` derives them for a robot kind and an optional
 prefix, which keeps several robots on one LCM bus apart.
 """
 import dataclasses
+import random
 
 DEFAULT_LCM_URL = "udpm://239.255.76.67:7667?ttl=0"
 """LCM's default multicast group with ttl=0: messages stay on this host."""
+
+
+def private_lcm_url() -> str:
+    """LCM's multicast group with ttl=0 on a random port of its own, so concurrent runs (tests,
+    `hil regress`'s chains, benchmarks) do not cross-talk. The port is below the kernel's ephemeral
+    range (ip_local_port_range): a port the kernel hands to some socket without SO_REUSEADDR would
+    make LCM's bind fail with "Address already in use"."""
+    low = 32768
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            low = int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        pass
+    return f"udpm://239.255.76.67:{random.randint(10000, max(10001, low - 1))}?ttl=0"
 
 # Drake's drivers and simulated drivers.
 IIWA_STATUS = "IIWA_STATUS"

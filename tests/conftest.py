@@ -1,13 +1,13 @@
 """Fixtures shared by the whole suite."""
 from __future__ import annotations
 
-import random
 import time
 from pathlib import Path
 
 import lcm
 import pytest
 
+from messages.channels import private_lcm_url
 from planning.legged_models import example_robot_data_root
 
 REPO = Path(__file__).resolve().parent.parent
@@ -68,7 +68,7 @@ def _multicast_problem(url: str) -> str | None:
 def multicast_url() -> str:
     """A ttl=0 multicast URL (stays on this host) on a random port, so concurrent tests and runs do
     not cross-talk; skips when multicast does not work here."""
-    url = f"udpm://239.255.76.67:{random.Random().randint(20000, 59999)}?ttl=0"
+    url = private_lcm_url()
     problem = _multicast_problem(url)
     if problem:
         pytest.skip(problem)

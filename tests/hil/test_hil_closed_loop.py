@@ -8,6 +8,7 @@ import pytest
 
 from drivers.run_config import load_config
 from hil.lockstep import make_lockstep, run_lockstep
+from messages.channels import private_lcm_url
 
 DEMO = "configs/demo.yaml"
 
@@ -69,7 +70,6 @@ def test_lockstep_is_deterministic():
 
 def test_realtime_watchdog_trips_when_the_plant_goes_silent_and_recovers(tmp_path):
     """Two processes over UDP multicast (ttl=0): `hil sim` goes silent from 1.5 s to 2.0 s."""
-    import random
     import subprocess
     import sys
 
@@ -79,8 +79,7 @@ def test_realtime_watchdog_trips_when_the_plant_goes_silent_and_recovers(tmp_pat
     from core.robot import load_robot
     from hil.loop import ControlLoop
 
-    port = random.randint(20000, 60000)
-    url = f"udpm://239.255.76.67:{port}?ttl=0"
+    url = private_lcm_url()
     data = yaml.safe_load(open(DEMO))
     data.update(viz=False, lcm={"url": url})
     data["trajectory"] = {"type": "hold"}

@@ -2,7 +2,6 @@
 processes over UDP multicast, lcm-logger recording), replayed exactly, changes caught."""
 import dataclasses
 import json
-import random
 import subprocess
 import sys
 from collections import Counter
@@ -18,6 +17,7 @@ from hil.lockstep import run_lockstep
 from hil.replay import format_replay, replay
 from hil.report import format_report, read_log
 from hil.runlog import read_run_info
+from messages.channels import private_lcm_url
 from messages.logs import LogRecorder, read_events
 
 DEMO = CONFIGS / "demo.yaml"
@@ -111,7 +111,7 @@ def hil(*args):
 def test_realtime_demo_log_replays_exactly_and_reports(tmp_path):
     """`hil demo --log`: lcm-logger records the two-process run; the replay reproduces every command."""
     log, png = tmp_path / "demo.lcmlog", tmp_path / "report.png"
-    url = f"udpm://239.255.76.67:{random.randint(20000, 60000)}?ttl=0"
+    url = private_lcm_url()
     p = hil("demo", "--duration", 1.5, "--quiet", "--lcm-url", url, "--log", log)
     assert p.returncode in (0, 3), p.stdout + p.stderr    # 3: the machine stalled the sim past the watchdog
     assert f'log: "{log}"' in p.stdout

@@ -33,3 +33,15 @@ def test_bad_configuration_names_the_key():
         Channels.for_robot("iiwa", statuss="X")
     with pytest.raises(ValueError, match="ur5"):
         Channels.for_robot("ur5")
+
+
+def test_a_private_url_is_below_the_ephemeral_ports():
+    """Random ports for concurrent runs stay out of ip_local_port_range: a socket the kernel gave such
+    a port without SO_REUSEADDR made lcm-logger's bind fail ("Address already in use") in a suite run."""
+    import re
+    from pathlib import Path
+
+    low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    ports = {int(re.fullmatch(r"udpm://239\.255\.76\.67:(\d+)\?ttl=0", channels.private_lcm_url()).group(1))
+             for _ in range(200)}
+    assert all(10000 <= p < low for p in ports) and len(ports) > 100
