@@ -126,7 +126,7 @@ class LeggedLoop(Lifecycle):
     # ------------------------------------------------------------------------------------------
     def run(self, duration_s: float | None = None, stop=None, each_step=None) -> dict:
         """Runs for `duration_s` (default loop.duration; None: until stop()) after the first status;
-        the summary. With telemetry.log set, the run's LCM traffic goes to that log (hil.runlog)."""
+        the summary. Lockstep: `each_step(loop)` after each physics step. With telemetry.log set, the run's LCM traffic goes to that log (hil.runlog)."""
         self.configure()
         duration_s = self.cfg.loop.duration if duration_s is None else duration_s
         from .runlog import run_logged
@@ -150,10 +150,12 @@ class LeggedLoop(Lifecycle):
             raise ValueError("lockstep needs a duration or a stop condition")
         end = None if duration_s is None else sim.physics.steps + int(round(duration_s / sim.config.time_step))
         sim.publish_status()
+        stepped = sim.physics.steps
         while (end is None or sim.physics.steps < end) and not (stop is not None and stop()):
             if self.update() <= 0:
                 raise TimeoutError(f"the simulated robot sent no status on {self.channels.status}")
-            if each_step is not None:
+            if each_step is not None and sim.physics.steps != stepped:    # once per physics step (an
+                stepped = sim.physics.steps                             # update handles a status or a command)
                 each_step(self)
 
     def _realtime(self, duration_s: float | None, stop) -> None:

@@ -233,18 +233,19 @@ class WholeBodyController:
         self.qp = DaqpQP(self._identity, self._f_ldp, self._M_ldp, self.u_r, self.l_r, self._sense, self._y)
         self.status = 0      # DAQP's exit flag of the last solve, or DEGENERATE / NOT_CONVEX (no reduction)
 
-    # targets, copied into the arrays the assembly reads
-    com_target = property(lambda self: self._com_target if self._held else None,
+    # targets: set by copying into the arrays the assembly reads; read as copies (a saved target does
+    # not move with the controller's)
+    com_target = property(lambda self: self._com_target.copy() if self._held else None,
                           lambda self, p: np.copyto(self._com_target, p))
-    com_velocity_target = property(lambda self: self._com_velocity_target,
+    com_velocity_target = property(lambda self: self._com_velocity_target.copy(),
                                    lambda self, v: np.copyto(self._com_velocity_target, v))
-    com_acceleration_ff = property(lambda self: self._com_acceleration_ff,
+    com_acceleration_ff = property(lambda self: self._com_acceleration_ff.copy(),
                                    lambda self, a: np.copyto(self._com_acceleration_ff, a))
-    R_WB_target = property(lambda self: self._R_WB_target if self._held else None,
+    R_WB_target = property(lambda self: self._R_WB_target.copy() if self._held else None,
                            lambda self, R: np.copyto(self._R_WB_target, R))
-    p_WB_target = property(lambda self: self._p_WB_target if self._held else None,
+    p_WB_target = property(lambda self: self._p_WB_target.copy() if self._held else None,
                            lambda self, p: np.copyto(self._p_WB_target, p))
-    q_posture = property(lambda self: self._q_posture if self._held else None,
+    q_posture = property(lambda self: self._q_posture.copy() if self._held else None,
                          lambda self, q: np.copyto(self._q_posture, q))
 
     def _group(self, contacts) -> list[ContactGroup]:

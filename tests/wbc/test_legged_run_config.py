@@ -58,10 +58,14 @@ def test_go2_stands_in_lockstep_through_the_loop(tmp_path):
     sim = loop.sim
     settled = []
 
+    calls = []
+
     def each_step(lp):
+        calls.append(sim.physics.steps)
         if not settled and sim.physics.time_ns >= 500_000_000:
             settled.append(sim.physics.q[4:7].copy())
     summary = loop.run(10.0, each_step=each_step)
+    assert calls == list(range(calls[0], calls[0] + len(calls))) and len(calls) == 10_000   # once per step
     drift = np.linalg.norm(sim.physics.q[4:7] - settled[0])
     assert drift < 1e-3, drift
     assert summary["fault"] is None and summary["final_state"] == "RUNNING"

@@ -304,3 +304,17 @@ def test_dependent_contacts_are_reported(robot_data):
     c = WholeBodyController(plant, contacts + [ContactPoint(contacts[0].frame, contacts[0].p_FC + 0.0)])
     assert not c.solve(q, np.zeros(plant.num_velocities())) and c.status == DEGENERATE
     assert "linearly dependent" in qp_status_text(c.status)
+
+
+def test_targets_read_as_copies(robot):
+    """A target read from the controller is a copy: saved, it does not move when the controller's does."""
+    name, plant, contacts, q = robot
+    c = WholeBodyController(plant, contacts)
+    v = np.zeros(plant.num_velocities())
+    assert c.solve(q, v)
+    saved = c.com_target
+    c.com_target = saved + [0.0, 0.02, 0.0]
+    np.testing.assert_allclose(c.com_target - saved, [0.0, 0.02, 0.0])
+    posture = c.q_posture
+    posture[:] = 0.0                       # writing into a read copy changes nothing
+    assert np.abs(c.q_posture).max() > 0
