@@ -126,7 +126,8 @@ class LeggedLoop(Lifecycle):
     # ------------------------------------------------------------------------------------------
     def run(self, duration_s: float | None = None, stop=None, each_step=None) -> dict:
         """Runs for `duration_s` (default loop.duration; None: until stop()) after the first status;
-        the summary. Lockstep: `each_step(loop)` after each physics step. With telemetry.log set, the run's LCM traffic goes to that log (hil.runlog)."""
+        the summary. Lockstep: `each_step(loop)` after each physics step. With telemetry.log set, the
+        run's LCM traffic goes to that log (hil.runlog)."""
         self.configure()
         duration_s = self.cfg.loop.duration if duration_s is None else duration_s
         from .runlog import run_logged
