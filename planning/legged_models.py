@@ -85,10 +85,12 @@ def load_legged(name: str, root: Path | None = None, simulation: bool = False, f
     does not have.
 
     simulation: the model's own collision geometry (meshes, which the simulator does not collide) is
-    replaced by a sphere of FOOT_RADIUS per contact point, an actuator (no effort limit) is added on
-    every revolute joint, and the base is raised so the spheres rest on z = 0. A point foot's sphere
-    is centred on its contact point; a flat foot's corner sphere sits on its contact point (centre
-    r above it along the foot's z)."""
+    replaced by a sphere of FOOT_RADIUS per contact point and an actuator (no effort limit) is added on
+    every revolute joint. A point foot's sphere is centred on its contact point; a flat foot's corner
+    sphere sits on its contact point (centre r above it along the foot's z).
+
+    q_standing is the same either way: the base raised so that the feet rest on z = 0 (a point foot's
+    sphere of FOOT_RADIUS, the real foot's size, on the ground; a sole's corners on it)."""
     from dynamics_cy import CoulombFriction, MultibodyPlant, Parser, RigidTransform, Sphere
     if name not in LEGGED:
         raise ValueError(f"unknown legged model '{name}' (known: {', '.join(LEGGED)})")
@@ -137,7 +139,7 @@ def load_legged(name: str, root: Path | None = None, simulation: bool = False, f
             if z < lowest:
                 lowest, lone = z, points[foot.frame] == 1
     q[6] -= lowest
-    if simulation and lone:          # the lowest sphere is centred on its point: raise it by its radius
+    if lone:        # the lowest foot is a sphere centred on its point (the real foot, the simulator's): its radius
         q[6] += FOOT_RADIUS[name]
     return plant, contacts, q
 

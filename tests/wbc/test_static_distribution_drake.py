@@ -50,8 +50,7 @@ def drake_problem(pydrake, robot_data, q):
 
 
 def test_static_distribution_matches_drake(pydrake, robot_data):
-    plant, _, q = load_legged("go2", robot_data)
-    q[6] += RADIUS                                      # the spheres' bottoms on z = 0
+    plant, _, q = load_legged("go2", robot_data)        # the feet's spheres (RADIUS) resting on z = 0
     k, X = plant.kernels(), np.empty((4, 4))
     contacts = []
     for foot in FEET:                                   # the bottom point of each sphere, fixed in the foot

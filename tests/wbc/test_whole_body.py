@@ -318,3 +318,12 @@ def test_targets_read_as_copies(robot):
     posture = c.q_posture
     posture[:] = 0.0                       # writing into a read copy changes nothing
     assert np.abs(c.q_posture).max() > 0
+
+
+@pytest.mark.parametrize("name", ["go2", "g1"])
+def test_one_standing_posture_for_the_controller_and_the_simulator(name, robot_data):
+    """load_legged gives the controller's model and the simulator's the same standing q: the feet on
+    the ground, not a point foot's radius into it."""
+    _, _, q = load_legged(name, robot_data)
+    _, _, q_sim = load_legged(name, robot_data, simulation=True)
+    np.testing.assert_array_equal(q, q_sim)
