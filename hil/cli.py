@@ -31,6 +31,7 @@ def _load(path: str, lcm_url: str | None, log: str | None = None):
     from drivers.run_config import load_config
 
     from .controllers import check_controller
+    from .process import check_cpus
     overrides = {}
     if lcm_url:
         overrides["lcm"] = {"url": lcm_url}
@@ -38,6 +39,7 @@ def _load(path: str, lcm_url: str | None, log: str | None = None):
         overrides["telemetry"] = {"log": str(Path(log).resolve())}
     cfg = load_config(path, overrides)
     check_controller(cfg)
+    check_cpus(cfg.loop.cpus)
     return cfg
 
 

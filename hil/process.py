@@ -22,6 +22,17 @@ def _libc():
     return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
 
 
+def check_cpus(cpus) -> None:
+    """loop.cpus names CPUs this process may run on (a ConfigError otherwise), checked when the config
+    is loaded: before `hil demo` starts the robot's processes or a loop waits for its first status."""
+    if cpus:
+        allowed = os.sched_getaffinity(0)
+        missing = sorted(set(cpus) - allowed)
+        if missing:
+            raise ConfigError("loop.cpus", f"CPUs {missing} are not available to this process; it may run on "
+                                           f"{sorted(allowed)}")
+
+
 class RealtimeProcess:
     """Context manager applying a LoopConfig's process settings; `applied` lists what is in effect."""
 

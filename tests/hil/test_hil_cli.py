@@ -52,6 +52,7 @@ def test_demo_runs_the_simulated_iiwa_in_another_process_and_summarizes(multicas
     ({"trajectory": {"type": "cartesian", "goal_position": [0.5, 0, 0.5], "velocity_scale": 1.0}},
      "trajectory.velocity_scale: must be < 1"),
     ({"lcm": {"url": "foo://bar"}}, "lcm.url: LCM cannot open 'foo://bar'"),
+    ({"loop": {"cpus": [4095]}}, "loop.cpus: CPUs [4095] are not available to this process"),
 ])
 def test_bad_configs_are_rejected_at_start_naming_the_key(tmp_path, change, message):
     data = yaml.safe_load(open(DEMO))
