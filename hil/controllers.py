@@ -203,28 +203,46 @@ def _import(module_name: str, folders: list[Path]):
                                          f"{', '.join(str(f) for f in folders)})")
 
 
-def builtin_params(cls, cfg: ControllerConfig):
-    """A built-in law's Params from the controller section's own keys."""
-    if cls.Params is None:
-        return None
-    return cls.Params(**{f.name: getattr(cfg, f.name) for f in dataclasses.fields(cls.Params)})
+def config_folders(cfg) -> list[Path]:
+    """Where a run config's law is looked for besides the installed packages: the config's folder."""
+    return [] if cfg.source is None else [Path(cfg.source).resolve().parent]
+
+
+def law_params(cfg: ControllerConfig, law, named: bool):
+    """The parameters the controller section gives `law` (a Controller subclass or a function): a
+    built-in's Params from the section's own keys, a user's controller.params, a function's none.
+    `named`: the config names the law, so the section's keys must fit it (ConfigError otherwise)."""
+    is_class = isinstance(law, type) and issubclass(law, Controller)
+    builtin = is_class and BUILTINS.get(law.name) is law
+    if named:
+        if builtin and cfg.params:
+            raise ConfigError("controller.params", f"the built-in {cfg.type} takes its keys in the controller "
+                                                   "section itself (kp, kd, cartesian_*), not under params")
+        if not builtin:
+            defaults = ControllerConfig()
+            for key in BUILTIN_KEYS:
+                if getattr(cfg, key) != getattr(defaults, key):
+                    raise ConfigError(f"controller.{key}", f"is a key of the built-in laws; {cfg.type} takes "
+                                                           "its parameters under controller.params")
+        if not is_class and cfg.params:
+            raise ConfigError("controller.params", f"{cfg.type} is a function: it takes no params")
+    if builtin:
+        return law.Params(**{f.name: getattr(cfg, f.name) for f in dataclasses.fields(law.Params)})
+    return cfg.params if is_class else None
 
 
 def make_controller(plant, cfg: ControllerConfig, end_effector=None, *, period: float = 1e-3, joint_names=None,
                     controller=None, search=()) -> Controller:
     """The law, bound to the plant and configured: `controller` (a Controller instance, subclass or a
-    function) if given, else the one cfg.type names, its parameters from cfg (controller.params for
-    a user's law, the section's keys for a built-in)."""
+    function) if given, else the one cfg.type names, its parameters from cfg (law_params)."""
     law = controller if controller is not None else controller_class(cfg.type, search)
     name = law.display_name() if isinstance(law, type) and issubclass(law, Controller) else \
         getattr(law, "name", "") or getattr(law, "__qualname__", type(law).__name__)
     try:
         if isinstance(law, type) and issubclass(law, Controller):
-            builtin = BUILTINS.get(law.name) is law
-            if controller is None:               # named by the config: its keys must fit it
-                check_keys(cfg, builtin)
-            law = law(builtin_params(law, cfg) if builtin else cfg.params)
+            law = law(law_params(cfg, law, named=controller is None))
         elif not isinstance(law, Controller):
+            law_params(cfg, law, named=controller is None)
             law = FunctionController(law)
         law.bind(plant, period=period, joint_names=joint_names, end_effector=end_effector)
         return law.configure()
@@ -236,30 +254,12 @@ def make_controller(plant, cfg: ControllerConfig, end_effector=None, *, period: 
                                              f"({frame.filename}:{frame.lineno})") from None
 
 
-def check_keys(cfg: ControllerConfig, builtin: bool) -> None:
-    """The controller section's keys fit the law: params for a user's law, the built-ins' own keys
-    (kp, kd, cartesian_*, nullspace_damping) for a built-in (left at their defaults otherwise)."""
-    if builtin and cfg.params:
-        raise ConfigError("controller.params", f"the built-in {cfg.type} takes its keys in the controller "
-                                               "section itself (kp, kd, cartesian_*), not under params")
-    if not builtin:
-        defaults = ControllerConfig()
-        for key in BUILTIN_KEYS:
-            if getattr(cfg, key) != getattr(defaults, key):
-                raise ConfigError(f"controller.{key}", f"is a key of the built-in laws; {cfg.type} takes its "
-                                                       "parameters under controller.params")
-
-
 def check_controller(cfg) -> None:
-    """A run config's law found and its parameters valid, before anything starts: a ConfigError naming
-    controller.type (import) or controller.params (a key of its Params)."""
-    kind = cfg.controller.type
-    if kind == "whole_body":
+    """A run config's law found and its parameters valid, before anything starts (what make_controller
+    checks, without building the law): a ConfigError naming controller.type or the key."""
+    if cfg.controller.type == "whole_body":
         return
-    search = [] if cfg.source is None else [Path(cfg.source).resolve().parent]
-    law = controller_class(kind, search)
-    check_keys(cfg.controller, kind in BUILTINS)
-    if kind not in BUILTINS and isinstance(law, type):
-        law.validate_params(cfg.controller.params)
-    elif kind not in BUILTINS and cfg.controller.params:
-        raise ConfigError("controller.params", f"{kind} is a function: it takes no params")
+    law = controller_class(cfg.controller.type, config_folders(cfg))
+    params = law_params(cfg.controller, law, named=True)
+    if isinstance(law, type):
+        law.validate_params(params)

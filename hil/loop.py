@@ -23,7 +23,6 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
@@ -35,7 +34,7 @@ from messages.enums import SafetyState
 
 from .controller_api import Command, State
 from .controller_guard import ControllerGuard
-from .controllers import make_controller
+from .controllers import config_folders, make_controller
 from .hardware import hardware_for
 from .lifecycle import Lifecycle, LifecycleState, Mode
 from .process import RealtimeProcess
@@ -84,10 +83,9 @@ class ControlLoop(Lifecycle):
         self.channels = channels_for(cfg)
         self.clock = LockstepClock(self.period_ns) if self.mode is Mode.LOCKSTEP else \
             RealTimeClock(self.period_ns, int(cfg.loop.spin_us * 1e3))
-        search = [] if cfg.source is None else [Path(cfg.source).resolve().parent]
         self.controller = make_controller(robot.plant, cfg.controller, robot.end_effector,
                                           period=self.period_ns * 1e-9, joint_names=robot.joint_names,
-                                          controller=self._law, search=search)
+                                          controller=self._law, search=config_folders(cfg))
         budget_us = cfg.controller.budget_us or self.period_ns * 0.5e-3
         self.guard = ControllerGuard(int(budget_us * 1e3), cfg.controller.overrun_limit,
                                      fault_on_overrun=self._fault_on_overrun, check_alloc=self._check_alloc)
