@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import copy
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -21,6 +21,8 @@ class Robot:
     protocol: str
     joint_names: list[str]        # the actuated joints, in the order of the protocol's arrays
     end_effector: object          # a Frame
+    contacts: list = field(default_factory=list)   # a legged robot's feet (planning.legged_contacts)
+    q0: object = None             # a legged robot's standing positions
 
     @property
     def n(self) -> int:

@@ -15,15 +15,16 @@ from viz import load_viz_config
 
 
 def _check_legged(cfg: RunConfig) -> None:
-    """protocol floating_base: a legged preset, torque commands, the whole_body controller, its weights."""
+    """protocol floating_base: a legged preset, torque commands, whole_body (or a user's law), its weights."""
     from planning.legged_contacts import check_feet
     from planning.legged_models import LEGGED
     from planning.whole_body import WholeBodyWeights
     if cfg.robot.model not in LEGGED:
         raise ConfigError("robot.model", f"protocol floating_base takes a legged preset, one of {', '.join(LEGGED)}; "
                                          f"got {cfg.robot.model!r}")
-    if cfg.controller.type != "whole_body":
-        raise ConfigError("controller.type", f"protocol floating_base needs whole_body, got {cfg.controller.type!r}")
+    if cfg.controller.type != "whole_body" and ":" not in cfg.controller.type:
+        raise ConfigError("controller.type", f"protocol floating_base runs whole_body or a law of yours by import "
+                                             f"path ('package.module:Name'); {cfg.controller.type!r} is an arm's law")
     if cfg.robot.command != "torque":
         raise ConfigError("robot.command", "protocol floating_base commands torque")
     if cfg.trajectory.type != "hold":

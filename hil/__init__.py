@@ -1,5 +1,5 @@
-"""hil: the top of the stack. It owns the control loops and their lifecycle (loop, legged_loop,
-lifecycle), the arm's read/write interface to its protocol and driver (hardware), the controllers
+"""hil: the top of the stack. It owns the control loop and its lifecycle (loop, lifecycle), the
+robot's read/write interface to its protocol and driver (hardware, floating_base), the controllers
 (controllers, legged), trajectories, safety, telemetry and tick statistics (telemetry, sketch), the
 real-time process settings (process), the lockstep wiring of a loop and a simulated robot
 (lockstep), regression scenarios (scenario, legged_scenario, regress), campaigns (campaign*), run
@@ -7,19 +7,19 @@ logs, replay, report and MCAP export (runlog, replay, report, legged_log, mcap_e
 `hil` command line (cli, cli_table). It may import every other package of the project; none imports
 it (DESIGN.md, tests/test_architecture.py).
 
-Its public API (docs/controllers.md): `Controller`, `State`, `Command`, `FunctionController`
+Its public API (docs/controllers.md): `Controller`, `State`, `Command`, `ContactState`, `FunctionController`
 (hil.controller_api), `run` and `check_allocations` (hil.running), and the pytest fixtures."""
 
 from importlib import metadata as _metadata
 
-from .controller_api import Command, Controller, FunctionController, State
+from .controller_api import Command, ContactState, Controller, FunctionController, State
 
 try:
     __version__ = _metadata.version("hilstack")
 except _metadata.PackageNotFoundError:       # a checkout that was never installed
     __version__ = "0+unknown"
 
-__all__ = ["Command", "Controller", "FunctionController", "State", "__version__", "check_allocations", "run"]
+__all__ = ["Command", "ContactState", "Controller", "FunctionController", "State", "__version__", "check_allocations", "run"]
 
 
 def __getattr__(name: str):

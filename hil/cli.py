@@ -110,24 +110,23 @@ def cmd_run(args, live: StatusLine | None = None, robot_processes=()) -> int:
 
     Reads the robot's status on LCM and commands torques at loop.rate_hz until --duration or Ctrl-C,
     then prints the summary (exit 0, 3 when the run ended in a fault, 2 for a config error or no
-    status at start). robot.protocol floating_base: whole-body control of a legged robot (docs/wbc.md).
+    status at start). robot.protocol floating_base: a legged robot (whole_body control, docs/wbc.md).
     controller.type names a built-in law or yours by import path (docs/controllers.md); with
     --check-alloc the config runs in lockstep against the simulated robot instead, and prints what the
     law's update() allocates per tick (exit 0: nothing, 1: it allocates on more than 1% of the ticks or keeps
     memory, 3: the run faulted, so the law was measured on fewer ticks or none)."""
     from core.config import open_lcm
-    from core.robot import load_robot
 
+    from .hardware import robot_for
     from .lifecycle import Mode
     from .loop import ControlLoop
     cfg = _load(args.config, args.lcm_url, args.log)
     if getattr(args, "check_alloc", False):
         return _check_alloc(cfg, args)
-    if cfg.robot.protocol == "floating_base":            # a legged robot: whole-body control (docs/wbc.md)
-        return _run_legged(cfg, args)
-    robot = load_robot(cfg.robot)
+    robot = robot_for(cfg)
     lc = open_lcm(cfg.lcm.url)
-    bridge = _viewer(cfg, robot.plant, lc)
+    # (a legged robot's viewer is the simulated robot's: it draws the ground and the contact forces too)
+    bridge = None if robot.protocol == "floating_base" else _viewer(cfg, robot.plant, lc)
     loop = ControlLoop(cfg, robot, lc, Mode.REALTIME, viz=bridge).configure()
     stop, robot_ended = _stop_on_signals(), _Processes(robot_processes)
     live = live or StatusLine(not args.quiet and not args.json)
@@ -161,30 +160,9 @@ def cmd_run(args, live: StatusLine | None = None, robot_processes=()) -> int:
 def _check_alloc(cfg, args) -> int:
     """`hil run --check-alloc`: the law in lockstep with tracemalloc around its update."""
     from .running import check_allocations, format_allocations
-    if cfg.robot.protocol == "floating_base":
-        raise ConfigError("controller.type", "--check-alloc checks an arm's controller (robot.protocol iiwa or panda)")
     report = check_allocations(cfg, duration=args.duration or 2.0)
     print(json.dumps(report) if args.json else format_allocations(report, cfg.controller.type))
     return 1 if report["allocates"] else 3 if report["faults"] or not report["ticks"] else 0
-
-
-def _run_legged(cfg, args) -> int:
-    """`hil run` of a floating_base config: hil.legged_loop in real time; exit 0, 3 on a fault, 2
-    without a robot."""
-    from core.config import open_lcm
-
-    from .legged_loop import LeggedLoop, format_legged_summary
-    loop = LeggedLoop(cfg, open_lcm(cfg.lcm.url)).configure()
-    stop = _stop_on_signals()
-    print(f"hil run: {cfg.robot.model} whole_body, waiting for the status on {loop.channels.status} "
-          f"({cfg.lcm.url}), up to {cfg.loop.start_timeout:g} s", file=sys.stderr, flush=True)
-    try:
-        summary = loop.run(args.duration, stop=lambda: stop[0])
-    except (TimeoutError, RuntimeError) as e:
-        print(f"hil: {e}", file=sys.stderr)
-        return 2
-    print(json.dumps(summary) if args.json else format_legged_summary(summary))
-    return 0 if summary["fault"] is None else 3
 
 
 def _viewer(cfg, plant, lc):
@@ -283,7 +261,7 @@ def cmd_sim(args) -> int:
     from drivers.sim.realtime import run_sim
     cfg = _load(args.config, args.lcm_url)
     if cfg.robot.protocol == "floating_base":            # the simulated legged robot (docs/wbc.md)
-        from .legged_loop import run_legged_sim
+        from .floating_base import run_legged_sim
         stop = _stop_on_signals()
         summary = run_legged_sim(cfg, args.duration, stop=lambda: stop[0], viz=False if args.no_viz else None)
         return 1 if summary["diverged"] else 0

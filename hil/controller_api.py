@@ -46,8 +46,10 @@ def _readonly(array: np.ndarray) -> np.ndarray:
 class State:
     """What the law sees at a tick (read-only views, refreshed in place by the loop; copy what you keep).
 
-    q, v                  measured joint positions (rad) and velocities (rad/s), the protocol's joints
-    tau_measured          the torque the joints measure (N·m)
+    q, v                  the measured generalized positions and velocities, MultibodyPlant's: an arm's
+                          joints (rad, rad/s); a legged robot's base first (q: quaternion wxyz and
+                          p_WB, v: ω_WB and v_WB in W, as the free body's) and then its joints
+    tau_measured          the torque the (actuated) joints measure (N·m)
     tau_commanded         the torque the robot reports as commanded (N·m)
     tau_external          the robot's estimate of the external joint torque Σ J_Bᵀ F_B (N·m);
                           zeros where the protocol carries none (has_tau_external False)
@@ -56,14 +58,14 @@ class State:
     tick                  the loop's tick count
     q_d, v_d, a_d         the trajectory's desired positions, velocities, accelerations at t
     wrench, has_wrench    a wrist force/torque sensor's [torque; force] in its frame, when configured
-    contact               the contact results, when the robot reports them (else None)
+    contact               the feet's contact as the robot reports it (a ContactState), else None
     """
 
     __slots__ = ("q", "v", "tau_measured", "tau_commanded", "tau_external", "has_tau_external", "clock", "period",
                  "tick", "q_d", "v_d", "a_d", "wrench", "has_wrench", "contact")
 
     def __init__(self, q, v, tau_measured, tau_commanded, tau_external, q_d, v_d, a_d, period: float,
-                 has_tau_external: bool = True, wrench=None, clock=None):
+                 has_tau_external: bool = True, wrench=None, clock=None, contact=None):
         self.q, self.v = _readonly(q), _readonly(v)
         self.tau_measured, self.tau_commanded = _readonly(tau_measured), _readonly(tau_commanded)
         self.tau_external, self.has_tau_external = _readonly(tau_external), has_tau_external
@@ -72,7 +74,7 @@ class State:
         self.period, self.tick = float(period), 0
         self.has_wrench = wrench is not None
         self.wrench = _readonly(np.zeros(6) if wrench is None else wrench)
-        self.contact = None
+        self.contact = contact
 
     @classmethod
     def of(cls, n: int, period: float = 1e-3, t: float = 0.0, **arrays) -> "State":
@@ -90,6 +92,19 @@ class State:
     def t(self) -> float:
         """The robot's clock (s) at the newest status."""
         return self.clock.robot_ns * 1e-9
+
+
+class ContactState:
+    """The contacts a legged robot reports with each status, refreshed in place: `names` (the feet, in
+    the status's order, known from the first status), `in_contact` (bool, one per foot) and `force`
+    (the force on each foot from the ground, N, in W: one row per foot)."""
+
+    __slots__ = ("names", "in_contact", "force")
+
+    def __init__(self, names=()):
+        self.names = tuple(names)
+        self.in_contact = np.zeros(len(self.names), dtype=bool)
+        self.force = np.zeros((len(self.names), 3))
 
 
 class RobotTime:
@@ -123,8 +138,10 @@ class Controller(Lifecycle):
     the file and key), or pass `params=` (an instance or a mapping) when building the law in Python.
 
     Available from on_configure on: `plant` (the shared, read-only model's MultibodyPlant), `kernels`
-    (the law's own allocation-free dynamics_cy Kernels), `n` (joints), `joint_names`,
-    `end_effector` (the frame Cartesian laws use), `period` (s), `params`.
+    (the law's own allocation-free dynamics_cy Kernels), `n` (the actuated joints: command.tau's
+    size), `nq`, `nv` (the plant's positions and velocities: state.q's and state.v's sizes; an arm's
+    are n), `joint_names`, `end_effector` (the frame Cartesian laws use), `contacts` (a legged
+    robot's feet: planning.legged_contacts' contact points and surfaces), `period` (s), `params`.
 
     `adds_bias`: the law's τ includes C(q, v) v + d∘v (a model-based law); behind a driver that runs
     its own inverse dynamics (robot.command position_and_torque) the loop subtracts it.
@@ -156,14 +173,15 @@ class Controller(Lifecycle):
             return load(cls.Params, data, key)
         return _load_model(cls.Params, data, key)
 
-    def bind(self, plant, *, period: float, joint_names=None, end_effector=None) -> "Controller":
+    def bind(self, plant, *, period: float, joint_names=None, end_effector=None, contacts=()) -> "Controller":
         """Attaches the law to the robot (the loop does this before configure()); returns self."""
         self.plant, self.period = plant, float(period)
         self.kernels = plant.kernels()
-        self.n = plant.num_velocities()
+        self.nq, self.nv = plant.num_positions(), plant.num_velocities()
         self.joint_names = list(joint_names or [])
-        self.end_effector = end_effector
-        self.neg_damping = -plant.GetDampingVector()
+        self.n = len(self.joint_names) or self.nv
+        self.end_effector, self.contacts = end_effector, list(contacts)
+        self.neg_damping = -plant.GetDampingVector()[self.nv - self.n:]
         self.params = self.validate_params(getattr(self, "_params_in", None))   # (an __init__ without super())
         self.name = self.display_name() if not self.name else self.name
         return self

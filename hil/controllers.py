@@ -8,6 +8,7 @@ With e = q_d − q and ė = v_d − v (τ_g is the generalized force of gravity,
 - joint_impedance:      τ = M(q) a_d + C(q, v) v − τ_g + d∘v + K e + D ė      (K in N·m/rad, D in N·m·s/rad)
 - cartesian_impedance:  τ = Jᵀ (K_x e_x + D_x (V_d − J v)) − τ_g − d v, with e_x the pose error of the
   end-effector frame E to its goal G = E(q_d) (a rotation vector and a translation, in W).
+- whole_body:           a legged robot's τ from the whole-body QP (hil.legged, docs/wbc.md).
 
 The model-based laws use the model's full inverse dynamics, joint damping d included (as the
 plant's force elements do), so a perfect model tracks exactly. That + d∘v is a positive velocity
@@ -37,6 +38,7 @@ from core.config import ControllerConfig
 from core.schema import ConfigError, NonNegative
 
 from .controller_api import Controller, FunctionController
+from .legged import WholeBody
 
 
 def gains(values: list[float], n: int, key: str) -> np.ndarray:
@@ -150,7 +152,8 @@ class CartesianImpedance(Controller):
 
 
 BUILTIN_KEYS = ("kp", "kd", "cartesian_stiffness", "cartesian_damping", "nullspace_damping")
-BUILTINS = {c.name: c for c in (GravityCompensation, JointPD, ComputedTorque, JointImpedance, CartesianImpedance)}
+BUILTINS = {c.name: c for c in (GravityCompensation, JointPD, ComputedTorque, JointImpedance, CartesianImpedance,
+                                WholeBody)}
 
 
 def controller_class(kind: str, search=(), key: str = "controller.type"):
@@ -226,13 +229,14 @@ def law_params(cfg: ControllerConfig, law, named: bool):
                                                            "its parameters under controller.params")
         if not is_class and cfg.params:
             raise ConfigError("controller.params", f"{cfg.type} is a function: it takes no params")
-    if builtin:
-        return law.Params(**{f.name: getattr(cfg, f.name) for f in dataclasses.fields(law.Params)})
+    if builtin:                     # whole_body's keys: its own section
+        source = cfg.whole_body if law is WholeBody else cfg
+        return law.Params(**{f.name: getattr(source, f.name) for f in dataclasses.fields(law.Params)})
     return cfg.params if is_class else None
 
 
 def make_controller(plant, cfg: ControllerConfig, end_effector=None, *, period: float = 1e-3, joint_names=None,
-                    controller=None, search=()) -> Controller:
+                    controller=None, search=(), contacts=()) -> Controller:
     """The law, bound to the plant and configured: `controller` (a Controller instance, subclass or a
     function) if given, else the one cfg.type names, its parameters from cfg (law_params)."""
     law = controller if controller is not None else controller_class(cfg.type, search)
@@ -244,7 +248,7 @@ def make_controller(plant, cfg: ControllerConfig, end_effector=None, *, period: 
         elif not isinstance(law, Controller):
             law_params(cfg, law, named=controller is None)
             law = FunctionController(law)
-        law.bind(plant, period=period, joint_names=joint_names, end_effector=end_effector)
+        law.bind(plant, period=period, joint_names=joint_names, end_effector=end_effector, contacts=contacts)
         return law.configure()
     except ConfigError:
         raise
@@ -257,8 +261,6 @@ def make_controller(plant, cfg: ControllerConfig, end_effector=None, *, period: 
 def check_controller(cfg) -> None:
     """A run config's law found and its parameters valid, before anything starts (what make_controller
     checks, without building the law): a ConfigError naming controller.type or the key."""
-    if cfg.controller.type == "whole_body":
-        return
     law = controller_class(cfg.controller.type, config_folders(cfg))
     params = law_params(cfg.controller, law, named=True)
     if isinstance(law, type):

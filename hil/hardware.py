@@ -1,4 +1,4 @@
-"""The arm behind the loop, read and written once per tick (after ros2_control's SystemInterface
+"""The robot behind the loop, read and written once per tick (after ros2_control's SystemInterface
 read() / write()): one protocol's status decoded in place and command encoded and published, with
 what the driver in front of the arm demands. The loop knows no protocol and no driver.
 
@@ -19,7 +19,8 @@ torques are negated on the wire) and PandaHardware (lcmt_panda_*: the external t
 simulated drivers) demands nothing; kuka_driver aborts on a command within its 250 ms
 --start_command_guard, so the first waits KUKA_START_GUARD_S; franka_driver drops a command whose
 utime is more than --expire_sec from its wall clock, so commands are stamped on it. `auto`: the iiwa's
-driver is told from its first status (IiwaHardware.identify), the Panda's is drake_sim.
+driver is told from its first status (IiwaHardware.identify), the Panda's is drake_sim. A legged
+robot's floating base is hil.floating_base.FloatingBaseHardware, on the same `Hardware` base.
 """
 from __future__ import annotations
 
@@ -85,34 +86,33 @@ class CommandState:
 @dataclass
 class ForeignCommands:
     """A second commander: valid commands on our command channel that this loop did not send."""
-    decoder: CommandDecoder
     seen: int = 0
     reported: int = 0
 
 
-class ArmHardware:
-    """One arm over its protocol's LCM status and command (a subclass per robot.protocol)."""
+class Hardware:
+    """What every protocol shares: the status subscription and its timing, the command channel
+    watched for a second commander, reading and awaiting statuses, the driver's start guard. A
+    subclass decodes (`_decode(data)`: True for a valid status, else False with `last_error`), tells
+    its own commands from another's (`_foreign(data)`), and writes.
+
+    Its arrays, refreshed in place on each valid status: q, v (the plant's positions and velocities),
+    q_joints, v_joints (the actuated joints' part of them: what the safety checks and the trajectory
+    tracks), tau_measured, tau_commanded, tau_external (the actuated joints, MultibodyPlant's signs);
+    `contact` (hil.controller_api.ContactState) where the protocol reports contact, else None."""
 
     protocol = ""
-    torque_signs = (1.0, 1.0, 1.0)      # measured, commanded, external: the wire's to MultibodyPlant's
+    sends_setpoints = False         # the command carries positions or velocities (the law's command.q / .v)
+    drive_damping = False           # the safe command is the drives' own damping, not a torque
+    has_tau_external = True
+    contact = None
 
-    def __init__(self, cfg: RunConfig, robot: Robot, lc, channels, clock, q_step):
-        n = robot.n
+    def __init__(self, cfg: RunConfig, lc, channels, clock):
         self.lc, self.clock, self.channels, self.url = lc, clock, channels, cfg.lcm.url
         self.start_timeout = cfg.loop.start_timeout
-        self.status = StatusDecoder(self.protocol, n, channel=channels.status)
         self.timing = StatusTiming()
-        self.q, self.v = self.status.position_measured, self.status.velocity_estimated
-        self.tau_measured, self.tau_commanded, self.tau_external = np.zeros(n), np.zeros(n), np.zeros(n)
-        self.auto = cfg.robot.driver == "auto"          # the driver is told from the first status
-        self.driver = DRIVERS["drake_sim" if self.auto else cfg.robot.driver]
-        self.start_guard_s = cfg.loop.start_guard       # None: the driver's
-        self.guard_ns = self._guard_ns()
-        fields = COMMAND_FIELDS[cfg.robot.command]
-        self.encoder = CommandEncoder(self.protocol, n, fields=fields, channel=channels.command)
-        self.commands = CommandState(fields, n, self.encoder.size, q_step)
-        self.sends_setpoints = self.commands.send_q or self.commands.send_v   # the law's command.q / .v
-        self.foreign = ForeignCommands(CommandDecoder(self.protocol, n, channels.command))
+        self.guard_ns = 0
+        self.foreign = ForeignCommands()
         self.tick = 0                   # the tick statuses are stamped with (read, await_status)
         self._subscriptions = [lc.subscribe(channels.status, self._on_status),
                                lc.subscribe(channels.command, self._on_command)]
@@ -123,41 +123,31 @@ class ArmHardware:
             self.lc.unsubscribe(subscription)
         self._subscriptions = []
 
-    def identify(self) -> Driver:
-        """The driver (robot.driver auto) told from the first status: Drake's simulated one when the
-        protocol tells none apart."""
-        return DRIVERS["drake_sim"]
-
-    def _guard_ns(self) -> int:
-        guard = self.driver.start_guard_s if self.start_guard_s is None else self.start_guard_s
-        return round(guard * 1e9)
-
     # --- read -----------------------------------------------------------------------------------
     def _on_status(self, channel: str, data: bytes) -> None:
-        timing, status = self.timing, self.status
-        if status.decode(data):
+        timing = self.timing
+        if self._decode(data):
             timing.last_tick = self.tick
             timing.received += 1
             timing.arrived_ns = now = self.clock.now_ns()
-            # robot_utime: the robot's steady clock where the protocol carries one (panda), else 0 (unused)
-            timing.robot_ns = timing.clock.update(status.utime, now, status.robot_utime)
-            sm, sc, se = self.torque_signs
-            _control.scale3(status.torque_measured, sm, self.tau_measured, status.torque_commanded, sc,
-                            self.tau_commanded, status.torque_external, se, self.tau_external)
+            timing.robot_ns = timing.clock.update(self.status.utime, now, self._steady_utime())
             if timing.first_ns < 0:
                 timing.first_ns = now
-                if self.auto:
-                    self.driver = self.identify()
-                    self.guard_ns = self._guard_ns()
+                self._first_status()
         else:
             timing.rejected += 1
             if timing.rejected <= 10 or timing.rejected % 1000 == 0:
-                log.warning("rejected status #%d on %s: %s", timing.rejected, channel, status.last_error)
+                log.warning("rejected status #%d on %s: %s", timing.rejected, channel, self.last_error)
+
+    def _steady_utime(self) -> int:
+        """The robot's steady clock where the protocol carries one (µs), else −1."""
+        return -1
+
+    def _first_status(self) -> None:
+        """Called once, on the first valid status."""
 
     def _on_command(self, channel: str, data: bytes) -> None:
-        if self.commands.ring.seen(data):
-            return                          # our own, looped back
-        if self.foreign.decoder.decode(data):   # a garbled message commands nothing: the driver drops it
+        if self._foreign(data):
             self.foreign.seen += 1
 
     def read(self, tick: int, limit: int = 64) -> None:
@@ -198,6 +188,74 @@ class ArmHardware:
         foreign.reported = foreign.seen
         return (f"second commander: a command on {self.channels.command} that this loop did not send "
                 f"(another controller is running on {self.url})")
+
+    @property
+    def exit_pending(self) -> bool:
+        """Whether the exit command is still due: a status came, and it has not gone out."""
+        return self.timing.last_tick >= 0 and not self.commands.exit_sent
+
+    def release_hold(self) -> None:
+        """The loop commands again (safety RUNNING)."""
+
+    def summary(self) -> dict:
+        """What the protocol adds to the run's summary."""
+        return {}
+
+
+class ArmHardware(Hardware):
+    """One arm over its protocol's LCM status and command (a subclass per robot.protocol)."""
+
+    torque_signs = (1.0, 1.0, 1.0)      # measured, commanded, external: the wire's to MultibodyPlant's
+
+    def __init__(self, cfg: RunConfig, robot: Robot, lc, channels, clock, q_step):
+        n = robot.n
+        self.status = StatusDecoder(self.protocol, n, channel=channels.status)
+        self.q, self.v = self.status.position_measured, self.status.velocity_estimated
+        self.q_joints, self.v_joints = self.q, self.v
+        self.tau_measured, self.tau_commanded, self.tau_external = np.zeros(n), np.zeros(n), np.zeros(n)
+        self.auto = cfg.robot.driver == "auto"          # the driver is told from the first status
+        self.driver = DRIVERS["drake_sim" if self.auto else cfg.robot.driver]
+        self.start_guard_s = cfg.loop.start_guard       # None: the driver's
+        fields = COMMAND_FIELDS[cfg.robot.command]
+        self.encoder = CommandEncoder(self.protocol, n, fields=fields, channel=channels.command)
+        self.commands = CommandState(fields, n, self.encoder.size, q_step)
+        self.sends_setpoints = self.commands.send_q or self.commands.send_v   # the law's command.q / .v
+        self._foreign_decoder = CommandDecoder(self.protocol, n, channels.command)
+        super().__init__(cfg, lc, channels, clock)
+        self.guard_ns = self._guard_ns()
+
+    def identify(self) -> Driver:
+        """The driver (robot.driver auto) told from the first status: Drake's simulated one when the
+        protocol tells none apart."""
+        return DRIVERS["drake_sim"]
+
+    def _guard_ns(self) -> int:
+        guard = self.driver.start_guard_s if self.start_guard_s is None else self.start_guard_s
+        return round(guard * 1e9)
+
+    # --- read -----------------------------------------------------------------------------------
+    def _decode(self, data: bytes) -> bool:
+        status = self.status
+        if not status.decode(data):
+            self.last_error = status.last_error
+            return False
+        sm, sc, se = self.torque_signs
+        _control.scale3(status.torque_measured, sm, self.tau_measured, status.torque_commanded, sc,
+                        self.tau_commanded, status.torque_external, se, self.tau_external)
+        return True
+
+    def _steady_utime(self) -> int:
+        return self.status.robot_utime      # panda: the robot's steady clock; else 0 (unused)
+
+    def _first_status(self) -> None:
+        if self.auto:
+            self.driver = self.identify()
+            self.guard_ns = self._guard_ns()
+
+    def _foreign(self, data: bytes) -> bool:
+        if self.commands.ring.seen(data):
+            return False                    # our own, looped back
+        return self._foreign_decoder.decode(data)   # a garbled message commands nothing: the driver drops it
 
     # --- write ----------------------------------------------------------------------------------
     def command_utime(self, now_ns: int) -> int:
@@ -249,11 +307,6 @@ class ArmHardware:
         """The loop commands again (safety RUNNING): the next stop latches the position anew."""
         self.commands.holding = False
 
-    @property
-    def exit_pending(self) -> bool:
-        """Whether the exit command is still due: a status came, and it has not gone out."""
-        return self.timing.last_tick >= 0 and not self.commands.exit_sent
-
     def write_exit(self, now_ns: int, tau) -> bool:
         """The exit command, once, as the loop leaves: `tau`, positions the measured q (the arm holds
         where it is), velocities 0. Returns whether it went out."""
@@ -290,7 +343,21 @@ class PandaHardware(ArmHardware):
 PROTOCOLS = {"iiwa": IiwaHardware, "panda": PandaHardware}
 
 
-def hardware_for(cfg: RunConfig, robot: Robot, lc, channels, clock, q_step) -> ArmHardware:
-    """The interface to robot.protocol's arm behind robot.driver, listening on the status and command
-    channels; `clock` (the loop's) times the statuses, `q_step` (v_max·T) limits each position step."""
+def robot_for(cfg: RunConfig) -> Robot:
+    """The loop's Robot of a run config: robot.model parsed (core.robot.load_robot), or for
+    robot.protocol floating_base the legged preset (hil.floating_base.legged_robot)."""
+    if cfg.robot.protocol == "floating_base":
+        from .floating_base import legged_robot
+        return legged_robot(cfg)
+    from core.robot import load_robot
+    return load_robot(cfg.robot)
+
+
+def hardware_for(cfg: RunConfig, robot: Robot, lc, channels, clock, q_step) -> Hardware:
+    """The interface to robot.protocol's robot behind robot.driver, listening on the status and
+    command channels; `clock` (the loop's) times the statuses, `q_step` (v_max·T) limits each
+    position step of an arm."""
+    if robot.protocol == "floating_base":
+        from .floating_base import FloatingBaseHardware
+        return FloatingBaseHardware(cfg, robot, lc, channels, clock)
     return PROTOCOLS[robot.protocol](cfg, robot, lc, channels, clock, q_step)

@@ -7,12 +7,12 @@ the largest force), the joints' distance from the hold posture (the first status
 loop's only target), the commands (rate, max |τ|, the safe damping commands) and the recorded
 summary (fault, transitions, compute time).
 
-The replay runs the statuses through a new hil.legged.LeggedTorqueControl built from the config
-(one whole-body QP per status, as the loop) on an in-process LCM and compares each command with the
-recorded one answering the same status (its utime echoes the status's): τ, and kp, kd of the safe
-damping commands. The controller is deterministic, so the same code and config give the same
-commands bit for bit. The latched fault is compared too; a status timeout is the loop's (a gap in
-time), which the replay, fed the statuses back to back, does not see. With a viewer URL the
+The replay runs the statuses through the loop (hil.loop, in lockstep on an in-process LCM, the
+config's law) again, one tick per recorded command, and compares each command with the recorded
+one answering the same status (its utime echoes the status's): τ, and kp, kd of the safe damping
+commands. The law is deterministic, so the same code and config give the same commands bit for bit.
+The first fault is compared too; a status timeout is the loop's (a gap in time), which the replay,
+fed the statuses back to back, does not see. With a viewer URL the
 replayed statuses are drawn for Meldis as they go (the robot, the ground and the logged contact
 results), paced to the log's clock.
 """
@@ -43,6 +43,12 @@ def _decode(cls, event):
 def legged_channels(path, start) -> Channels:
     data = parse_yaml(start.config_yaml, f"{path} (its run-info)")
     return Channels.for_robot("floating_base", **(data.get("channels") or {}))
+
+
+def first_fault(summary: dict | None) -> str | None:
+    """The reason of a run summary's first fault, or None."""
+    faults = (summary or {}).get("faults") or []
+    return faults[0]["reason"] if faults else None
 
 
 def is_safe_command(m) -> bool:
@@ -123,7 +129,7 @@ def read_legged_log(path, start, end, corrupt) -> tuple[dict, dict]:
         "posture_error_rad": {"joints": names, "samples": int(E.shape[0]),
                               "rms": [round(float(x), 7) for x in np.sqrt((E ** 2).mean(axis=0))],
                               "max": [round(float(x), 7) for x in np.abs(E).max(axis=0)]},
-        "fault": summary.get("fault") if summary else None,
+        "fault": first_fault(summary),
         "transitions": summary.get("transitions", []) if summary else [],
         "recorded_summary": summary,
     }
@@ -156,8 +162,8 @@ def format_legged_report(r: dict) -> str:
     lines.append(f"fault: {r['fault']}" if r["fault"] else "fault: none")
     lines += [f"  {x}" for x in r["transitions"][:20]]
     if r["recorded_summary"] is not None:
-        from .legged_loop import format_legged_summary
-        lines += ["the loop's own summary:", format_legged_summary(r["recorded_summary"])]
+        from .telemetry import format_summary
+        lines += ["the loop's own summary:", format_summary(r["recorded_summary"])]
     return "\n".join(lines)
 
 
@@ -217,15 +223,16 @@ def replay_legged(path, cfg, start, end, tolerance: float, corrupt, skip, viz_ur
     recorded ones (see the module docstring). corrupt/skip as in hil.replay.replay; viz_url: draw
     them for Meldis on that LCM URL (Drawing)."""
     from core.config import channels_for
-    from planning.legged_contacts import legged_feet
-    from planning.legged_models import load_legged
 
-    from .legged_loop import make_legged_control
+    from .floating_base import legged_robot
+    from .lifecycle import Mode
+    from .loop import ControlLoop
     ch = channels_for(cfg)
-    plant, contacts, _ = load_legged(cfg.robot.model, simulation=True, feet=legged_feet(cfg))
+    robot = legged_robot(cfg)
+    plant = robot.plant
     lc = lcm.LCM("memq://")
-    ctl = make_legged_control(cfg, plant, contacts, lc)
-    ctl.activate()
+    loop = ControlLoop(cfg, robot, lc, Mode.LOCKSTEP).configure()
+    loop.activate()
     published: list[bytes] = []
     lc.subscribe(ch.command, lambda channel, data: published.append(data))
     drawing = None
@@ -262,6 +269,7 @@ def replay_legged(path, cfg, start, end, tolerance: float, corrupt, skip, viz_ur
             if drawing is not None and (m := _decode(lcmt_hil_floating_base_status, e)) is not None:
                 drawing.status(m)
         pending = pending[cut:]
+        loop.update()                              # the statuses, one tick: one command
         while lc.handle_timeout(0) > 0:
             pass
         if not published:
@@ -282,9 +290,11 @@ def replay_legged(path, cfg, start, end, tolerance: float, corrupt, skip, viz_ur
         raise LogError(f"{path}: no command on {ch.command} answers a status on {ch.status} in the log")
     D = np.array(diffs)
     worst = D.max(axis=1)
-    recorded_fault = summary.get("fault")
-    timeout = recorded_fault is not None and recorded_fault.startswith("status timeout")
-    fault_match = ctl.fault == recorded_fault or (timeout and ctl.fault is None)
+    recorded_fault = first_fault(summary)
+    replayed = loop.safety.faults_seen.head[0][3] if loop.safety.faults_seen.head else None
+    loop.close()
+    timeout = recorded_fault is not None and recorded_fault.startswith("no valid status")
+    fault_match = replayed == recorded_fault or (timeout and replayed is None)
     return {
         "log": str(path), "protocol": "floating_base", "config": cfg.source, "commands": len(diffs),
         "tolerance_nm": tolerance, "max_diff_nm": [float(x) for x in D.max(axis=0)],
@@ -292,7 +302,7 @@ def replay_legged(path, cfg, start, end, tolerance: float, corrupt, skip, viz_ur
         "first_mismatch": None if first is None else dict(zip(("command", "utime", "joint", "replayed_nm",
                                                                 "recorded_nm"), first)),
         "unreadable_recorded_commands": bad, "statuses_missing": lost,
-        "fault": {"recorded": recorded_fault, "replayed": ctl.fault, "match": fault_match},
+        "fault": {"recorded": recorded_fault, "replayed": replayed, "match": fault_match},
         "corrupt": [{"byte": b, "problem": p} for b, p in corrupt or []],
         "drawn": None if drawing is None else {"url": viz_url, "draws": drawing.bridge.draws},
         "passed": not (worst > tolerance).any() and fault_match,

@@ -1,6 +1,6 @@
 """Legged-robot scenarios for `hil regress`: a YAML file with a `legged:` section runs the simulated
-legged robot (drivers.sim.legged) and whole-body torque control (hil.legged) in lockstep over
-memq:// LCM, applies the scenario's events, and checks its criteria (docs/wbc.md, Scenarios).
+legged robot (drivers.sim.legged) and the loop (hil.loop) with whole-body torque control (hil.legged)
+in lockstep over memq:// LCM, applies the scenario's events, and checks its criteria (docs/wbc.md, Scenarios).
 
     legged:
       robot: go2                     # a planning.legged_models preset: go2 or g1
@@ -23,6 +23,7 @@ memq:// LCM, applies the scenario's events, and checks its criteria (docs/wbc.md
 """
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,12 +34,9 @@ import numpy as np
 
 from core.schema import ConfigError, Help, NonNegative, Positive, load, read_yaml
 from drivers.sim.config import SimConfig
-from drivers.sim.legged import SimulatedLeggedRobot
-from planning.legged_models import LEGGED, load_legged
+from messages.enums import SafetyState
+from planning.legged_models import LEGGED
 from planning.whole_body import WholeBodyWeights
-
-from .legged import LeggedTorqueControl
-from .legged_loop import feet_of
 
 
 @dataclass
@@ -107,24 +105,44 @@ def load_legged_scenario(path: str | Path) -> tuple[LeggedRun, LeggedScenarioSpe
 
 
 class LeggedRig:
-    """The simulated robot and the controller on one memq:// LCM, in lockstep; run(seconds) steps."""
+    """A legged preset under the loop (hil.loop, controller whole_body) in lockstep with the simulated
+    robot on one LCM: run(seconds) ticks the loop, each tick one physics step. `controller`:
+    controller.whole_body keys (mu, f_min, effort_limit, weights, ...); `viz` (True or a viz.VizConfig):
+    the simulated robot draws itself, the ground and the contact forces for Meldis. On an LCM other
+    than memq:// (a UDP multicast group) each tick waits for the status its command stepped."""
 
-    def __init__(self, name: str, sim: SimConfig | None = None, lcm_url: str = "memq://", viz=None, **controller):
-        self.plant, self.contacts, self.q0 = load_legged(name, simulation=True)
-        self.lc = lcm.LCM(lcm_url)
+    def __init__(self, name: str, sim: SimConfig | None = None, lcm_url: str = "memq://", viz=False,
+                 **controller):
+        from .lockstep import make_lockstep
+        from .running import load
         sim = sim or SimConfig()
-        sim.initial_positions = self.q0.tolist()
-        sim.contact.enabled = True
-        self.robot = SimulatedLeggedRobot(self.plant, feet_of(self.contacts), sim, self.lc, viz=viz)
-        self.ctl = LeggedTorqueControl(self.plant, self.contacts, self.lc, **controller).configure()
-        self.ctl.activate()
+        weights = controller.get("weights")
+        if dataclasses.is_dataclass(weights):
+            controller["weights"] = dataclasses.asdict(weights)
+        self.cfg = load({"robot": {"model": name, "protocol": "floating_base", "command": "torque"},
+                         "controller": {"type": "whole_body", "whole_body": controller},
+                         "loop": {"rate_hz": 1.0 / sim.time_step}, "sim": dataclasses.asdict(sim),
+                         "viz": dataclasses.asdict(viz) if dataclasses.is_dataclass(viz) else {"enabled": bool(viz)}})
+        self.lc = lcm.LCM(lcm_url)
+        self.loop, self.robot = make_lockstep(self.cfg, self.lc,
+                                              status_wait_s=0.0 if lcm_url.startswith("memq://") else 1.0)
+        self.plant, self.q0 = self.loop.robot.plant, self.loop.robot.q0
+        self.law = self.loop.controller
+        self.loop.activate()
         self.robot.publish_status()
 
+    @property
+    def fault(self) -> str | None:
+        """The fault the loop latched (its reason), or None."""
+        safety = self.loop.safety
+        return safety.fault_text if safety.state == SafetyState.FAULT else None
+
     def run(self, seconds: float, each_step=None, realtime: bool = False) -> "LeggedRig":
-        """Step `seconds` of simulated time (realtime: no faster than the wall clock)."""
+        """Tick `seconds` of simulated time (realtime: no faster than the wall clock)."""
         end = self.robot.physics.steps + int(round(seconds / self.robot.config.time_step))
         t0, s0 = time.monotonic(), self.robot.physics.time_ns
-        while self.robot.physics.steps < end and self.lc.handle_timeout(0 if not realtime else 100) > 0:
+        while self.robot.physics.steps < end:
+            self.loop.update()
             if each_step is not None:
                 each_step(self)
             if realtime:
@@ -132,6 +150,10 @@ class LeggedRig:
                 if ahead > 0:
                     time.sleep(ahead)
         return self
+
+    def close(self) -> None:
+        """The exit command; the loop stops listening."""
+        self.loop.close()
 
     def base(self) -> np.ndarray:
         return self.robot.physics.q[4:7].copy()
@@ -142,7 +164,7 @@ class LeggedRig:
         return p
 
 
-def run_legged_scenario(path: str | Path, *, realtime: bool = False, lcm_url: str = "memq://", viz=None,
+def run_legged_scenario(path: str | Path, *, realtime: bool = False, lcm_url: str = "memq://", viz: bool = False,
                         duration: float | None = None) -> tuple[dict, list[dict], LeggedScenarioSpec]:
     """(summary, checks, spec) of one legged scenario file; lockstep as fast as it goes on memq://
     by default, or paced to the wall clock on another LCM with the viewer (the demo)."""
@@ -150,9 +172,9 @@ def run_legged_scenario(path: str | Path, *, realtime: bool = False, lcm_url: st
     if duration is not None:
         spec.duration = duration
     rig = LeggedRig(run.robot, run.sim, lcm_url=lcm_url, viz=viz, mu=run.mu, f_min=run.f_min,
-                    effort_limits=run.effort_limit, weights=run.weights)
+                    effort_limit=run.effort_limit, weights=run.weights)
     h = rig.robot.config.time_step
-    torque_max = np.zeros(rig.ctl.na)
+    torque_max = np.zeros(rig.robot.na)
     shifts = []                                    # (start step, end step, from, to)
 
     def each_step(r):
@@ -160,7 +182,7 @@ def run_legged_scenario(path: str | Path, *, realtime: bool = False, lcm_url: st
         step = r.robot.physics.steps
         for s0, s1, a, b in shifts:
             if s0 <= step <= s1:
-                r.ctl.wbc.com_target = a + (b - a) * (step - s0) / max(1, s1 - s0)
+                r.law.wbc.com_target = a + (b - a) * (step - s0) / max(1, s1 - s0)
 
     t0, events = time.monotonic(), sorted(run.events, key=lambda e: e.at)
     settled, now = None, 0.0
@@ -175,14 +197,16 @@ def run_legged_scenario(path: str | Path, *, realtime: bool = False, lcm_url: st
             if e.push is not None:
                 rig.robot.push(e.push, e.duration)
             else:
-                a = rig.ctl.wbc.com_target.copy() if rig.ctl.wbc.com_target is not None else rig.com()
+                a = rig.law.wbc.com_target.copy() if rig.law.wbc.com_target is not None else rig.com()
                 s0 = rig.robot.physics.steps
                 shifts.append((s0, s0 + int(round(e.ramp / h)), a, a + np.asarray(e.com_shift)))
     drift = float(np.linalg.norm(rig.base() - settled))
-    summary = {"base_drift_m": drift, "fault": rig.ctl.fault, "feet_in_contact": bool(all(rig.robot.msg.contact)),
+    got = rig.fault
+    rig.close()
+    summary = {"base_drift_m": drift, "fault": got, "feet_in_contact": bool(all(rig.robot.msg.contact)),
                "torque_max_nm": torque_max.tolist(), "tracking_error_rad": {"rms": [], "max": []},
-               "faults": [] if rig.ctl.fault is None else [{"fault": rig.ctl.fault}], "ticks": rig.ctl.ticks,
-               "sim_wall_s": round(time.monotonic() - t0, 3)}
+               "faults": [{"fault": got}] if got else [],
+               "ticks": rig.loop.tick_index, "sim_wall_s": round(time.monotonic() - t0, 3)}
     c, checks = spec.criteria, []
     if c.max_base_drift is not None:
         checks.append({"name": "max_base_drift", "measured": drift, "limit": c.max_base_drift,
@@ -190,7 +214,6 @@ def run_legged_scenario(path: str | Path, *, realtime: bool = False, lcm_url: st
     if c.feet_in_contact is not None:
         checks.append({"name": "feet_in_contact", "measured": summary["feet_in_contact"], "limit": c.feet_in_contact,
                        "passed": summary["feet_in_contact"] == c.feet_in_contact})
-    got = rig.ctl.fault
     checks.append({"name": "fault", "measured": got, "limit": c.fault,
                    "passed": got is None if c.fault is None else (got is not None and c.fault in got)})
     return summary, checks, spec
@@ -199,11 +222,9 @@ def run_legged_scenario(path: str | Path, *, realtime: bool = False, lcm_url: st
 def run_legged_demo(path: str | Path, duration: float, lcm_url: str) -> int:
     """`hil demo --config LEGGED.yaml`: the scenario paced to the wall clock on `lcm_url`, with the
     robot, the ground and the contact forces for Meldis; prints the outcome. Exit 0, or 1 on a fault."""
-    from viz import VizConfig
     print(f"hil demo: simulated {load_legged_scenario(path)[0].robot} under whole-body torque control on "
           f"{lcm_url}; {duration:g} s. Watch it in Meldis: python -m pydrake.visualization.meldis")
-    summary, checks, _ = run_legged_scenario(path, realtime=True, lcm_url=lcm_url, viz=VizConfig(),
-                                             duration=duration)
+    summary, checks, _ = run_legged_scenario(path, realtime=True, lcm_url=lcm_url, viz=True, duration=duration)
     print(f"base drift {summary['base_drift_m'] * 1e3:.3f} mm, feet in contact: {summary['feet_in_contact']}, "
           f"fault: {summary['fault'] or 'none'}")
     return 0 if summary["fault"] is None else 1

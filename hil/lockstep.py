@@ -15,10 +15,11 @@ from __future__ import annotations
 import lcm
 
 from core.config import RunConfig, channels_for
-from core.robot import build_plant, load_robot
+from core.robot import build_plant
 from core.schema import ConfigError
 from drivers.sim.robot import SimulatedRobot
 
+from .hardware import robot_for
 from .lifecycle import Mode
 from .loop import ControlLoop
 
@@ -41,13 +42,20 @@ def make_lockstep(cfg: RunConfig, lc=None, viz=None, trace_every: int = 1, plant
     if round(step * 1e9) != period_ns:
         raise ConfigError(key, f"{step} s must equal the loop period 1/loop.rate_hz = {period_ns * 1e-9:g} s "
                                f"in lockstep")
-    sim = _simulated_robot(cfg, lc, viz, plant)
-    loop = ControlLoop(cfg, robot or load_robot(cfg.robot), lc, Mode.LOCKSTEP, viz=viz, trace_every=trace_every,
+    robot = robot or robot_for(cfg)
+    sim = _simulated_robot(cfg, lc, viz, plant, robot)
+    loop = ControlLoop(cfg, robot, lc, Mode.LOCKSTEP, viz=viz, trace_every=trace_every,
                        sim=sim, **loop_options).configure()
     return loop, sim
 
 
-def _simulated_robot(cfg: RunConfig, lc, viz, plant=None) -> SimulatedRobot:
+def _simulated_robot(cfg: RunConfig, lc, viz, plant=None, robot=None):
+    """The simulated robot of the config: an arm (drivers.sim.SimulatedRobot) or, for a floating base,
+    the legged robot on the loop's plant (hil.floating_base.make_legged_sim)."""
+    viewer = cfg.viz if viz is None and cfg.viz.enabled else None
+    if cfg.robot.protocol == "floating_base":
+        from .floating_base import make_legged_sim
+        return make_legged_sim(cfg, robot or robot_for(cfg), lc, lockstep=True, viz=viewer)
     plant = plant or build_plant(cfg.robot, cfg.sim.payload, simulated=True)
     return SimulatedRobot(plant, cfg.sim, cfg.robot.protocol, channels_for(cfg), lc,
                           viz=cfg.viz if viz is None else None)
@@ -71,7 +79,7 @@ def start_lockstep(cfg: RunConfig, order: str = "together", lead_s: float = 1.0,
             sim.tick()
         while lc.handle_timeout(0) > 0:       # published before anyone listened
             pass
-    loop = ControlLoop(cfg, load_robot(cfg.robot), lc, Mode.LOCKSTEP, viz=viz, trace_every=trace_every,
+    loop = ControlLoop(cfg, robot_for(cfg), lc, Mode.LOCKSTEP, viz=viz, trace_every=trace_every,
                        sim=sim).configure()
     if order == "loop_first":
         loop.activate()

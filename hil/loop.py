@@ -5,7 +5,10 @@ status, e-stop, plan stream) → safety checks → trajectory and controller (or
 saturation and rate limit → hardware.write (the command) → record timing; then, outside the measured
 compute time, telemetry, the viewer bridge and (in lockstep) delivering the command to the simulator.
 Nothing in a tick raises: a failure becomes a FAULT with its reason, and the safe command is sent.
-The arm's protocol and the quirks of the driver in front of it are hil.hardware's, not the loop's.
+The robot's protocol and the quirks of the driver in front of it are hil.hardware's, not the loop's:
+one loop drives an arm (iiwa, Panda) and a legged robot (floating_base, hil.floating_base) alike. The
+state the law sees is the plant's (q, v: a floating base's first, then the joints'); the safety, the
+trajectory and the command are the actuated joints'.
 
 Trajectories run on the robot's clock, the utime of the newest status (as Drake's LcmDrivenLoop
 does): the desired state belongs to the same instant as the measured one, however late the tick,
@@ -54,7 +57,7 @@ class StartUp:
 
 
 class ControlLoop(Lifecycle):
-    """The HIL loop for one robot over one LCM instance.
+    """The HIL loop for one robot (an arm or a legged robot) over one LCM instance.
 
     Mode.REALTIME paces ticks to the wall clock; Mode.LOCKSTEP runs against a simulator on the same
     (memq://) LCM: the LCM handling at the start of a tick delivers the previous command to the
@@ -64,7 +67,7 @@ class ControlLoop(Lifecycle):
     hil.Controller, its class, or a function law(state, command)) instead of the config's
     controller.type; `check_alloc`: trace what the law's update allocates (hil.controller_guard);
     `fault_on_overrun`: whether controller.overrun_limit overruns in a row fault (default: in real time).
-    The arm is `hardware` (hil.hardware: robot.protocol's status and command, robot.driver's demands).
+    The robot is `hardware` (hil.hardware: robot.protocol's status and command, robot.driver's demands).
     """
 
     def __init__(self, cfg: RunConfig, robot: Robot, lc, mode: Mode | str = Mode.REALTIME, trajectory=None,
@@ -85,7 +88,7 @@ class ControlLoop(Lifecycle):
             RealTimeClock(self.period_ns, int(cfg.loop.spin_us * 1e3))
         self.controller = make_controller(robot.plant, cfg.controller, robot.end_effector,
                                           period=self.period_ns * 1e-9, joint_names=robot.joint_names,
-                                          controller=self._law, search=config_folders(cfg))
+                                          controller=self._law, search=config_folders(cfg), contacts=robot.contacts)
         budget_us = cfg.controller.budget_us or self.period_ns * 0.5e-3
         self.guard = ControllerGuard(int(budget_us * 1e3), cfg.controller.overrun_limit,
                                      fault_on_overrun=self._fault_on_overrun, check_alloc=self._check_alloc)
@@ -94,27 +97,31 @@ class ControlLoop(Lifecycle):
         # a model-based law's C(q, v) v + d∘v (Controller.adds_bias) is taken out.
         self.driver_inverse_dynamics = cfg.robot.command == "position_and_torque" and self.controller.adds_bias
         self.gravity = robot.plant.kernels()
-        # The damping safe command holds the arm against gravity unless the robot does that itself.
-        self.hold_gravity = cfg.safety.on_fault == "damping" and not cfg.controller.robot_compensates_gravity
-        self.remove_gravity = cfg.controller.robot_compensates_gravity
-        self.timeout_periods = cfg.safety.status_timeout_periods
         if self.trajectory is None:
             from .trajectories import make_trajectory
             self.trajectory = make_trajectory(cfg.trajectory, robot.plant, robot.joint_names, lc, self.period_ns,
                                               robot.end_effector, background=self.mode is Mode.REALTIME,
                                               safety=cfg.safety)
-        self.safety = SafetyMonitor(robot.plant, cfg.safety, self.period_ns, lc, self.channels.estop)
-        # The arm (hil.hardware): statuses in, commands out; position setpoints move at most v_max·T each.
+        self.safety = SafetyMonitor(robot.plant, cfg.safety, self.period_ns, lc, self.channels.estop, joints=n)
+        # The robot (hil.hardware): statuses in, commands out; position setpoints move at most v_max·T each.
         hw = self.hardware = hardware_for(cfg, robot, lc, self.channels, self.clock,
                                           self.safety.v_hi * (self.period_ns * 1e-9))
-        self.q, self.v = hw.q, hw.v
+        # The damping safe command holds an arm against gravity unless the robot does that itself (a
+        # floating base's safe command is its drives' damping: the hardware's, no torque of the loop's).
+        self.hold_gravity = (cfg.safety.on_fault == "damping" and not cfg.controller.robot_compensates_gravity
+                             and not hw.drive_damping)
+        self.remove_gravity = cfg.controller.robot_compensates_gravity
+        self.timeout_periods = cfg.safety.status_timeout_periods
+        self.q, self.v = hw.q, hw.v                     # the plant's (what the law sees)
+        self.qj, self.vj = hw.q_joints, hw.v_joints     # the actuated joints' (safety, trajectory)
         self.sends_setpoints = hw.sends_setpoints
         self.q_d, self.v_d, self.a_d = np.zeros(n), np.zeros(n), np.zeros(n)
         self.tau_cmd, self.tau_g, self.tau_v = np.zeros(n), np.zeros(n), np.zeros(n)
         self.zero = np.zeros(n)
         # What the law sees (the torques in MultibodyPlant's signs) and writes; self.tau is its command.tau.
         self.state = State(self.q, self.v, hw.tau_measured, hw.tau_commanded, hw.tau_external,
-                           self.q_d, self.v_d, self.a_d, period=self.period_ns * 1e-9, clock=hw.timing)
+                           self.q_d, self.v_d, self.a_d, period=self.period_ns * 1e-9, clock=hw.timing,
+                           has_tau_external=hw.has_tau_external, contact=hw.contact)
         self.cmd = Command(n)
         self.tau = self.cmd.tau
         self.startup = StartUp()
@@ -175,7 +182,7 @@ class ControlLoop(Lifecycle):
         self.telemetry.safety_event(self.tick_index, now_ns // 1000, t)
         if t.state == SafetyState.RUNNING:
             # (Re)start the trajectory from where the robot is, so nothing jumps.
-            self.trajectory.start(self.q, self.hardware.timing.robot_ns)
+            self.trajectory.start(self.qj, self.hardware.timing.robot_ns)
             self.hardware.release_hold()
             error = self._law_step(self.controller.activate)
             if error is not None:
@@ -218,7 +225,7 @@ class ControlLoop(Lifecycle):
         age = self._status_age(k, have_status, start)
         self.safety.utime = hw.status.utime
         t = self.safety.check(k, age, have_status and age < self.timeout_periods,
-                              self.q, self.v, self.tracking_error)
+                              self.qj, self.vj, self.tracking_error)
         if t is not None:
             self._transition(t, start)
         if hw.foreign.seen > hw.foreign.reported:
@@ -232,10 +239,10 @@ class ControlLoop(Lifecycle):
             return                        # nothing to command before the first status
         commanding = self.safety.commanding             # (the law may have faulted)
         if not commanding:
-            if age >= self.timeout_periods:
+            if age >= self.timeout_periods or hw.drive_damping:
                 _control.add(self.zero, self.zero, 0.0, self.tau)        # no recent velocity: no damping
             else:
-                self.safety.safe_command(self.v, self.tau)               # the newest v, while still valid
+                self.safety.safe_command(self.vj, self.tau)              # the newest v, while still valid
             if self.hold_gravity and _control.first_nonfinite(self.q) < 0:
                 self.gravity.gravity(self.q, self.tau_g)                 # − τ_g: the arm does not fall
                 _control.add(self.tau, self.tau_g, -1.0, self.tau)
@@ -273,7 +280,7 @@ class ControlLoop(Lifecycle):
         if period is not None:
             text += (f"; status period {period * 1e-6:.2f} ms ({1e9 / period:.0f} Hz), status timeout "
                      f"{self.cfg.safety.status_timeout_periods * max(period, self.period_ns) * 1e-6:.1f} ms")
-        if period is not None and _control.first_nonfinite(self.q) < 0:
+        if period is not None and _control.first_nonfinite(self.q) < 0 and not hw.drive_damping:
             from drivers.sim.physics import joint_inertias
             inertia, hold = joint_inertias(self.robot.plant, self.q), max(period, self.period_ns)
             capped = self.safety.cap_damping(inertia, hold)
@@ -296,7 +303,7 @@ class ControlLoop(Lifecycle):
         no status was ever seen, or it went out already."""
         if not self.hardware.exit_pending:
             return False
-        self.safety.safe_command(self.v, self.tau)
+        self.safety.safe_command(self.vj, self.tau)
         if self.hold_gravity and _control.first_nonfinite(self.q) < 0:
             self.gravity.gravity(self.q, self.tau_g)
             _control.add(self.tau, self.tau_g, -1.0, self.tau)
@@ -316,7 +323,7 @@ class ControlLoop(Lifecycle):
             state.tick = self.tick_index
             if self.sends_setpoints:
                 np.copyto(cmd.q, self.q_d)
-                _control.add(self.q_d, self.q, -1.0, cmd.v)
+                _control.add(self.q_d, self.qj, -1.0, cmd.v)
                 _control.add(self.v_d, cmd.v, self.cfg.robot.velocity_gain, cmd.v)
             try:
                 overrun = self.guard.call(self.controller.update, self.state, self.cmd)
@@ -341,16 +348,16 @@ class ControlLoop(Lifecycle):
             self._transition(self.safety.controller_failed(self.tick_index, f"non-finite torque on joint {i}"),
                              now_ns)
             return
-        self.tracking_error = self.recorder.track(self.q, self.q_d)
+        self.tracking_error = self.recorder.track(self.qj, self.q_d)
 
     def _after(self, now_ns: int) -> None:
         """Work outside the measured compute time."""
         hw = self.hardware
         self.telemetry.maybe_publish(self.tick_index, now_ns // 1000, self.recorder, self.safety, hw.status.utime,
-                                     hw.timing.rejected, self.q, self.v, self.q_d, self.tau_cmd)
+                                     hw.timing.rejected, self.qj, self.vj, self.q_d, self.tau_cmd)
         if self.viz is not None:
             self.viz.tick(now_ns, self.q, hw.status.utime)
-        self.recorder.trace((now_ns - self.recorder.first_ns) * 1e-9, self.q, self.q_d, self.tau_cmd)
+        self.recorder.trace((now_ns - self.recorder.first_ns) * 1e-9, self.qj, self.q_d, self.tau_cmd)
 
     # --- running ----------------------------------------------------------------------------------
     def run(self, duration_s: float | None = None, stop=None, on_tick=None) -> dict:
@@ -400,6 +407,7 @@ class ControlLoop(Lifecycle):
             "transitions": self.transitions.lines("transitions"),
             "startup": self.startup.text,
             "process": self.process,
+            **hw.summary(),
             **({"sim": self.sim.summary()} if self.sim is not None else {}),
             **({"viz": self.viz.summary()} if self.viz is not None else {}),
         })

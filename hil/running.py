@@ -43,8 +43,6 @@ def run(config, controller=None, *, duration: float | None = None, mode: Mode | 
     mode "lockstep": against the simulated robot of the config's sim section, in this process;
     "realtime": paced to the wall clock against the driver on the config's lcm.url."""
     cfg = load(config, overrides)
-    if cfg.robot.protocol == "floating_base":
-        raise ValueError("hil.run drives arms; a floating_base config runs with `hil run` (docs/wbc.md)")
     if Mode(mode) is Mode.LOCKSTEP:
         from .lockstep import make_lockstep
         loop, sim = make_lockstep(cfg, controller=controller, check_alloc=check_alloc)
@@ -54,10 +52,10 @@ def run(config, controller=None, *, duration: float | None = None, mode: Mode | 
         finally:
             loop.close()
     from core.config import open_lcm
-    from core.robot import load_robot
 
+    from .hardware import robot_for
     from .loop import ControlLoop
-    loop = ControlLoop(cfg, load_robot(cfg.robot), open_lcm(cfg.lcm.url), Mode.REALTIME, controller=controller,
+    loop = ControlLoop(cfg, robot_for(cfg), open_lcm(cfg.lcm.url), Mode.REALTIME, controller=controller,
                        check_alloc=check_alloc).configure()
     try:
         return loop.run(duration, on_tick=on_tick)

@@ -40,20 +40,24 @@ class Transition(NamedTuple):
 
 
 class SafetyMonitor:
-    """The loop's safety state machine and checks for one robot (n joints, limits from the plant)."""
+    """The loop's safety state machine and checks for one robot's actuated joints: the plant's last
+    `joints` positions and velocities (default: all; a floating base's come first), limits from the
+    plant."""
 
-    def __init__(self, plant, cfg: SafetyConfig, period_ns: int, lc=None, estop_channel: str | None = None):
-        n = plant.num_velocities()
+    def __init__(self, plant, cfg: SafetyConfig, period_ns: int, lc=None, estop_channel: str | None = None,
+                 joints: int | None = None):
+        nq, nv = plant.num_positions(), plant.num_velocities()
+        n = nv if joints is None else joints
         self.cfg, self.n, self.period_ns = cfg, n, period_ns
         self.state = SafetyState.INIT
         self.fault, self.fault_text = FaultCode.NONE, ""
-        lo, hi = plant.GetPositionLowerLimits(), plant.GetPositionUpperLimits()
+        lo, hi = plant.GetPositionLowerLimits()[nq - n:], plant.GetPositionUpperLimits()[nq - n:]
         self.q_lo, self.q_hi = lo + cfg.position_margin, hi - cfg.position_margin
-        vmax = np.minimum(-plant.GetVelocityLowerLimits(), plant.GetVelocityUpperLimits()) * cfg.velocity_scale
+        vmax = np.minimum(-plant.GetVelocityLowerLimits(), plant.GetVelocityUpperLimits())[nv - n:] * cfg.velocity_scale
         self.v_lo, self.v_hi = -vmax, vmax
         effort = np.full(n, np.inf)
         for a in plant._actuators:
-            effort[a.joint().velocity_start()] = a.effort_limit()
+            effort[a.joint().velocity_start() - (nv - n)] = a.effort_limit()
         self.effort = effort * cfg.effort_scale
         self.max_step = cfg.torque_rate_limit * period_ns * 1e-9
         self.damping = gains(cfg.damping, n, "safety.damping") if cfg.on_fault == "damping" else np.zeros(n)

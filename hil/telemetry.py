@@ -157,6 +157,8 @@ def format_summary(s: dict) -> str:
                         f"{u.get('max')} (budget {law['budget_us']:g}, overruns {law['overruns']})")
         if law.get("error"):
             lines.append(f"controller error (the first):\n{law['error']}")
+    if s.get("base_drift_m") is not None:             # a floating base (hil.floating_base)
+        lines.append(f"base drift {s['base_drift_m'] * 1e3:.3f} mm, feet in contact: {s['feet_in_contact']}")
     if s.get("process"):
         lines.append(f"process: {', '.join(s['process'])}")
     sim = s.get("sim") or {}

@@ -11,7 +11,6 @@ are thin wrappers of this module; it does not import pytest.
 """
 from __future__ import annotations
 
-import importlib.util
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -20,10 +19,11 @@ import numpy as np
 from core.paths import CONFIGS
 from messages.enums import SafetyState
 
-# The shipped robot configs by name: (file under configs/, the module its model needs or None).
+# The shipped robot configs by name: (file under configs/, the distribution its model needs or None).
 ROBOTS = {
     "iiwa": ("demo.yaml", None),                                  # the iiwa14 behind Drake's simulated driver
-    "panda": ("arms/panda_torque.yaml", "example_robot_data"),    # example-robot-data's Panda, franka_driver
+    "panda": ("arms/panda_torque.yaml", "example-robot-data"),    # example-robot-data's Panda, franka_driver
+    "go2": ("legged/go2.yaml", "example-robot-data"),             # the Unitree Go2 standing (floating base)
 }
 
 # The driver stand-ins (drivers.sim.real_drivers) and the protocol each speaks (None: the config's).
@@ -38,9 +38,11 @@ def config_path(name: str) -> Path:
 
 
 def missing_module(name: str) -> str | None:
-    """The module robot `name`'s model needs when it is not installed, else None."""
-    module = ROBOTS[name][1]
-    return module if module is not None and importlib.util.find_spec(module) is None else None
+    """The distribution robot `name`'s model needs when it is not installed, else None (example-robot-data
+    installs no importable module: its models are found where planning.legged_models looks)."""
+    from planning.legged_models import example_robot_data_root
+    needs = ROBOTS[name][1]
+    return needs if needs is not None and example_robot_data_root() is None else None
 
 
 def driver_overrides(cfg, driver: str) -> dict:
@@ -76,13 +78,15 @@ def merged(*layers: dict | None) -> dict:
 
 
 class Recorder:
-    """The loop's on_tick callback: each tick's robot clock, measured q and v, desired q, torque sent,
-    external torque (MultibodyPlant's signs) and safety state, into arrays preallocated for `ticks`."""
+    """The loop's on_tick callback: each tick's robot clock, measured q and v (the plant's: nq, nv),
+    desired q, torque sent, external torque (MultibodyPlant's signs; n joints) and safety state, into
+    arrays preallocated for `ticks`."""
 
-    def __init__(self, ticks: int, n: int):
+    def __init__(self, ticks: int, n: int, nq: int | None = None, nv: int | None = None):
         self.k = 0
         self.t = np.zeros(ticks)
-        self.q, self.v, self.q_d, self.tau, self.tau_external = (np.zeros((ticks, n)) for _ in range(5))
+        self.q, self.v = np.zeros((ticks, nq or n)), np.zeros((ticks, nv or n))
+        self.q_d, self.tau, self.tau_external = (np.zeros((ticks, n)) for _ in range(3))
         self.safety = np.zeros(ticks, dtype=np.int8)
 
     def __call__(self, loop) -> None:
@@ -103,6 +107,7 @@ class SimRun:
 
     t (N,)                  the robot's clock (s), as State.t (franka_driver's is its host's wall clock)
     q, v (N, n)             measured joint positions (rad) and velocities (rad/s), as the law saw them
+                            (a floating base: the plant's (N, nq) and (N, nv), the base first)
     q_d (N, n)              the trajectory's desired positions (held while not RUNNING)
     tau (N, n)              the torque sent (N·m): the law's after saturation and rate limit, or the safe
                             command; without −τ_g where the robot compensates gravity itself
@@ -191,8 +196,6 @@ def simulate(config, controller=None, *, duration: float = 2.0, driver: str | No
     from .lockstep import make_lockstep
     from .running import load
     cfg = load(config, overrides)
-    if cfg.robot.protocol == "floating_base":
-        raise ValueError("hil.testing drives arms; a floating_base config runs with `hil run` (docs/wbc.md)")
     keys = {}
     if pushes:
         keys["pushes"] = [dict(p) for p in pushes]
@@ -203,7 +206,8 @@ def simulate(config, controller=None, *, duration: float = 2.0, driver: str | No
     cfg = load(cfg, merged(driver_overrides(cfg, driver) if driver else None, {"sim": keys, "viz": False}))
     loop, sim = make_lockstep(cfg, controller=controller, check_alloc=check_alloc)
     period_ns = int(round(1e9 / cfg.loop.rate_hz))
-    record = Recorder(int(round(duration * 1e9 / period_ns)), loop.n)
+    plant = loop.robot.plant
+    record = Recorder(int(round(duration * 1e9 / period_ns)), loop.n, plant.num_positions(), plant.num_velocities())
     try:
         sim.publish_status()
         summary = loop.run(duration, on_tick=record)

@@ -280,7 +280,7 @@ def make_trajectory(cfg: TrajectoryConfig, plant, joint_names: list[str], lc, pe
     v_max = v_scale * np.minimum(-plant.GetVelocityLowerLimits(), plant.GetVelocityUpperLimits())
     a_max = np.minimum(-plant.GetAccelerationLowerLimits(), plant.GetAccelerationUpperLimits())
     if cfg.type == "hold":
-        return Hold(n)
+        return Hold(len(joint_names) or n)          # (a floating base's: its joints)
     if cfg.type == "quintic":
         if cfg.goal is None:
             raise ConfigError("trajectory.goal", "is required for a quintic move")

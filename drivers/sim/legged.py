@@ -6,7 +6,8 @@
     robot.push(F_W, duration)        # an external force on the base (a push), for `duration` seconds
     robot.run_realtime(seconds)      # not lockstep (lockstep=False): one step and one status per
                                      # time_step of the wall clock, under the newest command (`hil sim`);
-                                     # until the first command the robot hangs still (as on a gantry)
+                                     # until the first command the robot hangs still (as on a gantry;
+                                     # its clock runs)
 
 The drives model Unitree's low-level command: each step, per joint, τ = tau + kp (q_d − q) + kd
 (v_d − v) with the command's gains (kp = kd = 0 or num_pd = 0: torque only), from the newest command.
@@ -79,7 +80,7 @@ class SimulatedLeggedRobot:
             from .contact import ground_visual
             self.viewer = ViewerBridge(plant, lc, Channels(), viz,
                                        anchored=[ground_visual(config.contact.ground.height)])
-        lc.subscribe(command_channel, self._on_command)
+        self.subscription = lc.subscribe(command_channel, self._on_command)
 
     # ------------------------------------------------------------------------------------------
     def push(self, force_W, duration: float) -> None:
@@ -105,6 +106,29 @@ class SimulatedLeggedRobot:
             self.step()
             self.publish_status()
 
+    def advance(self) -> None:
+        """One step under the newest command, then its status (lockstep, without a command to step on)."""
+        self.step()
+        self.publish_status()
+
+    def plant_state(self) -> dict:
+        """The plant now: q, v (copies), the drives' torque of the last step."""
+        return {"time_ns": self.physics.time_ns, "q": self.physics.q.copy(), "v": self.physics.v.copy(),
+                "u": self.u.copy()}
+
+    def close(self) -> None:
+        """Stops listening on the LCM (commands, and the viewer's requests)."""
+        if self.subscription is not None:
+            self.lc.unsubscribe(self.subscription)
+            self.subscription = None
+        if self.viewer is not None:
+            self.viewer.close()
+
+    def summary(self) -> dict:
+        """Steps taken, the simulated time, the commands received and rejected."""
+        return {"steps": self.physics.steps, "sim_time_s": round(self.physics.time_ns * 1e-9, 6),
+                "commands_received": self.commands, "commands_rejected": self.rejected}
+
     def run_realtime(self, seconds: float | None = None, stop=None) -> dict:
         """Step at the wall clock's pace for `seconds` (None: until stop()), handling the commands that
         arrived before each step; a step more than 10 periods late resyncs the clock. The summary."""
@@ -117,7 +141,9 @@ class SimulatedLeggedRobot:
         while (steps is None or n < steps) and not (stop is not None and stop()):
             while self.lc.handle_timeout(0) > 0:
                 pass
-            if self.last_command_ns is not None:     # before the first command the robot hangs still
+            if self.last_command_ns is None:         # before the first command the robot hangs still,
+                self.physics.hold()                  # its clock running (the status's utime advances)
+            else:
                 try:
                     self.step()
                 except RuntimeError as e:            # a DynamicsError or a failed contact solve (a fallen G1)

@@ -38,7 +38,7 @@ def test_the_scenarios_cover_the_controllers_contact_each_fault_and_the_serial_c
     scenarios = [load_scenario(p) for p in find_scenarios(SCENARIOS) if not is_legged_scenario(p)]
     controllers = {s.cfg.controller.type for s in scenarios}
     if any(is_legged_scenario(p) for p in find_scenarios(SCENARIOS)):
-        controllers.add("whole_body")           # the legged scenarios run it (hil.legged.LeggedTorqueControl)
+        controllers.add("whole_body")           # the legged scenarios run it (hil.legged.WholeBody)
     faults = {f.type for s in scenarios for f in s.cfg.sim.faults}
     assert controllers == set(BUILTIN_CONTROLLERS)
     assert faults == set(typing.get_args(FaultType))

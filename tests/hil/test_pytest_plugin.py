@@ -112,19 +112,20 @@ import pytest
 
 def test_names(hil_config):
     assert hil_config("iiwa").name == "demo.yaml"
-    with pytest.raises(KeyError, match="known: iiwa, panda"):
+    with pytest.raises(KeyError, match="known: iiwa, panda, go2"):
         hil_config("ur10")
 
 
 def test_panda(hil_config):
     assert hil_config("panda").is_file()
-    assert importlib.util.find_spec("example_robot_data") is not None     # else it skipped
+    from planning.legged_models import example_robot_data_root
+    assert example_robot_data_root() is not None      # else it skipped
 ''')
     result = pytester.runpytest(*PLUGIN, "-rs")
-    from importlib.util import find_spec
-    if find_spec("example_robot_data") is None:
+    from planning.legged_models import example_robot_data_root
+    if example_robot_data_root() is None:
         result.assert_outcomes(passed=1, skipped=1)
-        result.stdout.fnmatch_lines(["*hil_config('panda') needs example_robot_data*"])
+        result.stdout.fnmatch_lines(["*hil_config('panda') needs example-robot-data*"])
     else:
         result.assert_outcomes(passed=2)
 

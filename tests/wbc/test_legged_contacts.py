@@ -4,7 +4,6 @@ QP's wrench cone and the simulator's collision spheres, and bad entries exit nam
 import subprocess
 import sys
 
-import lcm
 import numpy as np
 import pytest
 import yaml
@@ -12,7 +11,7 @@ import yaml
 from core.paths import CONFIGS
 from core.schema import ConfigError
 from drivers.run_config import load_config, parse_config
-from hil.legged_loop import LeggedLoop
+from hil.lockstep import make_lockstep
 from planning.legged_models import example_robot_data_root
 from planning.whole_body import ContactSurface
 
@@ -31,11 +30,10 @@ def test_the_g1_preset_written_out(tmp_path):
     """Two soles of the preset's size: the same controller (the same torques standing) and the same
     collision spheres and standing height as the preset's 4 corner points per foot."""
     cfg = legged("g1", [{"frame": f"{s}_ankle_roll_link", "sole": G1_SOLE} for s in ("left", "right")], tmp_path)
-    ours, preset = LeggedLoop(cfg, lcm.LCM("memq://"), "lockstep").configure(), LeggedLoop(
-        load_config(CONFIGS / "legged" / "g1.yaml"), lcm.LCM("memq://"), "lockstep").configure()
+    ours, preset = make_lockstep(cfg)[0].robot, make_lockstep(load_config(CONFIGS / "legged" / "g1.yaml"))[0].robot
     assert all(isinstance(c, ContactSurface) for c in ours.contacts)
     np.testing.assert_allclose(ours.q0, preset.q0, atol=1e-12)
-    a, b = ours.ctl.wbc, preset.ctl.wbc
+    (a, b) = (make_lockstep(c)[0].controller.wbc for c in (cfg, load_config(CONFIGS / "legged" / "g1.yaml")))
     assert [(g.name, g.half_length, g.half_width) for g in a.groups] == \
         [(g.name, pytest.approx(g.half_length), pytest.approx(g.half_width)) for g in b.groups]
     v = np.zeros(ours.plant.num_velocities())
@@ -49,18 +47,18 @@ def test_a_narrower_sole_reaches_the_controller_and_the_simulator(tmp_path):
     the Go2 with its points written out stands in lockstep."""
     sole = dict(G1_SOLE, length=0.12)
     cfg = legged("g1", [{"frame": f"{s}_ankle_roll_link", "sole": sole} for s in ("left", "right")], tmp_path)
-    loop = LeggedLoop(cfg, lcm.LCM("memq://"), "lockstep").configure()
-    assert [g.half_length for g in loop.ctl.wbc.groups] == [pytest.approx(0.06)] * 2
-    body = loop.plant.GetBodyByName("left_ankle_roll_link")
-    spheres = loop.plant.GetCollisionGeometriesForBody(body)
+    loop = make_lockstep(cfg)[0]
+    assert [g.half_length for g in loop.controller.wbc.groups] == [pytest.approx(0.06)] * 2
+    body = loop.robot.plant.GetBodyByName("left_ankle_roll_link")
+    spheres = loop.robot.plant.GetCollisionGeometriesForBody(body)
     xs = sorted({round(float(g.X_BG.translation()[0]), 6) for g in spheres})
     assert len(spheres) == 4 and len(xs) == 2 and xs[1] - xs[0] == pytest.approx(0.12)
     go2 = legged("go2", [{"frame": f"{leg}_foot", "point": [0, 0, 0]} for leg in ("FL", "FR", "RL", "RR")],
                  tmp_path)
-    loop = LeggedLoop(go2, lcm.LCM("memq://"), "lockstep").configure()
-    sim = loop.sim
+    loop, sim = make_lockstep(go2)
+    sim.publish_status()
     summary = loop.run(0.3)
-    assert summary["fault"] is None and summary["feet_in_contact"] and np.linalg.norm(sim.physics.v[3:6]) < 0.05
+    assert summary["faults"] == [] and summary["feet_in_contact"] and np.linalg.norm(sim.physics.v[3:6]) < 0.05
 
 
 @pytest.mark.parametrize("contacts, key, text", [

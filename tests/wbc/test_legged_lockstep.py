@@ -1,12 +1,14 @@
-"""Whole-body torque control in the loop, in lockstep over real LCM (memq://): the simulated legged
-robot (drivers.sim.legged, ground contact with friction) and LeggedTorqueControl (hil.legged) on
-Go2 and G1: standing, shifting the CoM and back, a push, and the faults that go to the safe state."""
+"""Whole-body torque control in the loop, in lockstep over real LCM (memq://): the simulated
+legged robot (drivers.sim.legged, ground contact with friction) and the loop (hil.loop) with
+whole-body control (hil.legged) on Go2 and G1: standing, shifting the CoM and back, a push, and
+the faults that go to the safe state."""
 import numpy as np
 import pytest
 
 from hil.legged_scenario import LeggedRig
 from messages import lcmt_hil_joint_command
-from messages.channels import JOINT_COMMAND
+from messages.channels import FLOATING_BASE_STATUS, JOINT_COMMAND
+from messages.enums import FaultCode
 from planning.legged_models import example_robot_data_root
 from planning.whole_body import WholeBodyWeights
 
@@ -27,7 +29,7 @@ def test_stands_still(name):
     rig = Rig(name).run(0.5)
     settled = rig.base()                   # after the spheres settle into the penalty contact
     rig.run(1.5)
-    assert rig.ctl.fault is None
+    assert rig.fault is None
     assert np.linalg.norm(rig.base() - settled) < 1e-4
     assert np.linalg.norm(rig.base() - rig.q0[4:7]) < 1e-3
     status = rig.robot.msg
@@ -53,11 +55,11 @@ def test_com_shift_and_back(name):
     start, shift = rig.com(), np.array(shift)
     for a, b in ((0.0, 1.0), (1.0, 0.0)):
         for s in np.linspace(a, b, 101)[1:]:
-            rig.ctl.wbc.com_target = start + s * shift
+            rig.law.wbc.com_target = start + s * shift
             rig.run(0.01)
         rig.run(0.5)
         np.testing.assert_allclose(rig.com(), start + b * shift, atol=tol)
-        assert rig.ctl.fault is None and all(rig.robot.msg.contact)
+        assert rig.fault is None and all(rig.robot.msg.contact)
 
 
 def test_push_recovery():
@@ -68,7 +70,7 @@ def test_push_recovery():
     rig.run(0.1)
     assert np.linalg.norm(rig.base() - before) > 1e-3            # it was pushed
     rig.run(2.0)
-    assert rig.ctl.fault is None and all(rig.robot.msg.contact)
+    assert rig.fault is None and all(rig.robot.msg.contact)
     assert np.linalg.norm(rig.base() - before) < 1e-3
 
 
@@ -78,20 +80,31 @@ def test_foot_loss_goes_to_the_safe_state():
     rig = Rig("go2").run(0.3)
     rig.robot.push([0.0, 150.0, 0.0], 0.1)
     rig.run(1.0)
-    assert rig.ctl.fault is not None and "lost contact" in rig.ctl.fault
+    assert rig.fault is not None and "lost contact" in rig.fault
     last = rig.commands[-1]
     assert last.num_pd == last.num_joints and max(last.kp) == 0 and min(last.kd) > 0 and not any(last.tau)
 
 
 def test_unsolvable_qp_goes_to_the_safe_state():
     """Normal forces of at least 1 kN per foot with 1 N·m joints: no solution."""
-    rig = Rig("go2", effort_limits=1.0, f_min=1000.0).run(0.05)
-    assert rig.ctl.fault is not None and "QP" in rig.ctl.fault
+    rig = Rig("go2", effort_limit=1.0, f_min=1000.0).run(0.05)
+    assert rig.fault is not None and "QP" in rig.fault
     assert rig.commands[-1].num_pd == rig.commands[-1].num_joints
 
 
-def test_wrong_joint_count_goes_to_the_safe_state():
-    rig = Rig("go2")
-    rig.ctl.na += 1                        # a status from another robot on the channel
-    rig.lc.handle_timeout(0)
-    assert "joints" in rig.ctl.fault
+def test_statuses_of_another_robot_are_rejected_and_time_out_to_the_safe_state():
+    """Statuses with a joint too many (another robot on the channel) are rejected, each counted; with
+    no valid status for safety.status_timeout_periods the loop faults and the drives damp."""
+    rig = Rig("go2").run(0.05)
+    rig.robot.lockstep = False                 # the simulated robot stops answering (it stops stepping)
+    wrong = rig.robot.msg
+    wrong.num_joints += 1
+    for name in ("joint_names", "joint_position", "joint_velocity", "joint_torque"):
+        getattr(wrong, name).append("extra" if name == "joint_names" else 0.0)
+    for _ in range(60):
+        rig.lc.publish(FLOATING_BASE_STATUS, wrong.encode())
+        rig.loop.update()
+    assert rig.loop.hardware.timing.rejected == 60
+    assert rig.loop.safety.fault == FaultCode.STATUS_TIMEOUT
+    last = rig.commands[-1]
+    assert last.num_pd == last.num_joints and max(last.kp) == 0 and min(last.kd) > 0 and not any(last.tau)

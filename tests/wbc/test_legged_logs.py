@@ -1,5 +1,5 @@
 """`hil report` and `hil replay` of a floating-base run's log: a real lockstep run of the Go2 config
-through hil.legged_loop recorded with telemetry.log (an lcm EventLog), read back independently with
+through the loop (hil.loop) recorded with telemetry.log (an lcm EventLog), read back independently with
 lcm.EventLog and the generated message classes, and through the CLI."""
 import json
 import subprocess
@@ -12,7 +12,8 @@ import yaml
 
 from core.paths import CONFIGS
 from drivers.run_config import load_config
-from hil.legged_loop import LeggedLoop
+from hil.legged_log import first_fault
+from hil.lockstep import make_lockstep
 from messages import lcmt_hil_floating_base_status, lcmt_hil_joint_command
 from planning.legged_models import example_robot_data_root
 from tests.wbc.viewer import hil_viewer_messages
@@ -23,15 +24,15 @@ ROOT = CONFIGS.parent
 
 def record(path, seconds, push_at=None):
     """A lockstep run of configs/legged/go2.yaml logged to `path`; a 30 N·s lateral push (300 N for
-    0.1 s) at step `push_at` makes feet leave the ground (the foot-loss fault)."""
-    cfg = load_config(CONFIGS / "legged" / "go2.yaml", {"telemetry": {"log": str(path)}})
-    loop = LeggedLoop(cfg, lcm.LCM("memq://"), mode="lockstep").configure()
-    sim = loop.sim
+    0.1 s) at step `push_at` makes feet leave the ground and a knee reach its limit (a fault)."""
+    cfg = load_config(CONFIGS / "legged" / "go2.yaml", {"telemetry": {"log": str(path)}, "viz": {"enabled": False}})
+    loop, sim = make_lockstep(cfg, lcm.LCM("memq://"))
 
-    def each_step(lp):
+    def on_tick(lp):
         if push_at is not None and sim.physics.steps == push_at:
             sim.push([0.0, 300.0, 0.0], 0.1)
-    return loop.run(seconds, each_step=each_step)
+    sim.publish_status()
+    return loop.run(seconds, on_tick=on_tick)
 
 
 def hil(*args):
@@ -54,7 +55,7 @@ def logged(path):
 def standing(tmp_path_factory):
     path = tmp_path_factory.mktemp("legged") / "go2.lcmlog"
     summary = record(path, 0.5)
-    assert summary["fault"] is None
+    assert first_fault(summary) is None
     return path
 
 
@@ -62,7 +63,7 @@ def standing(tmp_path_factory):
 def pushed(tmp_path_factory):
     path = tmp_path_factory.mktemp("legged") / "go2_push.lcmlog"
     summary = record(path, 0.5, push_at=100)
-    assert summary["fault"] is not None and "lost contact" in summary["fault"]
+    assert first_fault(summary) is not None      # a knee at its limit or a foot lost: the safe state
     return path
 
 
@@ -95,7 +96,7 @@ def test_report_of_a_standing_run(standing, tmp_path):
 def test_report_of_a_fault(pushed):
     r = json.loads(hil("report", pushed, "--json").stdout)
     statuses, commands = logged(pushed)
-    assert "lost contact" in r["fault"]
+    assert r["fault"] is not None and r["fault"] == r["recorded_summary"]["faults"][0]["reason"]
     safe = [c for c in commands if c.num_pd and not any(c.tau) and not any(c.kp) and min(c.kd) > 0]
     assert r["command"]["safe_commands"] == len(safe) > 0
     assert any(f["liftoffs"] > 0 for f in r["contacts"].values())
@@ -109,7 +110,7 @@ def test_replay_reproduces_the_commands(which, request):
     out = hil("replay", path, "--json")
     assert out.returncode == 0, out.stdout + out.stderr
     r = json.loads(out.stdout)
-    assert r["passed"] and r["commands"] == 500 and max(r["max_diff_nm"]) == 0.0
+    assert r["passed"] and r["commands"] == len(logged(path)[1]) >= 499 and max(r["max_diff_nm"]) == 0.0
     assert r["fault"]["match"] and (r["fault"]["recorded"] is None) == (which == "standing")
 
 

@@ -1,10 +1,12 @@
 """A legged robot from a run config (robot.protocol floating_base, controller.type whole_body) through
-hil.legged_loop: the shipped configs validate, bad ones are rejected naming the key, the Go2 stands in
-lockstep over memq:// LCM, and `hil run` + `hil sim` stand it in real time over UDP multicast (ttl=0)."""
+the loop (hil.loop, hil.floating_base): the shipped configs validate, bad ones are rejected naming
+the key, the Go2 stands in lockstep over memq:// LCM, and `hil run` + `hil sim` stand it in real
+time over UDP multicast (ttl=0)."""
 import json
 import os
 import subprocess
 import sys
+import threading
 
 import lcm
 import numpy as np
@@ -13,7 +15,12 @@ import pytest
 from core.paths import CONFIGS
 from core.schema import ConfigError
 from drivers.run_config import load_config, parse_config
-from hil.legged_loop import LeggedLoop
+from hil.floating_base import make_legged_sim
+from hil.hardware import robot_for
+from hil.legged_log import first_fault
+from hil.lifecycle import Mode
+from hil.lockstep import make_lockstep
+from hil.loop import ControlLoop
 from planning.legged_models import example_robot_data_root
 
 ROOT = CONFIGS.parent
@@ -53,25 +60,26 @@ def test_whole_body_needs_the_floating_base_protocol(tmp_path):
 def test_go2_stands_in_lockstep_through_the_loop(tmp_path):
     """10 s standing: the base moves less than 1 mm after 0.5 s of settling, every foot touches, no
     fault; the exit command is the safe damping command and reaches the robot; the run log has it."""
-    cfg = load_config(CONFIGS / "legged" / "go2.yaml", {"telemetry": {"log": str(tmp_path / "go2.lcmlog")}})
-    loop = LeggedLoop(cfg, lcm.LCM("memq://"), mode="lockstep").configure()
-    sim = loop.sim
+    cfg = load_config(CONFIGS / "legged" / "go2.yaml", {"telemetry": {"log": str(tmp_path / "go2.lcmlog")},
+                                                        "viz": {"enabled": False}})
+    loop, sim = make_lockstep(cfg)
     settled = []
 
     calls = []
 
-    def each_step(lp):
+    def on_tick(lp):
         calls.append(sim.physics.steps)
         if not settled and sim.physics.time_ns >= 500_000_000:
             settled.append(sim.physics.q[4:7].copy())
-    summary = loop.run(10.0, each_step=each_step)
-    assert calls == list(range(calls[0], calls[0] + len(calls))) and len(calls) == 10_000   # once per step
+    sim.publish_status()
+    summary = loop.run(10.0, on_tick=on_tick)
+    assert calls == list(range(calls[0], calls[0] + len(calls))) and len(calls) == 10_000   # one step per tick
     drift = np.linalg.norm(sim.physics.q[4:7] - settled[0])
     assert drift < 1e-3, drift
-    assert summary["fault"] is None and summary["final_state"] == "RUNNING"
+    assert summary["faults"] == [] and summary["final_state"] == "RUNNING"
     assert summary["feet_in_contact"] and all(sim.msg.contact)
     assert summary["ticks"] == 10_000 and summary["status"]["exit_command_sent"]
-    assert summary["compute_us"]["p50"] > 0
+    assert summary["controller_timing"]["update_us"]["p50"] > 0
     while loop.lc.handle_timeout(0) > 0:   # the last tick's command, then the exit command
         pass
     # the exit command reached the robot last: damping, no torque
@@ -84,15 +92,20 @@ def test_go2_stands_in_lockstep_through_the_loop(tmp_path):
 
 @needs_models
 def test_a_silent_robot_is_a_status_timeout(tmp_path):
-    """Real time: the simulated robot stops publishing; the loop goes to the safe state and says why."""
+    """Real time: the simulated robot stops publishing; the loop goes to the safe state and says why
+    (safety.status_timeout_periods of the learned status period)."""
     url = "udpm://239.255.76.67:7691?ttl=0"
     cfg = load_config(CONFIGS / "legged" / "go2.yaml", {"lcm": {"url": url}})
-    loop = LeggedLoop(cfg, lcm.LCM(url)).configure()
-    from hil.legged_loop import make_legged_sim
-    sim = make_legged_sim(cfg, loop.plant, loop.contacts, loop.q0, lcm.LCM(url), lockstep=False)
-    sim.publish_status()
-    summary = loop.run(0.5)
-    assert summary["fault"] is not None and "status timeout" in summary["fault"]
+    robot = robot_for(cfg)
+    loop = ControlLoop(cfg, robot, lcm.LCM(url), Mode.REALTIME).configure()
+    sim = make_legged_sim(cfg, robot, lcm.LCM(url), lockstep=False)
+    serving = threading.Thread(target=sim.run_realtime, args=(0.2,))   # 0.2 s of statuses, then none
+    serving.start()
+    try:
+        summary = loop.run(1.0)
+    finally:
+        serving.join()
+    assert summary["faults"][0]["fault"] == "STATUS_TIMEOUT" and "no valid status" in first_fault(summary)
     assert summary["status"]["exit_command_sent"]
 
 
@@ -117,7 +130,7 @@ def test_hil_run_and_hil_sim_stand_the_go2_over_udp():
         sim_out, _ = sim.communicate(timeout=30)
     assert run.returncode == 0, err
     summary = json.loads(out)
-    assert summary["fault"] is None and summary["feet_in_contact"]
+    assert summary["faults"] == [] and summary["feet_in_contact"]
     assert summary["ticks"] > 400 and summary["status"]["exit_command_sent"]
     assert summary["base_drift_m"] < 1e-2
     assert "commands received" in sim_out and "diverged" not in sim_out
