@@ -15,7 +15,6 @@ from __future__ import annotations
 import time
 
 import numpy as np
-import proxsuite
 import record
 import scipy.sparse as sp
 
@@ -44,10 +43,12 @@ def states(q0, nv, ticks, dt=1e-3):
 
 class Proxsuite:
     def __init__(self, c, warm, eps=1e-10):
+        import proxsuite  # the solvers are imported where used: --help works without them
+        self.proxsuite = proxsuite
         self.c, self.warm, self.eps, self.qp = c, warm, eps, None
 
     def solve(self):
-        c = self.c
+        c, proxsuite = self.c, self.proxsuite
         if self.qp is None or not self.warm:
             self.qp = proxsuite.proxqp.dense.QP(c.n, c.n_eq, c.n_in)
             self.qp.settings.eps_abs, self.qp.settings.eps_rel, self.qp.settings.verbose = self.eps, 0.0, False
