@@ -135,9 +135,10 @@ def main(argv=None) -> int:
         try:
             saved = json.loads(Path(args.from_json).read_text())
             shown = saved["tables"] if "format" in saved else [t.to_json() for t in tables(saved)]
-            print("\n\n".join(record.markdown(t) for t in shown))
+            text = "\n\n".join(record.markdown(t) for t in shown)
         except (OSError, ValueError, KeyError, TypeError) as e:
             ap.exit(2, f"soak: {args.from_json}: not a saved soak run ({e})\n")
+        print(text)
         return 0
     rec = record.Record(__file__, __doc__, args, "Soak", peers=("lcm",))
     result = soak(args.minutes, args.sample, args.floor, args.config)
