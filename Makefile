@@ -46,6 +46,10 @@ test: build placo-env
 regress: build
 	$(VENV)/bin/hil regress -j 2
 
+# Every benchmark with its default options, each writing its tables and the machine's facts to
+# benchmarks/results/<script>.json, then docs/benchmarks.md made from those files. The soak runs
+# SOAK_MINUTES (60 for the full soak: make bench SOAK_MINUTES=60).
+SOAK_MINUTES ?= 10
 bench: build placo-env
 	$(PY) benchmarks/bench_dynamics.py
 	$(PY) benchmarks/bench_messages.py
@@ -59,6 +63,8 @@ bench: build placo-env
 	$(PY) benchmarks/bench_wbc.py
 	$(PY) benchmarks/bench_wbc_solvers.py
 	$(PY) benchmarks/bench_campaign.py
+	$(PY) benchmarks/soak.py --minutes $(SOAK_MINUTES)
+	$(PY) benchmarks/report.py
 
 clean:
 	rm -rf build $(VENV) .venv-placo */*.so */*.c drivers/sim/*.so drivers/sim/*.c regress-report.json campaign-out

@@ -7,12 +7,10 @@ the mean run wall) and the rate as a share of workers × the sequential rate. On
 runs themselves slow down when other processes take the cores (median run wall vs CPU); the busy
 share and the overhead per run are the engine's own figures.
 
-    python benchmarks/bench_campaign.py [-n 1000] [--duration 0.5] [--skip-cluster]
+    python benchmarks/bench_campaign.py [-n 1000] [--duration 0.5] [--skip-cluster] [--json PATH]
 """
 from __future__ import annotations
 
-import argparse
-import os
 import sys
 import tempfile
 import time
@@ -21,6 +19,8 @@ from pathlib import Path
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import record  # noqa: E402
 
 from hil.campaign import load_campaign  # noqa: E402
 from hil.campaign_run import collect, default_workers, ray_available  # noqa: E402
@@ -47,14 +47,14 @@ def measure(campaign, n: int, engine: str, workers: int, address=None) -> dict:
             "busy": sum(r["wall_s"] for r in rows)}
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("-n", type=int, default=1000)
-    ap.add_argument("--duration", type=float, default=0.5)
-    ap.add_argument("--skip-cluster", action="store_true")
-    args = ap.parse_args()
+def main(argv=None) -> None:
+    ap = record.parser(__file__, __doc__)
+    ap.add_argument("-n", type=int, default=1000, help="runs per engine (default 1000)")
+    ap.add_argument("--duration", type=float, default=0.5, help="simulated seconds per run (default 0.5)")
+    ap.add_argument("--skip-cluster", action="store_true", help="not Ray's multi-node test cluster")
+    args = ap.parse_args(argv)
+    rec = record.Record(__file__, __doc__, args, "Campaigns", peers=("ray",))
     cores = default_workers()
-    load = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
         campaign = load_campaign(campaign_file(Path(tmp), args.duration))
         results = {}
@@ -75,19 +75,24 @@ def main() -> None:
                     finally:
                         ray.shutdown()
                         cluster.shutdown()
-    print(f"\n{args.n} runs of {args.duration:g} s simulated ({campaign.base.name}, payload and gains varied); "
-          f"{cores} cores; load average before {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}, after "
-          + " ".join(f"{x:.2f}" for x in os.getloadavg()) + "\n")
-    print("| engine | wall s | runs/s | sim s per wall s | median run wall / CPU ms | workers busy "
-          "| overhead per run ms | vs workers × sequential |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    table = rec.table(f"{args.n} runs of {args.duration:g} s simulated ({campaign.base.name}, payload and gains "
+                      f"varied); {cores} workers", [
+                          record.Column("engine", "{engine}", align="left"), record.Column("wall s", "{wall:.1f}"),
+                          record.Column("runs/s", "{rate:.1f}"), record.Column("sim s per wall s", "{sim:.1f}"),
+                          record.Column("median run wall / CPU ms", "{run_ms:.0f} / {cpu_ms:.0f}"),
+                          record.Column("workers busy", "{busy:.0%}"),
+                          record.Column("overhead per run ms", "{overhead_ms:.1f}"),
+                          record.Column("vs workers × sequential", "{scaling:.0%} of {workers} ×")])
     for name, r in results.items():
         workers = 1 if name == "sequential" else (int(name.split(",")[1].split("×")[0]) if "cluster" in name
                                                   else cores)
-        overhead = (r["wall"] * workers - r["busy"]) / args.n * 1e3
-        print(f"| {name} | {r['wall']:.1f} | {r['rate']:.1f} | {r['sim']:.1f} | {r['run_s'] * 1e3:.0f} / "
-              f"{r['cpu_s'] * 1e3:.0f} | {r['busy'] / (r['wall'] * workers):.0%} | {overhead:.1f} | "
-              f"{r['rate'] / (workers * seq['rate']):.0%} of {workers} × |")
+        table.add(engine=name, wall=r["wall"], rate=r["rate"], sim=r["sim"], run_ms=r["run_s"] * 1e3,
+                  cpu_ms=r["cpu_s"] * 1e3, busy=r["busy"] / (r["wall"] * workers),
+                  overhead_ms=(r["wall"] * workers - r["busy"]) / args.n * 1e3,
+                  scaling=r["rate"] / (workers * seq["rate"]), workers=workers)
+    rec.show(table)
+    rec.save()
+
 
 if __name__ == "__main__":
     main()

@@ -2,7 +2,7 @@
 pydrake, measured in one process. Prints a markdown table of medians (µs) and ratios to Pinocchio,
 and under it why a peer has no row (not installed, cannot load the model).
 
-    python benchmarks/bench_dynamics.py [--repeats 15] [--calls 2000] [--only Talos]
+    python benchmarks/bench_dynamics.py [--repeats 15] [--calls 2000] [--only Talos] [--json PATH]
 """
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import sysconfig
 from pathlib import Path
 
 import numpy as np
+import record
 import timing
 
 import dynamics_cy as dc
@@ -157,7 +158,6 @@ def bench_pinocchio(m: Model, calls, repeats) -> dict:
 
 def bench_drake(m: Model, calls, repeats) -> dict:
     try:
-        import pydrake
         from pydrake.multibody import parsing, tree
         from pydrake.multibody import plant as dplant
     except ImportError:
@@ -180,33 +180,39 @@ def bench_drake(m: Model, calls, repeats) -> dict:
     ops = plant_api_ops(plant, st, plant.GetFrameByName(m.frame.name()), tree.MultibodyForces,
                         tree.JacobianWrtVariable.kV)
     del ops["forward dynamics"]                # not in pydrake's Python API
-    return {"pydrake " + pydrake.__version__ if hasattr(pydrake, "__version__") else "pydrake":
+    return {f"pydrake {record.version('drake') or ''}".strip():
             {op: median_us(ops[op], calls // 4, repeats) if op in ops else float("nan") for op in OPS}}
 
 
-def table(m: Model, results: dict, skipped: list[str]) -> str:
-    peer = next((r for name, r in results.items() if name.startswith("Pinocchio")), None)
-    lines = [f"### {m.label} (nv = {m.nv}, frame '{m.frame.name()}')", "",
-             "| implementation | " + " | ".join(OPS) + " |", "|---|" + "---:|" * len(OPS)]
+def key(op: str) -> str:
+    return op.replace(" ", "_")
+
+
+def table(rec: record.Record, m: Model, results: dict, skipped: list[str]) -> record.Table:
+    peer = next((name for name in results if name.startswith("Pinocchio")), None)
+    columns = [record.Column("implementation", "{name}", align="left")]
+    columns += [record.Column(op, f"{{{key(op)}:.2f}} ({{{key(op)}_ratio:.2f}}×)", f"{{{key(op)}:.2f}}", missing="n/a")
+                for op in OPS]
+    t = rec.table(f"{m.label} (nv = {m.nv}, frame '{m.frame.name()}')", columns,
+                  [f"not measured: {reason}" for reason in skipped])
     for name, r in results.items():
-        cells = []
+        row = {"name": name}
         for op in OPS:
-            t = r[op]
-            ratio = f" ({t / peer[op]:.2f}×)" if peer and not np.isnan(t) else ""
-            cells.append("n/a" if np.isnan(t) else f"{t:.2f}{ratio}")
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    if skipped:
-        lines += [""] + [f"- not measured: {reason}" for reason in skipped]
-    return "\n".join(lines)
+            row[key(op)] = r[op]
+            if peer and name != peer and not np.isnan(r[op]):
+                row[key(op) + "_ratio"] = r[op] / results[peer][op]
+        t.add(**row)
+    return t
 
 
 def main(argv=None) -> int:
-    ap = timing.script_parser(__doc__)
+    ap = record.parser(__file__, __doc__)
     ap.add_argument("--repeats", type=int, default=15, help="batches per measurement (median reported)")
     ap.add_argument("--calls", type=int, default=2000, help="calls per batch")
     ap.add_argument("--only", default="", help="measure only the models whose label contains this text")
     args = ap.parse_args(argv)
     logging.getLogger("dynamics_cy").setLevel(logging.ERROR)
+    rec = record.Record(__file__, __doc__, args, "Dynamics", peers=("pinocchio", "pydrake", "example-robot-data"))
     specs = [("KUKA iiwa14 (configs/robots)", REPO / "configs" / "robots" / "iiwa14.urdf", None)]
     if ROBOT_DATA.is_dir():
         robots = ROBOT_DATA / "robots"
@@ -228,7 +234,8 @@ def main(argv=None) -> int:
                 results.update(bench(m, args.calls, args.repeats))
             except PeerSkipped as e:
                 skipped.append(str(e))
-        print(table(m, results, skipped) + "\n", flush=True)
+        rec.show(table(rec, m, results, skipped))
+    rec.save()
     return 0
 
 

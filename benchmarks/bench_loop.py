@@ -12,7 +12,7 @@
    (ttl=0) for --duration seconds, lateness percentiles and misses, beside a bare loop that only
    waits on the same clock (the machine's floor). With --viz, the viewer bridge publishes at 60 Hz.
 
-    python benchmarks/bench_loop.py [--ticks 20000] [--duration 60] [--skip-realtime]
+    python benchmarks/bench_loop.py [--ticks 20000] [--duration 60] [--skip-realtime] [--json PATH]
 """
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-import timing  # noqa: E402
+import record  # noqa: E402
 
 from core.clock import RealTimeClock  # noqa: E402
 from core.config import channels_for  # noqa: E402
@@ -185,7 +185,7 @@ def pydrake_id():
     return inverse_dynamics
 
 
-def tick_table(n_ticks: int) -> str:
+def tick_table(rec: record.Record, n_ticks: int) -> record.Table:
     statuses = status_stream(n_ticks)
     builtin, builtin_update = bench_ours(statuses)
     user, user_update = bench_ours(statuses, UserComputedTorque())
@@ -202,15 +202,17 @@ def tick_table(n_ticks: int) -> str:
     rows += [("hil loop, whole update() call (+ telemetry, trace)", plain),
              ("hil loop tick + ViewerBridge at 60 Hz (whole update() call, draws included)", with_viz)]
     base = np.median(rows[0][1])
-    out = ["| tick (iiwa, 7 joints) | p50 µs | p99 µs | p99.9 µs | mean µs | p50 ratio to ours |",
-           "|---|---:|---:|---:|---:|---:|"]
+    t = rec.table("Tick cost, iiwa (7 joints), in one process over memq:// LCM", [
+        record.Column("tick (iiwa, 7 joints)", "{name}", align="left"),
+        record.Column("p50 µs", "{p50:.2f}"), record.Column("p99 µs", "{p99:.2f}"),
+        record.Column("p99.9 µs", "{p99_9:.2f}"), record.Column("mean µs", "{mean:.2f}"),
+        record.Column("p50 ratio to ours", "{ratio:.1f}×")])
     for name, us in rows:
         p = percentiles(us)
-        out.append(f"| {name} | {p['p50']:.2f} | {p['p99']:.2f} | {p['p99.9']:.2f} | {us.mean():.2f} | "
-                   f"{p['p50'] / base:.1f}× |")
-    out.append(f"\nViewerBridge: {bridge.draws} draws and {bridge.loads} loads in {len(statuses)} ticks; "
-               f"mean cost per tick {with_viz.mean() - plain.mean():+.2f} µs (the two whole-tick means)")
-    return "\n".join(out)
+        t.add(name=name, p50=p["p50"], p99=p["p99"], p99_9=p["p99.9"], mean=us.mean(), ratio=p["p50"] / base)
+    t.notes.append(f"ViewerBridge: {bridge.draws} draws and {bridge.loads} loads in {len(statuses)} ticks; "
+                   f"mean cost per tick {with_viz.mean() - plain.mean():+.2f} µs (the two whole-tick means)")
+    return t
 
 
 def bare_loop(duration_s: float, period_ns: int, spin_ns: int) -> np.ndarray:
@@ -222,7 +224,7 @@ def bare_loop(duration_s: float, period_ns: int, spin_ns: int) -> np.ndarray:
     return late / 1e3
 
 
-def realtime_table(duration_s: float, viz: bool) -> str:
+def realtime_table(rec: record.Record, duration_s: float, viz: bool) -> record.Table:
     url = private_lcm_url()
     cfg = load_config(CONFIG, {"lcm": {"url": url}, "viz": viz})
     sim = subprocess.Popen([sys.executable, "-m", "hil", "sim", str(CONFIG), "--lcm-url", url,
@@ -243,37 +245,40 @@ def realtime_table(duration_s: float, viz: bool) -> str:
         sim.wait(timeout=10)
     bare = bare_loop(min(duration_s, 20.0), loop.period_ns, int(cfg.loop.spin_us * 1e3))
     budget = cfg.loop.deadline_budget_us
-    rec = loop.recorder
-    k = rec.ticks
-    within = 100.0 * (1 - rec.deadline_misses / max(1, k))
-    bare_within = float(np.mean(bare <= budget)) * 100
-    lines = ["| 1 kHz real time | ticks | lateness p50 µs | p99 | p99.9 | max | misses (> %g µs) | within budget |"
-             % budget, "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    stats = loop.recorder
+    k = stats.ticks
+    t = rec.table(f"Real time: 1 kHz for {duration_s:g} s", [
+        record.Column("1 kHz real time", "{name}", align="left"), record.Column("ticks", "{ticks:,}"),
+        record.Column("lateness p50 µs", "{p50:.1f}"), record.Column("p99", "{p99:.1f}"),
+        record.Column("p99.9", "{p99_9:.1f}"), record.Column("max", "{max:,.0f}"),
+        record.Column(f"misses (> {budget:g} µs)", "{misses:,}"), record.Column("within budget", "{within:.3f}%")])
     p = s["lateness_us"]          # the loop's streaming histogram (bins ≤ 1/128 wide)
-    lines.append(f"| hil loop vs `hil sim` over UDP{' + viz 60 Hz' if viz else ''} | {k} | {p['p50']:.1f} | "
-                 f"{p['p99']:.1f} | {p['p99.9']:.1f} | {p['max']:.0f} | {rec.deadline_misses} | "
-                 f"{within:.3f}% |")
+    t.add(name=f"hil loop vs `hil sim` over UDP{' + viz 60 Hz' if viz else ''}", ticks=k, p50=p["p50"],
+          p99=p["p99"], p99_9=p["p99.9"], max=p["max"], misses=stats.deadline_misses,
+          within=100.0 * (1 - stats.deadline_misses / max(1, k)))
     p = percentiles(bare)
-    lines.append(f"| bare loop that only waits | {bare.size} | {p['p50']:.1f} | {p['p99']:.1f} | {p['p99.9']:.1f} | "
-                 f"{p['max']:.0f} | {int(np.sum(bare > budget))} | {bare_within:.3f}% |")
+    t.add(name="bare loop that only waits", ticks=bare.size, p50=p["p50"], p99=p["p99"], p99_9=p["p99.9"],
+          max=p["max"], misses=int(np.sum(bare > budget)), within=float(np.mean(bare <= budget)) * 100)
     c = s["compute_us"]
-    lines.append(f"\nloop compute time µs: p50 {c['p50']:.1f}, p99 {c['p99']:.1f}, p99.9 {c['p99.9']:.1f}; "
-                 f"achieved rate {s['rate_hz']['achieved']} Hz; final state {s['final_state']}; "
-                 f"faults {fault_count(s)}; tracking error max {max(s['tracking_error_rad']['max']):.2e} rad")
-    return "\n".join(lines)
+    t.notes.append(f"loop compute time µs: p50 {c['p50']:.1f}, p99 {c['p99']:.1f}, p99.9 {c['p99.9']:.1f}; "
+                   f"achieved rate {s['rate_hz']['achieved']} Hz; final state {s['final_state']}; "
+                   f"faults {fault_count(s)}; tracking error max {max(s['tracking_error_rad']['max']):.2e} rad")
+    return t
 
 
 def main(argv=None) -> int:
-    ap = timing.script_parser(__doc__)
+    ap = record.parser(__file__, __doc__)
     ap.add_argument("--ticks", type=int, default=20000, help="ticks for the tick-cost table")
     ap.add_argument("--duration", type=float, default=60.0, help="seconds of the real-time run")
     ap.add_argument("--viz", action="store_true", help="publish viewer messages at 60 Hz during the run")
     ap.add_argument("--skip-realtime", action="store_true", help="only the tick-cost table")
     args = ap.parse_args(argv)
     logging.getLogger("hil").setLevel(logging.ERROR)       # the summary counts the faults
-    print(tick_table(args.ticks) + "\n", flush=True)
+    rec = record.Record(__file__, __doc__, args, "The HIL loop", peers=("pinocchio", "pydrake", "lcm"))
+    rec.show(tick_table(rec, args.ticks))
     if not args.skip_realtime:
-        print(realtime_table(args.duration, args.viz), flush=True)
+        rec.show(realtime_table(rec, args.duration, args.viz))
+    rec.save()
     return 0
 
 

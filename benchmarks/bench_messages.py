@@ -1,6 +1,6 @@
 """Encode/decode cost of iiwa status and command (7 joints): messages.codec vs. lcm-gen.
 
-    python benchmarks/bench_messages.py [--batch 1000] [--repeats 200]
+    python benchmarks/bench_messages.py [--batch 1000] [--repeats 200] [--json PATH]
 
 Prints the median µs per call over `repeats` batches of `batch` calls
 (time.perf_counter_ns). Each lcm-gen path does the same job as the codec:
@@ -9,11 +9,11 @@ decode into preallocated numpy arrays (decode(), then copy the fields in).
 Columns: this package's generated classes and, if pydrake is installed,
 Drake's (`from drake import ...`). Every row includes one Python call.
 """
-import argparse
 import statistics
 import time
 
 import numpy as np
+import record
 
 import messages
 from messages.codec import CommandDecoder, CommandEncoder, StatusDecoder, StatusEncoder
@@ -68,11 +68,12 @@ def lcm_gen_cases(types, q, tau, status_bytes, command_bytes):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = record.parser(__file__, __doc__)
     parser.add_argument("--batch", type=int, default=1000, help="calls per timed batch (default: 1000)")
     parser.add_argument("--repeats", type=int, default=200,
                         help="timed batches; the table shows their median (default: 200)")
     args = parser.parse_args(argv)
+    rec = record.Record(__file__, __doc__, args, "LCM codec", peers=("lcm", "pydrake"))
 
     q, tau = np.linspace(-1.0, 1.0, N), np.linspace(2.0, -2.0, N)
     status_encoder, status_decoder = StatusEncoder("iiwa", N), StatusDecoder("iiwa", N)
@@ -103,15 +104,18 @@ def main(argv=None):
     tick = {name: result["status decode"] + result["command encode"]
             for name, result in results.items()}
 
-    print(f"iiwa, {N} joints: median µs per call over {args.repeats} batches of {args.batch}")
-    header = f"{'operation':<38}" + "".join(f"{name:>20}" for name in columns) + f"{'lcm-gen/codec':>16}"
-    print(header)
-    print("-" * len(header))
+    keys = {"messages.codec": "codec", "lcm-gen (messages)": "lcmgen", "lcm-gen (drake)": "drake"}
+    table = rec.table(f"iiwa, {N} joints: median µs per call over {args.repeats} batches of {args.batch}",
+                      [record.Column("operation", "{operation}", align="left")]
+                      + [record.Column(name, f"{{{keys[name]}:.3f}}") for name in columns]
+                      + [record.Column("lcm-gen/codec", "{ratio:.0f}×")])
     rows = [(op, {name: result[op] for name, result in results.items()}) for op in codec]
     rows.append(("tick: status decode + command encode", tick))
     for op, values in rows:
-        ratio = values["lcm-gen (messages)"] / values["messages.codec"]
-        print(f"{op:<38}" + "".join(f"{values[name]:>20.3f}" for name in columns) + f"{ratio:>15.0f}x")
+        table.add(operation=op, **{keys[name]: v for name, v in values.items()},
+                  ratio=values["lcm-gen (messages)"] / values["messages.codec"])
+    rec.show(table)
+    rec.save()
 
 
 if __name__ == "__main__":

@@ -10,17 +10,16 @@ TOPP-RA: a clamped cubic spline through 5 random waypoints, 100 gridpoints, the 
 and acceleration limits (and 30% of its effort limits for the torque rows); the time is setup
 (constraints) plus solve, the median over repeats; "T" is the optimal duration found.
 
-    python benchmarks/bench_planning.py [--poses 200] [--repeats 20]
+    python benchmarks/bench_planning.py [--poses 200] [--repeats 20] [--json PATH]
 """
 from __future__ import annotations
 
-import argparse
-import platform
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
+import record
 
 from dynamics_cy import MultibodyPlant, Parser, RotationMatrix
 from planning import DampedLeastSquaresIK, InverseKinematics, PiecewisePolynomial, Solve, Toppra, ToppraDiscretization
@@ -224,19 +223,26 @@ def benchmark_toppra(plant, repeats):
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--poses", type=int, default=200)
-    parser.add_argument("--repeats", type=int, default=20)
+    parser = record.parser(__file__, __doc__)
+    parser.add_argument("--poses", type=int, default=200, help="IK goals (default 200)")
+    parser.add_argument("--repeats", type=int, default=20, help="TOPP-RA solves per row, the median (default 20)")
     args = parser.parse_args(argv)
+    rec = record.Record(__file__, __doc__, args, "Planning", peers=("pydrake", "toppra"))
     plant = load_plant()
-    print(f"Python {platform.python_version()} on {platform.machine()}; iiwa14, {args.poses} IK goals\n")
-    print("| IK solver | success | median ms | mean ms |\n|---|---|---|---|")
+    ik = rec.table(f"IK: iiwa14, {args.poses} full-pose goals, random starts", [
+        record.Column("IK solver", "{solver}", align="left"), record.Column("success", "{success:.1%}"),
+        record.Column("median ms", "{median_ms:.2f}"), record.Column("mean ms", "{mean_ms:.2f}")])
     for label, rate, med, mean in benchmark_ik(plant, args.poses):
-        print(f"| {label} | {100 * rate:.1f}% | {med:.2f} | {mean:.2f} |", flush=True)
-    print("\n| TOPP-RA, 7 joints, 100 gridpoints | implementation | median ms (setup + solve) | T (s) |\n"
-          "|---|---|---|---|")
+        ik.add(solver=label, success=rate, median_ms=med, mean_ms=mean)
+    rec.show(ik)
+    toppra = rec.table("TOPP-RA, 7 joints, 100 gridpoints", [
+        record.Column("constraints, discretization", "{case}", align="left"),
+        record.Column("implementation", "{implementation}", align="left"),
+        record.Column("median ms (setup + solve)", "{median_ms:.2f}"), record.Column("T (s)", "{duration:.6f}")])
     for name, impl, ms, duration in benchmark_toppra(plant, args.repeats):
-        print(f"| {name} | {impl} | {ms:.2f} | {duration:.6f} |", flush=True)
+        toppra.add(case=name, implementation=impl, median_ms=ms, duration=duration)
+    rec.show(toppra)
+    rec.save()
     return 0
 
 

@@ -2,7 +2,7 @@
 over a pty at 1 kHz, frames per second, and the driver's CPU per frame; next to the same round trip
 against the simulated robot without the serial hop, and the driver doing its I/O through pyserial.
 
-    python benchmarks/bench_serial.py [--seconds 5] [--repeats 1]
+    python benchmarks/bench_serial.py [--seconds 5] [--repeats 1] [--json PATH]
 
 Three processes, as `hil serial-device` + `hil serial` + the HIL loop run: the simulated board and
 the driver are subprocesses (drivers.serial.device / driver.run_from_config on
@@ -53,7 +53,6 @@ write() raised its write timeout (it checks the clock after a frame went out who
 """
 import argparse
 import os
-import platform
 import re
 import select
 import signal
@@ -66,6 +65,7 @@ from pathlib import Path
 
 import lcm
 import numpy as np
+import record
 import serial
 import yaml
 
@@ -309,16 +309,16 @@ def pooled(runs: list[dict]) -> dict:
     return r
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def main(argv=None):
+    ap = record.parser(__file__, __doc__)
     ap.add_argument("--seconds", type=float, default=5.0, help="measured seconds per row and run")
     ap.add_argument("--repeats", type=int, default=1, help="runs of every row, interleaved")
     ap.add_argument("--child", nargs=2, metavar=("KIND", "CONFIG"), help=argparse.SUPPRESS)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     if args.child:
         sys.exit(child(*args.child))
-    print(f"serial driver, 7 joints -- Python {platform.python_version()}, {platform.machine()}, "
-          f"{os.cpu_count()} CPUs; {args.seconds:g} s per row, {args.repeats} run(s) per row, interleaved")
+    rec = record.Record(__file__, __doc__, args, "Serial chain", peers=("pyserial", "lcm"))
+    print(f"{args.seconds:g} s per row, {args.repeats} run(s) per row, interleaved", flush=True)
     runs = [[] for _ in ROWS]
     with tempfile.TemporaryDirectory() as folder:
         for _ in range(args.repeats):
@@ -333,44 +333,68 @@ def main():
                     frames(runs[k][-1], out)
     io = io_calls()
     rows = [(name, pooled(r)) for (name, *_), r in zip(ROWS, runs)]
-    header = ("round trip µs: median", "p99", "p99.9", "round trips/s", "driver rx frames/s", "tx frames/s",
-              "driver CPU µs/frame", "driver CPU %", "robot side CPU %")
-    width = max(len(name) for name, _ in rows)
-    print(f"| {'':<{width}} | " + " | ".join(header) + " |")
-    print(f"|{'-' * (width + 2)}|" + "|".join("-" * (len(h) + 1) + ":" for h in header) + "|")
+    table = rec.table(f"serial driver, 7 joints: {args.seconds:g} s per row, {args.repeats} run(s) per row", [
+        record.Column("", "{name}", align="left"),
+        record.Column("round trip µs: median", "{rtt_p50:,.0f}"), record.Column("p99", "{rtt_p99:,.0f}"),
+        record.Column("p99.9", "{rtt_p99_9:,.0f}"), record.Column("round trips/s", "{round_trips_per_s:,.0f}"),
+        record.Column("driver rx frames/s", "{rx_per_s:,.0f}", missing="-"),
+        record.Column("tx frames/s", "{tx_per_s:,.0f}", missing="-"),
+        record.Column("driver CPU µs/frame", "{cpu_per_frame_us:,.0f}", missing="-"),
+        record.Column("driver CPU %", "{cpu_pct:,.0f}", missing="-"),
+        record.Column("robot side CPU %", "{side_cpu_pct:,.0f}")])
     for name, r in rows:
-        values = (np.median(r["rtt"]), np.percentile(r["rtt"], 99), np.percentile(r["rtt"], 99.9),
-                  r["round_trips_per_s"], r.get("rx_per_s"), r.get("tx_per_s"), r.get("cpu_per_frame_us"),
-                  100 * r["cpu_share"] if "cpu_share" in r else None, 100 * r["side_cpu_share"])
-        print(f"| {name:<{width}} | " + " | ".join(f"{v:>{len(h)},.0f}" if v is not None else f"{'-':>{len(h)}}"
-                                                   for v, h in zip(values, header)) + " |")
+        table.add(name=name, rtt_p50=np.median(r["rtt"]), rtt_p99=np.percentile(r["rtt"], 99),
+                  rtt_p99_9=np.percentile(r["rtt"], 99.9), round_trips_per_s=r["round_trips_per_s"],
+                  rx_per_s=r.get("rx_per_s"), tx_per_s=r.get("tx_per_s"), cpu_per_frame_us=r.get("cpu_per_frame_us"),
+                  cpu_pct=100 * r["cpu_share"] if "cpu_share" in r else None, side_cpu_pct=100 * r["side_cpu_share"])
     if args.repeats > 1:
-        print("\nper-run round-trip medians (µs):")
-        for name, r in rows:
-            print(f"  {name.strip():<{width}}  " + ", ".join(f"{m:,.0f}" for m in r["medians"]))
-    print("\nratios (medians of the pooled round trips):")
+        table.notes += [f"per-run round-trip medians, {name.strip()}: " + ", ".join(f"{m:,.0f}" for m in r["medians"])
+                        + " µs" for name, r in rows]
+    rec.show(table)
+
     by = {(side, lockstep, closed): r for (_, side, lockstep, closed), (_, r) in zip(ROWS, rows)}
     med = lambda r: float(np.median(r["rtt"]))  # noqa: E731
+    hop = rec.table("The serial hop: the chain against the simulated robot without it (medians of the pooled "
+                    "round trips)", [
+                        record.Column("case", "{case}", align="left"),
+                        record.Column("round trip µs, serial / no hop", "{rtt:,.0f} / {rtt_peer:,.0f}"),
+                        record.Column("ratio", "×{rtt_ratio:.2f}"), record.Column("added µs", "{added:+,.0f}"),
+                        record.Column("round trips/s", "×{rate_ratio:.2f}"),
+                        record.Column("robot side CPU", "×{cpu_ratio:.2f}")])
     for label, key in (("board at 1 kHz, every 1 ms", (False, False)), ("lockstep, every 1 ms", (True, False)),
                        ("lockstep, closed loop", (True, True))):
         s, p = by[("serial", *key)], by[("sim", *key)]
-        rate = s["round_trips_per_s"] / p["round_trips_per_s"]
-        print(f"  serial hop, {label}: round trip {med(s):,.0f} vs {med(p):,.0f} µs without it "
-              f"= x{med(s) / med(p):.2f} (+{med(s) - med(p):,.0f} µs); round trips/s x{rate:.2f}; "
-              f"robot side CPU x{s['side_cpu_share'] / p['side_cpu_share']:.2f}")
+        hop.add(case=label, rtt=med(s), rtt_peer=med(p), rtt_ratio=med(s) / med(p), added=med(s) - med(p),
+                rate_ratio=s["round_trips_per_s"] / p["round_trips_per_s"],
+                cpu_ratio=s["side_cpu_share"] / p["side_cpu_share"])
+    rec.show(hop)
+    io_path = rec.table("Driver I/O through pyserial against the file descriptor (pyserial / fd)", [
+        record.Column("case", "{case}", align="left"),
+        record.Column("round trip", "×{rtt_ratio:.2f} ({rtt:,.0f} vs {rtt_fd:,.0f} µs)"),
+        record.Column("driver CPU per frame", "×{frame_ratio:.2f} ({frame_us:.0f} vs {frame_us_fd:.0f} µs)"),
+        record.Column("driver CPU %", "×{share_ratio:.2f}"), record.Column("round trips/s", "×{rate_ratio:.2f}"),
+        record.Column("COMMANDs counted incomplete", "{incomplete:.1f} % vs {incomplete_fd:.1f} %")])
     for label, key in (("lockstep, every 1 ms", (True, False)), ("lockstep, closed loop", (True, True))):
         s, p = by[("serial", *key)], by[("pyserial", *key)]
-        cpu, share = p["cpu_per_frame_us"] / s["cpu_per_frame_us"], p["cpu_share"] / s["cpu_share"]
-        print(f"  pyserial I/O / fd I/O, {label}: round trip x{med(p) / med(s):.2f} "
-              f"({med(p):,.0f} vs {med(s):,.0f} µs); driver CPU per frame x{cpu:.2f} "
-              f"({p['cpu_per_frame_us']:.0f} vs {s['cpu_per_frame_us']:.0f} µs), driver CPU % x{share:.2f}; "
-              f"round trips/s x{p['round_trips_per_s'] / s['round_trips_per_s']:.2f}; COMMANDs counted incomplete "
-              f"{100 * p['tx_incomplete_share']:.1f} % vs {100 * s['tx_incomplete_share']:.1f} %")
-    print(f"\nI/O calls alone (a pty, this process; one {frame_size(MsgType.JOINT_STATE, 7)}-byte read + one "
-          f"{frame_size(MsgType.COMMAND, 7)}-byte write, median of {io['pairs']:,} pairs each):")
-    print(f"  fd: os.read + os.write {io['fd']:.1f} µs; pyserial: Serial.read + Serial.write {io['pyserial']:.1f} µs "
-          f"= x{io['pyserial'] / io['fd']:.2f} (+{io['pyserial'] - io['fd']:.1f} µs per pair); pyserial write "
-          f"timeouts on frames written whole: {io['timeouts']} of {io['pairs']:,}")
+        io_path.add(case=label, rtt_ratio=med(p) / med(s), rtt=med(p), rtt_fd=med(s),
+                    frame_ratio=p["cpu_per_frame_us"] / s["cpu_per_frame_us"], frame_us=p["cpu_per_frame_us"],
+                    frame_us_fd=s["cpu_per_frame_us"], share_ratio=p["cpu_share"] / s["cpu_share"],
+                    rate_ratio=p["round_trips_per_s"] / s["round_trips_per_s"],
+                    incomplete=100 * p["tx_incomplete_share"], incomplete_fd=100 * s["tx_incomplete_share"])
+    rec.show(io_path)
+    calls = rec.table(f"I/O calls alone (a pty, this process; one {frame_size(MsgType.JOINT_STATE, 7)}-byte read + "
+                      f"one {frame_size(MsgType.COMMAND, 7)}-byte write, median of {io['pairs']:,} pairs each)", [
+                          record.Column("I/O path", "{path}", align="left"),
+                          record.Column("µs per read + write", "{us:.1f}"),
+                          record.Column("write timeouts on frames written whole", "{timeouts:,} of {pairs:,}",
+                                        missing="")])
+    calls.add(path="fd: os.read + os.write", us=io["fd"])
+    calls.add(path="pyserial: Serial.read + Serial.write", us=io["pyserial"], timeouts=io["timeouts"],
+              pairs=io["pairs"])
+    calls.notes.append(f"pyserial / fd: ×{io['pyserial'] / io['fd']:.2f} "
+                       f"(+{io['pyserial'] - io['fd']:.1f} µs per pair)")
+    rec.show(calls)
+    rec.save()
 
 
 if __name__ == "__main__":

@@ -7,17 +7,17 @@ writes a COMMAND through pyserial, the board parses it and answers a JOINT_STATE
 parses that. A pty does not pace bytes at the baud rate, so the round trip is the software
 and kernel cost only; add the wire time (52 + 112 bytes = 0.82 ms at 2 Mbaud).
 
-    python benchmarks/bench_serial_codec.py
+    python benchmarks/bench_serial_codec.py [--json PATH]
 """
 import binascii
 import os
-import platform
 import struct
 import time
 import tty
 import zlib
 
 import numpy as np
+import record
 import serial
 import timing
 
@@ -76,19 +76,19 @@ def codec_rows():
     command_frame = bytes(encoder.encode(command))
     covered = state_frame[:-4]
     return [
-        ("CRC-32 zlib.crc32, 108 B", per_call_us(lambda: zlib.crc32(covered)), "us"),
+        ("CRC-32 zlib.crc32, 108 B", per_call_us(lambda: zlib.crc32(covered)), "µs"),
         ("CRC-16 binascii.crc_hqx, 108 B (peer)",
-         per_call_us(lambda: binascii.crc_hqx(covered, 0xFFFF)), "us"),
+         per_call_us(lambda: binascii.crc_hqx(covered, 0xFFFF)), "µs"),
         ("CRC-32 pure-Python table loop, 108 B (peer)",
-         per_call_us(lambda: crc32_reference(covered), batch=100), "us"),
-        ("encode JOINT_STATE (112 B)", per_call_us(lambda: encoder.encode(state)), "us"),
-        ("decode JOINT_STATE", per_call_us(lambda: decoder.decode(state_frame)), "us"),
-        ("encode COMMAND (52 B)", per_call_us(lambda: encoder.encode(command)), "us"),
-        ("decode COMMAND", per_call_us(lambda: decoder.decode(command_frame)), "us"),
+         per_call_us(lambda: crc32_reference(covered), batch=100), "µs"),
+        ("encode JOINT_STATE (112 B)", per_call_us(lambda: encoder.encode(state)), "µs"),
+        ("decode JOINT_STATE", per_call_us(lambda: decoder.decode(state_frame)), "µs"),
+        ("encode COMMAND (52 B)", per_call_us(lambda: encoder.encode(command)), "µs"),
+        ("decode COMMAND", per_call_us(lambda: decoder.decode(command_frame)), "µs"),
         ("encode JOINT_STATE, allocating struct.pack (peer)",
-         per_call_us(lambda: allocating_encode(state)), "us"),
+         per_call_us(lambda: allocating_encode(state)), "µs"),
         ("decode JOINT_STATE, allocating struct.unpack (peer)",
-         per_call_us(lambda: allocating_decode(state_frame)), "us"),
+         per_call_us(lambda: allocating_decode(state_frame)), "µs"),
     ]
 
 
@@ -163,22 +163,22 @@ def round_trip_rows():
     os.close(board_fd)
     us = np.array(times[warmup:]) / 1e3
     return [
-        (f"pty round trip COMMAND -> JOINT_STATE, median of {ROUND_TRIPS}", np.median(us), "us"),
-        ("pty round trip, p99", np.percentile(us, 99), "us"),
-        ("pty round trip, max", us.max(), "us"),
+        (f"pty round trip COMMAND -> JOINT_STATE, median of {ROUND_TRIPS}", np.median(us), "µs"),
+        ("pty round trip, p99", np.percentile(us, 99), "µs"),
+        ("pty round trip, max", us.max(), "µs"),
     ]
 
 
-def main():
-    print(f"serial codec, {JOINTS} joints -- Python {platform.python_version()}, "
-          f"numpy {np.__version__}, pyserial {serial.VERSION}, {platform.machine()}")
-    rows = codec_rows() + parser_rows() + round_trip_rows()
-    width = max(len(name) for name, _, _ in rows)
-    print(f"| {'measurement':<{width}} | {'value':>12} | unit     |")
-    print(f"|{'-' * (width + 2)}|{'-' * 14}|----------|")
-    for name, value, unit in rows:
-        shown = f"{value:,.0f}" if unit == "frames/s" else f"{value:.2f}"
-        print(f"| {name:<{width}} | {shown:>12} | {unit:<8} |")
+def main(argv=None):
+    args = record.parser(__file__, __doc__).parse_args(argv)
+    rec = record.Record(__file__, __doc__, args, "Serial link codec", peers=("pyserial",))
+    table = rec.table(f"serial codec, {JOINTS} joints, float32 payloads, CRC-32", [
+        record.Column("measurement", "{name}", align="left"),
+        record.Column("value", "{frames_per_s:,.0f}", "{us:.2f}"), record.Column("unit", "{unit}", align="left")])
+    for name, value, unit in codec_rows() + parser_rows() + round_trip_rows():
+        table.add(name=name, unit=unit, **{"frames_per_s" if unit == "frames/s" else "us": value})
+    rec.show(table)
+    rec.save()
 
 
 if __name__ == "__main__":

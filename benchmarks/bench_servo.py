@@ -1,6 +1,6 @@
 """Servo-bus benchmark: 6 Dynamixel XM430-W350 on one bus at 1 and 4 Mbps, over a pty.
 
-    python benchmarks/bench_servo.py [--seconds 3] [--repeats 3]
+    python benchmarks/bench_servo.py [--seconds 3] [--repeats 3] [--json PATH]
 
 Per cycle: one SYNC READ of addresses 126..135 (present current, velocity, position: 10 bytes from
 each servo) and one SYNC WRITE of goal current (2 bytes each), as `hil servo-bus` does in current
@@ -18,7 +18,7 @@ Clients, in this process, alternating runs of `--seconds` each:
   published each cycle and handled (lc.handle_timeout(0)) inside the timed work; and the same with
   cycle(prefetch=False) (each SYNC READ sent when its cycle starts), and with `fast_read` (one
   FAST SYNC READ answer instead of six status packets: 144 bytes a cycle, its own bound);
-- dynamixel_sdk 4.1.0: GroupSyncRead.txRxPacket() + getData() of the three registers per servo and
+- dynamixel_sdk: GroupSyncRead.txRxPacket() + getData() of the three registers per servo and
   GroupSyncWrite.changeParam() for every servo + txPacket(), the SDK's documented pattern.
 - the floor: a bare client that writes the same precomputed SYNC WRITE + SYNC READ bytes in one
   write and waits in select() until the answers' byte count is in, decoding nothing: the highest
@@ -29,7 +29,6 @@ CPU per cycle is the client thread's CPU time (time.thread_time_ns) over the run
 SDK's receive loop polls the port (timeout 0 reads) while it waits, ours sleeps in select().
 Medians over the repeats.
 """
-import argparse
 import multiprocessing as mp
 import os
 import pty
@@ -45,6 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import lcm  # noqa: E402
 import numpy as np  # noqa: E402
+import record  # noqa: E402
 
 from drivers.serial.servo_bus import SimulatedServoBus  # noqa: E402
 from drivers.serial.servo_config import load_servo_config  # noqa: E402
@@ -193,14 +193,15 @@ def sdk(link: str, baud: int, seconds: float) -> tuple[float, float]:
 LABELS = {"floor": "floor: bare client, nothing decoded", "ours": "hilstack ServoDriver",
           "ours, no prefetch": "hilstack ServoDriver, no prefetch",
           "ours, fast": "hilstack ServoDriver, FAST SYNC READ",
-          "sdk": "dynamixel_sdk 4.1.0 GroupSyncRead + GroupSyncWrite"}
+          "sdk": f"dynamixel_sdk {record.version('dynamixel-sdk') or ''} GroupSyncRead + GroupSyncWrite"}
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv=None) -> None:
+    ap = record.parser(__file__, __doc__)
     ap.add_argument("--seconds", type=float, default=3.0, help="length of one run [s] (default 3)")
     ap.add_argument("--repeats", type=int, default=3, help="runs per client and baud, medians reported (default 3)")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
+    rec = record.Record(__file__, __doc__, args, "Servo bus", peers=("dynamixel_sdk", "pyserial"))
     rows = []
     round_trip = pty_round_trip()
     for baud in (1_000_000, 4_000_000):
@@ -223,23 +224,29 @@ def main() -> None:
             rate = statistics.median(r[0] for r in runs)
             cpu = statistics.median(r[1] for r in runs)
             rows.append((baud, name, nbytes, rate, baud / (10 * nbytes), cpu))
-    print(f"6 servos (XM430-W350), SYNC READ 126..135 + SYNC WRITE goal current; {READ_BYTES + WRITE_BYTES} bytes "
-          f"per cycle; medians of {args.repeats} x {args.seconds:g} s")
     caps = []
     for baud in (1_000_000, 4_000_000):
         wire = 10 * (READ_BYTES + WRITE_BYTES) / baud        # s a cycle's bytes take on the wire
         caps.append(f"at {baud / 1e6:g} Mbps wire time + round trip allow {wire / (wire + round_trip):.0%}")
-    print(f"pty round trip (20 bytes echoed by another process, median of 20000): {round_trip * 1e6:.0f} µs; "
-          f"{', '.join(caps)} of the wire-time bound\n")
-    print("| baud | client | bytes/cycle | wire-time bound [Hz] | rate [Hz] | of bound | of floor | CPU/cycle [µs] |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    table = rec.table(
+        f"6 servos (XM430-W350), SYNC READ 126..135 + SYNC WRITE goal current; {READ_BYTES + WRITE_BYTES} bytes "
+        f"per cycle; medians of {args.repeats} × {args.seconds:g} s", [
+            record.Column("baud", "{mbps:g} Mbps", align="left"), record.Column("client", "{client}", align="left"),
+            record.Column("bytes/cycle", "{bytes}"), record.Column("wire-time bound [Hz]", "{bound:,.0f}"),
+            record.Column("rate [Hz]", "{rate:,.0f}"), record.Column("of bound", "{of_bound:.0%}"),
+            record.Column("of floor", "{of_floor:.0%}", missing=""),
+            record.Column("CPU/cycle [µs]", "{cpu:,.0f} ({cpu_ratio:.2f}×)", "{cpu:,.0f}")],
+        [f"pty round trip (20 bytes echoed by another process, median of 20000): {round_trip * 1e6:.0f} µs; "
+         f"{', '.join(caps)} of the wire-time bound", "CPU/cycle in parentheses: ours / dynamixel_sdk's"])
     sdk_cpu = {row[0]: row[-1] for row in rows if row[1] == "sdk"}
     floor_rate = {row[0]: row[3] for row in rows if row[1] == "floor"}
     for baud, name, nbytes, rate, bound, cpu in rows:
-        ratio = f" ({cpu / sdk_cpu[baud]:.2f}×)" if name.startswith("ours") else ""
-        of_floor = "" if name in ("floor", "ours, fast") else f"{rate / floor_rate[baud]:.0%}"
-        print(f"| {baud / 1e6:g} Mbps | {LABELS[name]} | {nbytes} | {bound:.0f} | {rate:.0f} | "
-              f"{rate / bound:.0%} | {of_floor} | {cpu:.0f}{ratio} |")
+        table.add(mbps=baud / 1e6, client=LABELS[name], bytes=nbytes, bound=bound, rate=rate, of_bound=rate / bound,
+                  of_floor=None if name in ("floor", "ours, fast") else rate / floor_rate[baud], cpu=cpu,
+                  cpu_ratio=cpu / sdk_cpu[baud] if name.startswith("ours") else None)
+    rec.data["pty_round_trip_us"] = round_trip * 1e6
+    rec.show(table)
+    rec.save()
 
 
 if __name__ == "__main__":

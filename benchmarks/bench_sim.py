@@ -1,6 +1,6 @@
 """Speed of the simulated plant on the iiwa14 (1 ms steps), next to pydrake's simulator on the same URDF.
 
-    python benchmarks/bench_sim.py [--seconds 1.0] [--repeats 15]
+    python benchmarks/bench_sim.py [--seconds 1.0] [--repeats 15] [--json PATH]
 
 Prints, per row, the median over `repeats` runs of `seconds` of simulated time, each from the same
 start state (resetting it is timed too): simulated seconds per wall second (the real-time factor)
@@ -20,12 +20,12 @@ and µs per 1 ms step (time.perf_counter_ns). A row slower than real time runs s
   constant actuation; with contact, a SceneGraph and a half space at the same height (Drake's
   default contact model), the robot's self-collisions filtered.
 """
-import argparse
 import statistics
 import time
 from pathlib import Path
 
 import numpy as np
+import record
 
 from drivers.sim import Physics, SimulatedRobot, load_sim_config
 from dynamics_cy import MultibodyPlant, Parser
@@ -148,16 +148,18 @@ def drake(discrete, contact):
     return run
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--seconds", type=float, default=1.0)
-    ap.add_argument("--repeats", type=int, default=15)
-    args = ap.parse_args()
+def main(argv=None):
+    ap = record.parser(__file__, __doc__)
+    ap.add_argument("--seconds", type=float, default=1.0, help="simulated seconds per run (default 1)")
+    ap.add_argument("--repeats", type=int, default=15, help="runs per row, the median reported (default 15)")
+    args = ap.parse_args(argv)
+    rec = record.Record(__file__, __doc__, args, "Simulated plant", peers=("pydrake",))
     rows = [("drivers.sim physics, semi-implicit Euler", ours("semi_implicit_euler", False)),
             ("drivers.sim physics, RK4", ours("rk4", False)),
             ("drivers.sim physics + ground contact, semi-implicit Euler", ours("semi_implicit_euler", True)),
             ("drivers.sim physics + ground contact, RK4", ours("rk4", True)),
             ("drivers.sim lockstep over memq LCM (Euler)", lockstep())]
+    notes = []
     try:
         import pydrake.all  # noqa: F401  (the rows below need it)
         rows += [("pydrake discrete 1 ms", drake(True, False)),
@@ -165,10 +167,11 @@ def main():
                  ("pydrake discrete 1 ms + ground contact", drake(True, True)),
                  ("pydrake continuous + ground contact", drake(False, True))]
     except ImportError:
-        print("pydrake is not installed: its rows are left out")
-    print(f"iiwa14, 1 ms steps, median of {args.repeats} runs of {args.seconds:g} s simulated\n", flush=True)
-    print(f"{'simulator':58s} {'sim s / wall s':>15s} {'µs per 1 ms':>12s} {'runs':>12s}")
-    print("-" * 100)
+        notes.append("pydrake is not installed: its rows are left out")
+    table = rec.table(f"iiwa14, 1 ms steps, median of {args.repeats} runs of {args.seconds:g} s simulated", [
+        record.Column("simulator", "{name}", align="left"), record.Column("sim s / wall s", "{rate:.1f}"),
+        record.Column("µs per 1 ms step", "{us_per_step:.1f}"),
+        record.Column("runs", "{repeats} × {seconds:g} s")], notes)
     for name, run in rows:
         start = time.perf_counter_ns()
         run(0.05)                                            # warm up, and a first estimate
@@ -177,7 +180,10 @@ def main():
         if estimate * 2.0 < seconds:
             seconds, repeats = max(0.01, round(estimate * 2.0, 2)), 3
         rate = median_rate(run, seconds, repeats)
-        print(f"{name:58s} {rate:15.1f} {1e3 / rate:12.1f} {f'{repeats} × {seconds:g} s':>12s}", flush=True)
+        table.add(name=name, rate=rate, us_per_step=1e3 / rate, repeats=repeats, seconds=seconds)
+        print(f"  {name}: {rate:.1f} sim s / wall s", flush=True)
+    rec.show(table)
+    rec.save()
 
 
 if __name__ == "__main__":

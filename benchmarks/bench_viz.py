@@ -1,6 +1,6 @@
 """Cost of the viewer bridge (viz) in a control tick, and of Drake's DrakeVisualizer for the same plant.
 
-    python benchmarks/bench_viz.py [--repeats 15] [--calls 2000]
+    python benchmarks/bench_viz.py [--repeats 15] [--calls 2000] [--json PATH]
 
 Rows, for the iiwa14 and (if example-robot-data is installed) the ANYmal C, 46 links:
 - tick between slots: ViewerBridge.tick when no message is due (what 59 of 60 ticks at 1 kHz cost);
@@ -15,7 +15,6 @@ Median µs per call over `repeats` batches of `calls` calls; p99 from per-call t
 overhead subtracted). Messages go to a ttl=0 multicast URL on a random port (a real send), or to
 memq:// if multicast is not available.
 """
-import argparse
 import logging
 import statistics
 import sysconfig
@@ -24,6 +23,7 @@ from pathlib import Path
 
 import lcm
 import numpy as np
+import record
 
 from dynamics_cy import MultibodyPlant, Parser
 from messages import lcmt_viewer_draw
@@ -175,22 +175,22 @@ def drake_visualizer(path, q, url, calls, repeats, overhead_ns):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=15)
-    parser.add_argument("--calls", type=int, default=2000)
+    parser = record.parser(__file__, __doc__)
+    parser.add_argument("--repeats", type=int, default=15, help="batches per measurement (default 15)")
+    parser.add_argument("--calls", type=int, default=2000, help="calls per batch (default 2000)")
     args = parser.parse_args(argv)
     logging.getLogger("dynamics_cy").setLevel(logging.ERROR)
+    rec = record.Record(__file__, __doc__, args, "Viewer bridge", peers=("pydrake", "lcm", "example-robot-data"))
     url, overhead_ns = lcm_url(), timer_overhead_ns()
-    print(f"LCM {url}; perf_counter_ns overhead {overhead_ns:.0f} ns subtracted from single-call timings\n")
     for label, path in MODELS:
         title, rows = bench_model(label, path, args.calls, args.repeats, url, overhead_ns)
-        print(title)
-        print(f"| {'measurement':42s} | median µs | p99 µs |")
-        print(f"|{'-' * 44}|----------:|-------:|")
+        table = rec.table(title, [record.Column("measurement", "{name}", align="left"),
+                                  record.Column("median µs", "{median:.2f}"), record.Column("p99 µs", "{p99:.2f}")])
         for name, (median, p99) in rows.items():
-            print(f"| {name:42s} | {median:9.2f} | {p99:6.2f} |" if p99 == p99 else
-                  f"| {name:42s} | {median:9.2f} |      – |")
-        print()
+            table.add(name=name, median=median, p99=p99)
+        rec.show(table)
+    rec.note(f"LCM {url}; perf_counter_ns overhead {overhead_ns:.0f} ns subtracted from single-call timings")
+    rec.save()
 
 
 if __name__ == "__main__":

@@ -11,11 +11,11 @@ equalities eliminated, DAQP hot-started on the rest); PlaCo's ``solve()`` builds
 problem in one call (its kinematics update is outside the timing, ours is inside). PlaCo runs in
 its own environment (make placo-env), as a subprocess.
 
-    .venv/bin/python benchmarks/bench_wbc.py [--ticks 2000]
+    .venv/bin/python benchmarks/bench_wbc.py [--ticks 2000] [--json PATH]
 """
 from __future__ import annotations
 
-import argparse
+import functools
 import gc
 import json
 import subprocess
@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import record
 
 from planning.legged_models import LEGGED, example_robot_data_root, load_legged
 from planning.whole_body import ContactSurface, WholeBodyController, WholeBodyWeights
@@ -57,8 +58,18 @@ def ours(name, ticks):
     return plant, contacts, q, c, setup, total
 
 
+@functools.cache
+def placo_version() -> str | None:
+    """PlaCo's version in its own environment (make placo-env), or None without it."""
+    if not PLACO.exists():
+        return None
+    out = subprocess.run([str(PLACO), "-c", "import importlib.metadata as m, placo; print(m.version('placo'))"],
+                         capture_output=True, text=True)
+    return out.stdout.strip() or None if out.returncode == 0 else None
+
+
 def placo(name, plant, contacts, q, ticks):
-    if not PLACO.exists() or subprocess.run([str(PLACO), "-c", "import placo"], capture_output=True).returncode:
+    if placo_version() is None:
         return None
     joints = {j.name(): float(q[j.position_start()]) for j in plant._joints if j.num_positions() == 1}
     problem = {"urdf": str(example_robot_data_root() / "robots" / LEGGED[name].urdf),
@@ -74,22 +85,33 @@ def placo(name, plant, contacts, q, ticks):
     return np.array(json.loads(out.stdout)["times_us"])
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--ticks", type=int, default=2000)
-    args = ap.parse_args()
-    print("| robot | nv | contacts | ours setup p50/p99 µs | ours tick p50/p99 µs "
-          "| PlaCo solve() p50/p99 µs | PlaCo / ours (p50) |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+def main(argv=None):
+    ap = record.parser(__file__, __doc__)
+    ap.add_argument("--ticks", type=int, default=2000, help="ticks timed per robot (default 2000)")
+    args = ap.parse_args(argv)
+    rec = record.Record(__file__, __doc__, args, "Whole-body inverse dynamics", peers=("daqp", "example-robot-data"))
+    rec.set_peer("placo", placo_version())
+    table = rec.table(f"standing, CoM + posture, minimum torque; {args.ticks} ticks", [
+        record.Column("robot", "{robot}", align="left"), record.Column("nv", "{nv}"),
+        record.Column("contacts", "{contacts}"),
+        record.Column("ours setup p50/p99 µs", "{setup_p50:.0f} / {setup_p99:.0f}"),
+        record.Column("ours tick p50/p99 µs", "{tick_p50:.0f} / {tick_p99:.0f}"),
+        record.Column("PlaCo solve() p50/p99 µs", "{placo_p50:.0f} / {placo_p99:.0f}",
+                      missing="absent (make placo-env)"),
+        record.Column("PlaCo / ours (p50)", "{ratio:.1f}×", missing="")])
     for name in ("go2", "g1"):
         plant, contacts, q, c, setup, total = ours(name, args.ticks)
         theirs = placo(name, plant, contacts, q, args.ticks)
-        pct = lambda a: f"{np.median(a):.0f} / {np.percentile(a, 99):.0f}"
-        peer = "absent (make placo-env)" if theirs is None else pct(theirs)
-        ratio = "" if theirs is None else f"{np.median(theirs) / np.median(total):.1f}x"
         kind = f"{len(contacts)} soles" if isinstance(contacts[0], ContactSurface) else f"{len(contacts)} points"
-        print(f"| {name} | {plant.num_velocities()} | {kind} | {pct(setup)} | {pct(total)} "
-              f"| {peer} | {ratio} |")
+        row = dict(robot=name, nv=plant.num_velocities(), contacts=kind, setup_p50=np.median(setup),
+                   setup_p99=np.percentile(setup, 99), tick_p50=np.median(total), tick_p99=np.percentile(total, 99))
+        if theirs is not None:
+            row.update(placo_p50=np.median(theirs), placo_p99=np.percentile(theirs, 99),
+                       ratio=np.median(theirs) / np.median(total))
+        table.add(**row)
+        print(f"  {name}: ours {np.median(total):.0f} µs", flush=True)
+    rec.show(table)
+    rec.save()
 
 
 if __name__ == "__main__":

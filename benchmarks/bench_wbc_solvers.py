@@ -8,15 +8,14 @@ Per solver: median and p99 solve time (µs), the number of QPs it solved, the wo
 distance to the reference solution (DAQP's one-shot solve: an active-set method's solution is
 exact up to round-off).
 
-    .venv/bin/python benchmarks/bench_wbc_solvers.py [--ticks 300]
+    .venv/bin/python benchmarks/bench_wbc_solvers.py [--ticks 300] [--json PATH]
 """
 from __future__ import annotations
 
-import argparse
 import time
 
 import numpy as np
-import proxsuite
+import record
 import scipy.sparse as sp
 
 from planning.legged_models import load_legged
@@ -44,10 +43,12 @@ def states(q0, nv, ticks, dt=1e-3):
 
 class Proxsuite:
     def __init__(self, c, warm, eps=1e-10):
+        import proxsuite  # the solvers are imported where used: --help works without them
+        self.proxsuite = proxsuite
         self.c, self.warm, self.eps, self.qp = c, warm, eps, None
 
     def solve(self):
-        c = self.c
+        c, proxsuite = self.c, self.proxsuite
         if self.qp is None or not self.warm:
             self.qp = proxsuite.proxqp.dense.QP(c.n, c.n_eq, c.n_in)
             self.qp.settings.eps_abs, self.qp.settings.eps_rel, self.qp.settings.verbose = self.eps, 0.0, False
@@ -147,7 +148,7 @@ class Clarabel:
         return np.array(r.x), str(r.status) == "Solved"
 
 
-def measure(name, ticks):
+def measure(rec, name, ticks):
     plant, contacts, q0 = load_legged(name)
     c = WholeBodyController(plant, contacts)
     ref = Daqp(c)
@@ -174,22 +175,28 @@ def measure(name, ticks):
                 Cx = c.C @ x
                 st["ineq"] = max(st["ineq"], float(max(np.max(c.l - Cx), np.max(Cx - c.u), 0.0)))
                 st["dx"] = max(st["dx"], float(np.abs(x - x_ref).max()))
-    print(f"\n{name}: {plant.num_velocities()} velocities, {len(contacts)} contact points; QP {c.n} variables, "
-          f"{c.n_eq} equalities, {c.n_in} inequalities; {ticks} ticks")
-    print("| solver | p50 µs | p99 µs | solved | max abs(Ax-b) | max violation | max abs(x - ref) |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+    table = rec.table(f"{name}: {plant.num_velocities()} velocities, {len(contacts)} contact points; QP {c.n} "
+                      f"variables, {c.n_eq} equalities, {c.n_in} inequalities; {ticks} ticks", [
+                          record.Column("solver", "{solver}", align="left"), record.Column("p50 µs", "{p50:.0f}"),
+                          record.Column("p99 µs", "{p99:.0f}"), record.Column("solved", "{solved}/{ticks}"),
+                          record.Column("max abs(Ax-b)", "{eq:.1e}"), record.Column("max violation", "{ineq:.1e}"),
+                          record.Column("max abs(x - ref)", "{dx:.1e}")])
     for k, st in stats.items():
         t = np.array(st["t"])
-        print(f"| {k} | {np.median(t):.0f} | {np.percentile(t, 99):.0f} | {st['ok']}/{ticks} | {st['eq']:.1e} | "
-              f"{st['ineq']:.1e} | {st['dx']:.1e} |")
+        table.add(solver=k, p50=np.median(t), p99=np.percentile(t, 99), solved=st["ok"], ticks=ticks, eq=st["eq"],
+                  ineq=st["ineq"], dx=st["dx"])
+    rec.show(table)
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--ticks", type=int, default=300)
-    args = ap.parse_args()
+def main(argv=None):
+    ap = record.parser(__file__, __doc__)
+    ap.add_argument("--ticks", type=int, default=300, help="QPs per robot along the sway (default 300)")
+    args = ap.parse_args(argv)
+    rec = record.Record(__file__, __doc__, args, "Whole-body QP solvers",
+                        peers=("proxsuite", "daqp", "osqp", "clarabel", "scipy"))
     for name in ("go2", "g1"):
-        measure(name, args.ticks)
+        measure(rec, name, args.ticks)
+    rec.save()
 
 
 if __name__ == "__main__":

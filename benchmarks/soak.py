@@ -6,9 +6,12 @@ trace a fixed number of rows (hil.telemetry), so RSS at the end should equal RSS
 loop's deadline misses are shown beside those of a bare loop that only waits on the same clock for
 --floor seconds (the machine's floor), per million ticks.
 
-    nice python benchmarks/soak.py [--minutes 60] [--sample 10] [--floor 60] [--json soak.json]
+    nice python benchmarks/soak.py [--minutes 60] [--sample 10] [--floor 60] [--json PATH]
     chrt -f 30 python benchmarks/soak.py ...      # both processes under SCHED_FIFO (inherited)
-    python benchmarks/soak.py --from-json soak.json   # the table of a saved run again
+    python benchmarks/soak.py --from-json benchmarks/results/soak.json   # the tables of a saved run again
+
+The results file (benchmarks/results/soak.json unless --json or --no-json) holds the tables and,
+under "data", every sample and the loop's summary.
 """
 from __future__ import annotations
 
@@ -22,7 +25,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-import timing  # noqa: E402
+import record  # noqa: E402
 
 from benchmarks.bench_loop import bare_loop  # noqa: E402
 from drivers.run_config import load_config  # noqa: E402
@@ -86,51 +89,64 @@ def soak(minutes: float, every_s: float, floor_s: float, config: Path) -> dict:
                      "p99_us": float(sorted(bare)[int(0.99 * bare.size)]), "max_us": float(bare.max())}}
 
 
-def table(r: dict) -> str:
+def tables(r: dict) -> list[record.Table]:
+    """The tables of a soak run's result (as soak() returns it)."""
     s, bare = r["summary"], r["bare"]
     per_m = 1e6 / max(1, s["ticks"])
-    lines = [f"Soak: `hil run` vs `hil sim`, 1 kHz over UDP multicast (ttl=0), {r['minutes']:g} min, "
-             f"configs/demo.yaml, under {r.get('scheduling', 'nice')}",
-             "",
-             "| ticks | rate Hz | misses (> %g µs) | per million ticks | bare loop floor per million | "
-             "lateness p99 µs | p99.9 | max | faults | final state |" % r["budget_us"],
-             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
-             f"| {s['ticks']} | {s['rate_hz']['achieved']} | {s['deadline_misses']} | "
-             f"{s['deadline_misses'] * per_m:.0f} | {bare['misses'] * 1e6 / bare['ticks']:.0f} "
-             f"({bare['ticks']} ticks) | {s['lateness_us']['p99']} | {s['lateness_us']['p99.9']} | "
-             f"{s['lateness_us']['max']:.0f} | {fault_count(s)} | {s['final_state']} |",
-             "",
-             "| process | RSS start MB | RSS end MB | RSS max MB | fds start → end | threads start → end | samples |",
-             "|---|---:|---:|---:|---|---|---:|"]
+    run = record.Table(f"`hil run` vs `hil sim`, 1 kHz over UDP multicast (ttl=0), {r['minutes']:g} min, "
+                       f"configs/demo.yaml, under {r.get('scheduling', 'nice')}", [
+                           record.Column("ticks", "{ticks}"), record.Column("rate Hz", "{rate}"),
+                           record.Column("misses (> %g µs)" % r["budget_us"], "{misses}"),
+                           record.Column("per million ticks", "{per_million:.0f}"),
+                           record.Column("bare loop floor per million", "{bare_per_million:.0f} ({bare_ticks} ticks)"),
+                           record.Column("lateness p99 µs", "{p99}"), record.Column("p99.9", "{p99_9}"),
+                           record.Column("max", "{max:.0f}"), record.Column("faults", "{faults}"),
+                           record.Column("final state", "{final_state}", align="left")])
+    run.add(ticks=s["ticks"], rate=s["rate_hz"]["achieved"], misses=s["deadline_misses"],
+            per_million=s["deadline_misses"] * per_m, bare_per_million=bare["misses"] * 1e6 / bare["ticks"],
+            bare_ticks=bare["ticks"], p99=s["lateness_us"]["p99"], p99_9=s["lateness_us"]["p99.9"],
+            max=s["lateness_us"]["max"], faults=fault_count(s), final_state=s["final_state"])
+    processes = record.Table("Memory, open files and threads, sampled from /proc", [
+        record.Column("process", "{name}", align="left"), record.Column("RSS start MB", "{rss_start:.1f}"),
+        record.Column("RSS end MB", "{rss_end:.1f}"), record.Column("RSS max MB", "{rss_max:.1f}"),
+        record.Column("fds start → end", "{fds_start} → {fds_end}", align="left"),
+        record.Column("threads start → end", "{threads_start} → {threads_end}", align="left"),
+        record.Column("samples", "{samples}")])
     for name, rows in r["samples"].items():
         if len(rows) < 3:
             continue
         first, last = rows[1], rows[-1]            # rows[0]: the process is still importing
-        lines.append(f"| {'`hil run` (loop)' if name == 'loop' else '`hil sim`'} | {first['rss_mb']:.1f} | "
-                     f"{last['rss_mb']:.1f} | {max(x['rss_mb'] for x in rows):.1f} | {first['fds']} → "
-                     f"{last['fds']} | {first['threads']} → {last['threads']} | {len(rows)} |")
-    return "\n".join(lines)
+        processes.add(name="`hil run` (loop)" if name == "loop" else "`hil sim`", rss_start=first["rss_mb"],
+                      rss_end=last["rss_mb"], rss_max=max(x["rss_mb"] for x in rows), fds_start=first["fds"],
+                      fds_end=last["fds"], threads_start=first["threads"], threads_end=last["threads"],
+                      samples=len(rows))
+    return [run, processes]
 
 
 def main(argv=None) -> int:
-    ap = timing.script_parser(__doc__)
+    ap = record.parser(__file__, __doc__)
     ap.add_argument("--minutes", type=float, default=60.0, help="length of the run (default 60)")
     ap.add_argument("--sample", type=float, default=10.0, metavar="S", help="seconds between samples (default 10)")
     ap.add_argument("--floor", type=float, default=60.0, metavar="S", help="seconds of the bare loop (default 60)")
     ap.add_argument("--config", type=Path, default=CONFIG, help="run config (default configs/demo.yaml)")
-    ap.add_argument("--json", metavar="FILE", help="also write the samples and summary here")
-    ap.add_argument("--from-json", metavar="FILE", help="print the table of a run saved with --json; run nothing")
+    ap.add_argument("--from-json", metavar="FILE", help="print the tables of a saved run; run nothing")
     args = ap.parse_args(argv)
     if args.from_json:
         try:
-            print(table(json.loads(Path(args.from_json).read_text())))
-        except (OSError, ValueError, KeyError) as e:
+            saved = json.loads(Path(args.from_json).read_text())
+            shown = saved["tables"] if "format" in saved else [t.to_json() for t in tables(saved)]
+            text = "\n\n".join(record.markdown(t) for t in shown)
+        except (OSError, ValueError, KeyError, TypeError) as e:
             ap.exit(2, f"soak: {args.from_json}: not a saved soak run ({e})\n")
+        print(text)
         return 0
+    rec = record.Record(__file__, __doc__, args, "Soak", peers=("lcm",))
     result = soak(args.minutes, args.sample, args.floor, args.config)
-    if args.json:
-        Path(args.json).write_text(json.dumps(result, indent=1))
-    print(table(result), flush=True)
+    rec.data = result
+    for t in tables(result):
+        rec.tables.append(t)
+        rec.show(t)
+    rec.save()
     return 0
 
 

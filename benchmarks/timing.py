@@ -1,8 +1,8 @@
-"""What the benchmark scripts share (imported as `timing`: the scripts' folder is on sys.path when
-they run): the median time of one call, and the command line of a script."""
+"""What the benchmark scripts share for timing (imported as `timing`: the scripts' folder is on
+sys.path when they run): the median time of one call. Their command line and results files are
+record.py's."""
 from __future__ import annotations
 
-import argparse
 import time
 
 import numpy as np
@@ -20,8 +20,3 @@ def median_us(fn, calls: int, batches: int, warmup: int = 0) -> float:
             fn()
         samples.append((time.perf_counter_ns() - t0) / calls / 1e3)
     return float(np.median(samples))
-
-
-def script_parser(doc: str | None) -> argparse.ArgumentParser:
-    """The argument parser of a benchmark script: its module docstring as the description."""
-    return argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
