@@ -19,7 +19,8 @@ try:
 except _metadata.PackageNotFoundError:       # a checkout that was never installed
     __version__ = "0+unknown"
 
-__all__ = ["Command", "ContactState", "Controller", "FunctionController", "State", "__version__", "check_allocations", "run"]
+__all__ = ["Command", "ContactState", "Controller", "FunctionController", "State", "__version__", "check_allocations",
+           "run"]
 
 
 def __getattr__(name: str):
