@@ -4,7 +4,7 @@
     robot = legged_robot(cfg)                 # core.robot.Robot of the preset: the plant with its free
                                               # body, the actuated joints, the feet (robot.contacts)
     hw = FloatingBaseHardware(cfg, robot, lc, channels, clock)       # (hardware_for picks it)
-    sim = make_legged_sim(cfg, robot, lc, lockstep=True)             # the simulated robot on the same plant
+    sim = make_legged_sim(cfg, robot, lc)                            # the simulated robot on the same plant
 
 The status fills q = [quaternion wxyz; p_WB; joints] and v = [ω_WB; v_WB; joints] (the free body's
 generalized coordinates, MultibodyPlant's), the joints' measured torque and the feet's contact
@@ -166,7 +166,7 @@ class FloatingBaseHardware(Hardware):
                 "feet_in_contact": bool(self.contact.in_contact.all())}
 
 
-def make_legged_sim(cfg: RunConfig, robot: Robot, lc, *, lockstep: bool, viz=None) -> SimulatedLeggedRobot:
+def make_legged_sim(cfg: RunConfig, robot: Robot, lc, *, viz=None) -> SimulatedLeggedRobot:
     """The simulated legged robot of the config's sim section on `robot`'s plant (initial positions:
     the preset's standing pose unless given; contact always on), on the config's channels."""
     sim = cfg.sim                                       # a copy changes these two, the config stays as loaded
@@ -175,7 +175,7 @@ def make_legged_sim(cfg: RunConfig, robot: Robot, lc, *, lockstep: bool, viz=Non
     channels = channels_for(cfg)
     return SimulatedLeggedRobot(robot.plant, feet_of(robot.contacts), sim, lc, status_channel=channels.status,
                                 command_channel=channels.command, contact_channel=channels.contact_results,
-                                safe_damping=cfg.controller.whole_body.safe_damping, viz=viz, lockstep=lockstep)
+                                safe_damping=cfg.controller.whole_body.safe_damping, viz=viz)
 
 
 def run_legged_sim(cfg: RunConfig, duration: float | None = None, stop=None, viz: bool | None = None, out=None) -> dict:
@@ -187,7 +187,7 @@ def run_legged_sim(cfg: RunConfig, duration: float | None = None, stop=None, viz
     if viz is not None:
         viz_cfg = dataclasses.replace(viz_cfg, enabled=viz)
     ch = channels_for(cfg)
-    robot = make_legged_sim(cfg, legged_robot(cfg), open_lcm(cfg.lcm.url), lockstep=False,
+    robot = make_legged_sim(cfg, legged_robot(cfg), open_lcm(cfg.lcm.url),
                             viz=viz_cfg if viz_cfg.enabled else None)
     print(f"hil sim: {cfg.robot.model} ({robot.na} joints, {len(robot.feet)} feet), protocol floating_base, "
           f"status {ch.status}, command {ch.command}, contact {ch.contact_results}, LCM {cfg.lcm.url}, "

@@ -153,8 +153,8 @@ class Hardware:
     def read(self, tick: int, limit: int = 64) -> None:
         """Handles the LCM messages already waiting (at most `limit`), without blocking: a status is
         decoded into q, v and the torques, timed and stamped with `tick`; a command not ours is
-        counted. The other subscribers on the same LCM (e-stop, a streamed plan; in lockstep the
-        simulator, which steps on the command) handle theirs meanwhile."""
+        counted. The other subscribers on the same LCM (e-stop, a streamed plan) handle theirs
+        meanwhile."""
         self.tick = tick
         handled = 0
         while handled < limit and self.lc.handle_timeout(0) > 0:

@@ -1,8 +1,11 @@
 """The loop against the simulated robot in one process: deterministic, faster than real time.
 
-Both share one memq:// LCM; each command the loop publishes advances the simulator one step, and
-the simulator's status is what the loop's next tick uses. The loop period must equal the
-simulator's time step.
+Both share one memq:// LCM, and one scheduler alternates them: each ControlLoop.update() is the
+loop's tick (it reads the newest status and sends its command), then the simulator's step
+(`sim.step_lockstep()`: it takes the command and advances once, command or not, as the robot's
+clock runs on) which publishes the status the next tick uses. Nothing else steps the simulator
+(`scheduled`: its own command callback only stores the command). The loop period must equal the
+simulator's time step (a driver's status period, behind kuka_driver).
 
 Viewer messages: with the config's viz section enabled, the simulated robot publishes them from
 the plant's own state at the draw rate of simulated time (drivers.sim.SimulatedRobot, viz), so the
@@ -55,10 +58,12 @@ def _simulated_robot(cfg: RunConfig, lc, viz, plant=None, robot=None):
     viewer = cfg.viz if viz is None and cfg.viz.enabled else None
     if cfg.robot.protocol == "floating_base":
         from .floating_base import make_legged_sim
-        return make_legged_sim(cfg, robot or robot_for(cfg), lc, lockstep=True, viz=viewer)
+        return make_legged_sim(cfg, robot or robot_for(cfg), lc, viz=viewer)
     plant = plant or build_plant(cfg.robot, cfg.sim.payload, simulated=True)
-    return SimulatedRobot(plant, cfg.sim, cfg.robot.protocol, channels_for(cfg), lc,
-                          viz=cfg.viz if viz is None else None)
+    sim = SimulatedRobot(plant, cfg.sim, cfg.robot.protocol, channels_for(cfg), lc,
+                         viz=cfg.viz if viz is None else None)
+    sim.scheduled = True                  # the loop's update steps it (ControlLoop.update), nothing else
+    return sim
 
 
 def start_lockstep(cfg: RunConfig, order: str = "together", lead_s: float = 1.0, lc=None, viz=None,

@@ -60,13 +60,13 @@ class ControlLoop(Lifecycle):
     """The HIL loop for one robot (an arm or a legged robot) over one LCM instance.
 
     Mode.REALTIME paces ticks to the wall clock; Mode.LOCKSTEP runs against a simulator on the same
-    (memq://) LCM: the LCM handling at the start of a tick delivers the previous command to the
-    simulator (`sim`, whose summary joins the loop's), which steps once and publishes the status this
-    tick uses. `trajectory` (default: the config's) is a hil.trajectories.Source. `status_wait_s`
-    (lockstep over a link): wait that long for each tick's status. `controller`: the law to run (a
-    hil.Controller, its class, or a function law(state, command)) instead of the config's
-    controller.type; `check_alloc`: trace what the law's update allocates (hil.controller_guard);
-    `fault_on_overrun`: whether controller.overrun_limit overruns in a row fault (default: in real time).
+    (memq://) LCM: after each tick the simulator (`sim`, whose summary joins the loop's) takes the
+    command and steps once (update()), and publishes the status the next tick uses. `trajectory`
+    (default: the config's) is a hil.trajectories.Source. `status_wait_s` (lockstep over a link):
+    wait that long for each tick's status. `controller`: the law to run (a hil.Controller, its class,
+    or a function law(state, command)) instead of the config's controller.type; `check_alloc`: trace
+    what the law's update allocates (hil.controller_guard); `fault_on_overrun`: whether
+    controller.overrun_limit overruns in a row fault (default: in real time).
     The robot is `hardware` (hil.hardware: robot.protocol's status and command, robot.driver's demands).
     """
 
@@ -204,7 +204,14 @@ class ControlLoop(Lifecycle):
         return None
 
     def update(self) -> None:
-        """One tick (ACTIVE): allocation-free in steady state; raises nothing (a failure is a FAULT)."""
+        """One tick (ACTIVE): allocation-free in steady state; raises nothing (a failure is a FAULT). In
+        lockstep it is the scheduler: the loop's tick, then the simulator's step (sim.step_lockstep: it
+        takes the command just sent and advances once), alternately; nothing else steps the simulator."""
+        self._tick()
+        if self.sim is not None:
+            self.sim.step_lockstep()
+
+    def _tick(self) -> None:
         start, lateness = self.clock.wait()
         hw, k = self.hardware, self.tick_index
         if self.status_wait_s:
@@ -216,8 +223,6 @@ class ControlLoop(Lifecycle):
         if hw.guard_ns and hw.guard_active(start):
             if timing.clock.learned:
                 self._announce()
-            if self.sim is not None:     # lockstep: the driver's clock runs on while the loop waits
-                self.sim.advance()
             self.tick_index += 1
             return                       # the driver's start guard: no command yet
         if have_status and not startup.announced and (hw.guard_ns or timing.clock.learned):

@@ -1,10 +1,11 @@
 """A simulated legged robot behind the project's floating-base protocol (hilmsg).
 
     robot = SimulatedLeggedRobot(plant, feet, SimConfig(contact=...), lc)
-    robot.publish_status()           # lockstep: each lcmt_hil_joint_command steps the plant once and
+    robot.publish_status()           # lockstep: the first status; then step_lockstep() after each of the
+                                     # loop's ticks steps the plant once under the newest command and
                                      # publishes one lcmt_hil_floating_base_status
     robot.push(F_W, duration)        # an external force on the base (a push), for `duration` seconds
-    robot.run_realtime(seconds)      # not lockstep (lockstep=False): one step and one status per
+    robot.run_realtime(seconds)      # not lockstep: one step and one status per
                                      # time_step of the wall clock, under the newest command (`hil sim`);
                                      # until the first command the robot hangs still (as on a gantry;
                                      # its clock runs)
@@ -42,8 +43,8 @@ class SimulatedLeggedRobot:
 
     def __init__(self, plant, feet: dict, config: SimConfig, lc, *, status_channel: str = FLOATING_BASE_STATUS,
                  command_channel: str = JOINT_COMMAND, contact_channel: str = CONTACT_RESULTS,
-                 safe_damping: float = 2.0, viz=None, lockstep: bool = True):
-        self.plant, self.lc, self.config, self.lockstep = plant, lc, config, lockstep
+                 safe_damping: float = 2.0, viz=None):
+        self.plant, self.lc, self.config = plant, lc, config
         self.physics = Physics(plant, config, "sim")
         if self.physics.contact is None:
             raise ValueError("SimulatedLeggedRobot: the robot needs sim.contact.enabled (it stands on the ground)")
@@ -71,7 +72,7 @@ class SimulatedLeggedRobot:
         self.msg.num_joints, self.msg.joint_names = self.na, list(self.joint_names)
         self.msg.num_contacts, self.msg.contact_names = len(self.feet), list(self.feet)
         self._v_prev = self.physics.v[3:6].copy()
-        self.commands = self.rejected = 0
+        self.commands = self.rejected = self.published = 0
         self.viewer = None
         if viz is not None and viz.enabled:          # the robot and the ground in Meldis (viz.VizConfig)
             from messages.channels import Channels
@@ -102,14 +103,16 @@ class SimulatedLeggedRobot:
             self.kp[:] = 0.0
             self.kd[:] = 0.0
         self.last_command_ns = self.physics.time_ns
-        if self.lockstep:
+
+    def step_lockstep(self) -> None:
+        """Lockstep, the simulator's half of a tick (hil.loop's scheduler, after the loop's update): the
+        LCM messages waiting are handled (the loop's command is taken), then one step under the newest
+        command and its status. Nothing before the first status (publish_status)."""
+        while self.lc.handle_timeout(0) > 0:
+            pass
+        if self.published:
             self.step()
             self.publish_status()
-
-    def advance(self) -> None:
-        """One step under the newest command, then its status (lockstep, without a command to step on)."""
-        self.step()
-        self.publish_status()
 
     def plant_state(self) -> dict:
         """The plant now: q, v (copies), the drives' torque of the last step."""
@@ -209,3 +212,4 @@ class SimulatedLeggedRobot:
         m.contact = [b in in_contact for b in self.feet.values()]
         m.contact_force = [touching[b].tolist() for b in self.feet.values()]
         self.lc.publish(self.status_channel, m.encode())
+        self.published += 1

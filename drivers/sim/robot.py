@@ -120,6 +120,7 @@ class SimulatedRobot:
         self._success = bytearray(100)
         self._success_sum = self._success_index = 0
         self._lockstep = True
+        self.scheduled = False                   # lockstep steps: on each command, or by step_lockstep only
         self.commands_received = self.commands_rejected = self.mode_rejected = 0
         self.statuses_published = 0
         self.statuses_due = 0                    # with a driver: its status periods, sent or not
@@ -179,7 +180,8 @@ class SimulatedRobot:
         if self.driver is not None:
             if self.driver.on_command(data, self.wall_us()) and self._lockstep:
                 self._fresh = True
-                self.advance()
+                if not self.scheduled:
+                    self.advance()
             return
         d = self._decoder
         if not d.decode(data):
@@ -203,7 +205,7 @@ class SimulatedRobot:
             self._position_ns, self._have_position = t, True
         self._command_ns = t
         self._have_command = self._fresh = self._ever_commanded = True
-        if self._lockstep:
+        if self._lockstep and not self.scheduled:
             self.tick()
 
     @property
@@ -231,6 +233,18 @@ class SimulatedRobot:
         del self.driver_log[:-100]
         if not self._lockstep:
             print(message, file=sys.stderr, flush=True)
+
+    def step_lockstep(self) -> None:
+        """Lockstep in one process (`scheduled`), the simulator's half of a tick (hil.loop's scheduler,
+        after the loop's update): the LCM messages waiting are handled (the loop's command is taken,
+        not stepped on), then the plant advances (advance()), whether a command came or not, as a
+        robot's clock runs on. Nothing before the first status (publish_status). Not scheduled (a
+        peer across a link, or driven by hand), lockstep steps on each command instead."""
+        if self.lc is not None:
+            while self.lc.handle_timeout(0) > 0:
+                pass
+        if self.statuses_published or self.physics.steps:
+            self.advance()
 
     def advance(self) -> None:
         """Lockstep with a driver: steps until the next status is due (one status period: out, or lost to

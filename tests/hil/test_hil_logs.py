@@ -35,10 +35,11 @@ def lockstep_log(tmp_path_factory):
 def test_lockstep_log_holds_the_traffic_the_config_and_the_summary(lockstep_log):
     path, cfg, summary = lockstep_log
     counts = Counter(e.channel for e in read_events(path))
-    assert counts["IIWA_STATUS"] == summary["sim"]["statuses_published"] == 1450   # 50 silent steps
-    # the last tick's command and the exit command are still queued for the simulator
+    # 50 silent steps; the simulator's step after the last tick published one that no tick heard
+    assert counts["IIWA_STATUS"] == summary["sim"]["statuses_published"] - 1 == 1450
+    # the last tick's command went to the simulator's step (heard); the exit command is still queued
     assert summary["status"]["exit_command_sent"]
-    assert counts["IIWA_COMMAND"] == summary["status"]["commands_sent"] - 2
+    assert counts["IIWA_COMMAND"] == summary["status"]["commands_sent"] - 1
     assert counts["HIL_TELEMETRY"] == 150 and counts["HIL_RUN_INFO"] == 2
     assert counts["HIL_SAFETY"] == len(summary["transitions"]) == 3
     start, end = read_run_info(path)
@@ -55,7 +56,7 @@ def test_lockstep_log_holds_the_traffic_the_config_and_the_summary(lockstep_log)
 def test_replay_of_a_lockstep_log_is_exact(lockstep_log):
     path, _, summary = lockstep_log
     r = replay(path)
-    assert r["passed"] and r["commands"] == summary["status"]["commands_sent"] - 2     # the exit command too
+    assert r["passed"] and r["commands"] == summary["status"]["commands_sent"] - 1     # all but the exit command
     assert r["max_diff_nm"] == [0.0] * 7 and r["utime_mismatches"] == 0
     assert r["transitions"]["replayed"] == ["INIT -> RUNNING", "RUNNING -> FAULT [STATUS_TIMEOUT]",
                                             "FAULT -> RUNNING"]

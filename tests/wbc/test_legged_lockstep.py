@@ -96,7 +96,7 @@ def test_statuses_of_another_robot_are_rejected_and_time_out_to_the_safe_state()
     """Statuses with a joint too many (another robot on the channel) are rejected, each counted; with
     no valid status for safety.status_timeout_periods the loop faults and the drives damp."""
     rig = Rig("go2").run(0.05)
-    rig.robot.lockstep = False                 # the simulated robot stops answering (it stops stepping)
+    rig.loop.sim = None                        # the simulated robot stops (the scheduler steps it no more)
     wrong = rig.robot.msg
     wrong.num_joints += 1
     for name in ("joint_names", "joint_position", "joint_velocity", "joint_torque"):

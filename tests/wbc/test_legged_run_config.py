@@ -98,7 +98,7 @@ def test_a_silent_robot_is_a_status_timeout(tmp_path):
     cfg = load_config(CONFIGS / "legged" / "go2.yaml", {"lcm": {"url": url}})
     robot = robot_for(cfg)
     loop = ControlLoop(cfg, robot, lcm.LCM(url), Mode.REALTIME).configure()
-    sim = make_legged_sim(cfg, robot, lcm.LCM(url), lockstep=False)
+    sim = make_legged_sim(cfg, robot, lcm.LCM(url))
     serving = threading.Thread(target=sim.run_realtime, args=(0.2,))   # 0.2 s of statuses, then none
     serving.start()
     try:
