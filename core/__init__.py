@@ -9,6 +9,7 @@ none of them in turn (it imports only dynamics_cy and messages):
 - paths      the project's configs/ folder and the package map of `package://` URIs
 - robot      the robot of a run config: its plant (load_robot, build_plant, parse_model)
 - clock      the loop's clocks: real time, lockstep, status-driven
+- signals    stop_on_signals: SIGINT / SIGTERM as a stop flag for a block, the handlers restored after
 - _control   compiled small-vector helpers for the hot paths (allocation-free, GIL released)
 
 Dependencies run one way (docs in DESIGN.md; tests/test_architecture.py asserts them):

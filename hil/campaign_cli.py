@@ -10,6 +10,7 @@ from pathlib import Path
 from core.schema import ConfigError
 
 from .cli_table import Command, arg
+from .progress import ProgressBar
 
 
 def cmd_campaign(args) -> int:
@@ -46,12 +47,14 @@ def run_campaign(campaign, n: int, engine: str, workers: int, out: Path, address
     from .campaign_report import format_summary, summarize, write_report
     from .campaign_run import collect
     seeds = [campaign.run_seed(k) for k in range(n)]
-    progress = _progress(n, bar)
+    progress = ProgressBar(n, "run", bar)
     print(f"hil campaign: {n} runs of {campaign.base.name} on {engine}"
           + (f" at {address}" if address else f" ({workers} workers)") + f"; report in {out}", file=sys.stderr)
     t0 = time.perf_counter()
     try:
-        rows, interrupted, workers = collect(campaign, seeds, engine, workers, progress, address, batch)
+        rows, interrupted, workers = collect(campaign, seeds, engine, workers,
+                                             lambda new: progress.update(len(new), sum(not r["passed"] for r in new)),
+                                             address, batch)
     finally:
         progress.close()
     summary = summarize(campaign, rows, n, time.perf_counter() - t0, engine, workers, interrupted)
@@ -61,28 +64,6 @@ def run_campaign(campaign, n: int, engine: str, workers: int, out: Path, address
     if interrupted:
         return 130
     return 0 if rows and all(r["passed"] for r in rows) else 1
-
-
-class _progress:
-    """tqdm's bar with ETA (on a terminal), counting failures."""
-
-    def __init__(self, total: int, enabled: bool):
-        from tqdm import tqdm
-        # No monitor thread: the bar is updated from this thread as batches finish, and tqdm's monitor
-        # would live on in the process, waking every 10 s (it allocated inside the tick-allocation
-        # tests of a pytest process that had run a campaign).
-        tqdm.monitor_interval = 0
-        self.bar = tqdm(total=total, unit="run", file=sys.stderr, disable=None if enabled else True,
-                        mininterval=0.5, dynamic_ncols=True)
-        self.failed = 0
-
-    def __call__(self, rows: list[dict]) -> None:
-        self.failed += sum(not r["passed"] for r in rows)
-        self.bar.set_postfix_str(f"failed {self.failed}", refresh=False)
-        self.bar.update(len(rows))
-
-    def close(self) -> None:
-        self.bar.close()
 
 
 def _one(campaign, args) -> int:

@@ -5,7 +5,6 @@ import argparse
 import contextlib
 import json
 import logging
-import signal
 import subprocess
 import sys
 import time
@@ -13,6 +12,7 @@ from pathlib import Path
 
 from core.paths import CONFIGS
 from core.schema import ConfigError, LogError
+from core.signals import stop_on_signals
 
 from . import __version__, campaign_cli
 from .cli_table import Arg, Command, add_commands, arg, command_list
@@ -41,17 +41,6 @@ def _load(path: str, lcm_url: str | None, log: str | None = None):
     check_controller(cfg)
     check_cpus(cfg.loop.cpus)
     return cfg
-
-
-def _stop_on_signals() -> list[bool]:
-    flag = [False]
-
-    def handler(signum, frame):
-        flag[0] = True
-
-    signal.signal(signal.SIGINT, handler)
-    signal.signal(signal.SIGTERM, handler)
-    return flag
 
 
 class StatusLine:
@@ -128,7 +117,7 @@ def cmd_run(args, live: StatusLine | None = None, robot_processes=()) -> int:
     # (a legged robot's viewer is the simulated robot's: it draws the ground and the contact forces too)
     bridge = None if robot.protocol == "floating_base" else _viewer(cfg, robot.plant, lc)
     loop = ControlLoop(cfg, robot, lc, Mode.REALTIME, viz=bridge).configure()
-    stop, robot_ended = _stop_on_signals(), _Processes(robot_processes)
+    robot_ended = _Processes(robot_processes)
     live = live or StatusLine(not args.quiet and not args.json)
     print(f"hil run: waiting for the status on {loop.channels.status} ({cfg.lcm.url}), up to "
           f"{cfg.loop.start_timeout:g} s", file=sys.stderr, flush=True)
@@ -138,23 +127,24 @@ def cmd_run(args, live: StatusLine | None = None, robot_processes=()) -> int:
         if lp.startup.text and not said:
             said.append(print(f"hil run: {lp.startup.text}", file=sys.stderr, flush=True))
         live(lp)
-    try:
-        summary = loop.run(args.duration, stop=lambda: stop[0] or robot_ended(), on_tick=on_tick)
-    except (TimeoutError, RuntimeError) as e:       # no robot; the log recorder failed
-        print(f"\nhil: {e}", file=sys.stderr)
-        return 2
-    finally:
-        live.close()
-        if bridge is not None:
-            bridge.close()
-    if robot_ended.ended is None or stop[0]:
-        return _finish(loop, summary, args)
-    p, started = robot_ended.ended, loop.hardware.timing.received > 0     # the demo's robot is gone
-    if started:
-        _finish(loop, summary, args)
-    print(f"hil demo: `hil {p.args[3]}` ended (exit status {p.returncode}) "
-          f"{'during the run' if started else 'before the first status'}; the loop stopped", file=sys.stderr)
-    return 3 if started else 2
+    with stop_on_signals() as stop:     # to the summary's end: a second Ctrl-C cuts neither it nor the plot
+        try:
+            summary = loop.run(args.duration, stop=lambda: stop.is_set() or robot_ended(), on_tick=on_tick)
+        except (TimeoutError, RuntimeError) as e:       # no robot; the log recorder failed
+            print(f"\nhil: {e}", file=sys.stderr)
+            return 2
+        finally:
+            live.close()
+            if bridge is not None:
+                bridge.close()
+        if robot_ended.ended is None or stop.is_set():
+            return _finish(loop, summary, args)
+        p, started = robot_ended.ended, loop.hardware.timing.received > 0     # the demo's robot is gone
+        if started:
+            _finish(loop, summary, args)
+        print(f"hil demo: `hil {p.args[3]}` ended (exit status {p.returncode}) "
+              f"{'during the run' if started else 'before the first status'}; the loop stopped", file=sys.stderr)
+        return 3 if started else 2
 
 
 def _check_alloc(cfg, args) -> int:
@@ -195,15 +185,15 @@ def cmd_viz(args) -> int:
     cfg = _load(args.config, args.lcm_url)
     channels = channels_for(cfg)
     plant = build_plant(cfg.robot)
-    print(f"hil viz: {cfg.robot.model} ({cfg.robot.protocol}) from {channels.status} to "
-          f"{channels.viewer_load_robot} / {channels.viewer_draw} on {cfg.lcm.url}. Watch it in Meldis: "
-          f"{_meldis_command(cfg, plant)}", flush=True)
-    stop = _stop_on_signals()
-    viewer = run(plant, open_lcm(cfg.lcm.url), cfg.robot.protocol, channels,
-                 cfg.viz, duration_s=args.duration, stop=lambda: stop[0])
-    bridge = viewer.bridge
-    print(f"statuses {viewer.status.ok_count} (rejected: {dict(viewer.status.counters)}), draws {bridge.draws}, "
-          f"loads {bridge.loads}, viewer requests {bridge.requests}, send errors {bridge.errors}")
+    with stop_on_signals() as stop:
+        print(f"hil viz: {cfg.robot.model} ({cfg.robot.protocol}) from {channels.status} to "
+              f"{channels.viewer_load_robot} / {channels.viewer_draw} on {cfg.lcm.url}. Watch it in Meldis: "
+              f"{_meldis_command(cfg, plant)}", flush=True)
+        viewer = run(plant, open_lcm(cfg.lcm.url), cfg.robot.protocol, channels,
+                     cfg.viz, duration_s=args.duration, stop=stop.is_set)
+        bridge = viewer.bridge
+        print(f"statuses {viewer.status.ok_count} (rejected: {dict(viewer.status.counters)}), draws {bridge.draws}, "
+              f"loads {bridge.loads}, viewer requests {bridge.requests}, send errors {bridge.errors}")
     return 0
 
 
@@ -245,12 +235,13 @@ def cmd_demo(args) -> int:
         args.config = str(args.config)
         return cmd_run(args, robot_processes=robot)
     finally:
-        for p in reversed(robot):
-            p.terminate()
-            try:
-                p.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                p.kill()
+        with stop_on_signals():         # a second Ctrl-C does not cut short the stop of the robot's processes
+            for p in reversed(robot):
+                p.terminate()
+                try:
+                    p.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    p.kill()
 
 
 def cmd_sim(args) -> int:
@@ -262,8 +253,8 @@ def cmd_sim(args) -> int:
     cfg = _load(args.config, args.lcm_url)
     if cfg.robot.protocol == "floating_base":            # the simulated legged robot (docs/wbc.md)
         from .floating_base import run_legged_sim
-        stop = _stop_on_signals()
-        summary = run_legged_sim(cfg, args.duration, stop=lambda: stop[0], viz=False if args.no_viz else None)
+        with stop_on_signals() as stop:
+            summary = run_legged_sim(cfg, args.duration, stop=stop.is_set, viz=False if args.no_viz else None)
         return 1 if summary["diverged"] else 0
     summary = run_sim(cfg, duration=args.duration, viz=False if args.no_viz else None)
     return summary["exit"]["status"] if "exit" in summary else 0     # a real driver's model ended (docs/sim.md)

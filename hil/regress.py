@@ -31,6 +31,7 @@ from core.paths import CONFIGS
 from core.schema import ConfigError
 from messages.channels import private_lcm_url
 
+from .progress import ProgressBar
 from .scenario import Scenario, check, compare_golden, load_scenario, outcome, read_golden, write_golden
 from .telemetry import fault_count
 
@@ -222,26 +223,24 @@ def _stop(p: subprocess.Popen) -> str:
 
 # --- running many ---------------------------------------------------------------------------------------
 class Progress:
-    """A progress bar on a terminal (stderr), else one line per finished scenario."""
+    """hil.progress's bar on a terminal (stderr); elsewhere (a CI log) one line per finished scenario."""
 
-    def __init__(self, total: int, stream=sys.stderr):
-        self.total, self.done, self.stream = total, 0, stream
-        self.tty = stream.isatty()
+    def __init__(self, total: int, stream=None):
+        self.total, self.done, self.stream = total, 0, stream or sys.stderr
+        self.bar = ProgressBar(total, "scenario", file=self.stream)
 
     def update(self, result: dict) -> None:
         self.done += 1
         mark = "PASS" if result["passed"] else ("ERROR" if result["error"] else "FAIL")
-        if self.tty:
-            width = 30
-            fill = width * self.done // self.total
-            self.stream.write(f"\r[{'#' * fill}{'.' * (width - fill)}] {self.done}/{self.total} "
-                              f"{mark:5s} {result['name'][:40]:40s}")
-            if self.done == self.total:
-                self.stream.write("\n")
-        else:
-            self.stream.write(f"[{self.done:{len(str(self.total))}d}/{self.total}] {mark:5s} {result['name']} "
-                              f"({result['wall_s']:.1f} s)\n")
+        if self.bar.shown:
+            self.bar.update(1, not result["passed"], f"{mark} {result['name']}")
+            return
+        self.stream.write(f"[{self.done:{len(str(self.total))}d}/{self.total}] {mark:5s} {result['name']} "
+                          f"({result['wall_s']:.1f} s)\n")
         self.stream.flush()
+
+    def close(self) -> None:
+        self.bar.close()
 
 
 def run_all(paths: list[Path], jobs: int = 1, plots: str | None = None, logs: str | None = None,
@@ -249,16 +248,19 @@ def run_all(paths: list[Path], jobs: int = 1, plots: str | None = None, logs: st
     """Runs the scenarios (in `jobs` processes when > 1); results in the order of `paths`."""
     progress = progress or Progress(len(paths))
     results: dict[Path, dict] = {}
-    if jobs <= 1:
-        for p in paths:
-            results[p] = run_scenario(p, plots, logs, update_golden, verbose)
-            progress.update(results[p])
-    else:
-        with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-            futures = {pool.submit(run_scenario, str(p), plots, logs, update_golden, verbose): p for p in paths}
-            for f in cf.as_completed(futures):
-                results[futures[f]] = f.result()
-                progress.update(results[futures[f]])
+    try:
+        if jobs <= 1:
+            for p in paths:
+                results[p] = run_scenario(p, plots, logs, update_golden, verbose)
+                progress.update(results[p])
+        else:
+            with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+                futures = {pool.submit(run_scenario, str(p), plots, logs, update_golden, verbose): p for p in paths}
+                for f in cf.as_completed(futures):
+                    results[futures[f]] = f.result()
+                    progress.update(results[futures[f]])
+    finally:
+        progress.close()
     return [results[p] for p in paths]
 
 

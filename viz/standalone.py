@@ -94,7 +94,11 @@ def run(plant, lc, protocol: str = "iiwa", channels: Channels | None = None, viz
     end = None if duration_s is None else time.monotonic() + duration_s
     try:
         while (end is None or time.monotonic() < end) and not (stop is not None and stop()):
-            lc.handle_timeout(100)
+            try:
+                lc.handle_timeout(100)
+            except OSError:             # its select() interrupted (EINTR) by the signal that sets stop
+                if stop is None or not stop():
+                    raise
     finally:
         viewer.close()
     return viewer

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import os
 import select
-import signal
 import sys
 import threading
 import time
@@ -39,6 +38,7 @@ import numpy as np
 
 from core import _control
 from core.schema import ConfigError
+from core.signals import stop_on_signals
 from drivers.sim._physics import gather, scatter
 from drivers.sim.config import SimConfig, per_joint
 from drivers.sim.physics import Physics, joint_inertias
@@ -458,19 +458,13 @@ def run_from_config(cfg, duration: float | None = None, port: str | None = None,
         raise ConfigError("serial.device.link", f"is required when serial.port is a URL ({serial_cfg.port}): the "
                                                 f"simulated board needs a path for its pty's link")
     board = SimulatedBoard(build_plant(cfg.robot, sim.payload, simulated=True), sim, serial_cfg.device, link, out=out)
-    stop = threading.Event()
-    handlers = {}
-    if threading.current_thread() is threading.main_thread():
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            handlers[sig] = signal.signal(sig, lambda signum, frame: stop.set())
-    try:
-        board._say(f"device ready: {board.path} (link {link}), {board.n} joints, "
-                   f"{'lockstep' if serial_cfg.device.lockstep else f'{serial_cfg.device.state_rate:g} Hz'}, "
-                   f"effort {serial_cfg.device.effort}")
-        summary = board.run(duration, stop)
-    finally:
-        board.close()
-        for sig, handler in handlers.items():
-            signal.signal(sig, handler)
+    with stop_on_signals() as stop:
+        try:
+            board._say(f"device ready: {board.path} (link {link}), {board.n} joints, "
+                       f"{'lockstep' if serial_cfg.device.lockstep else f'{serial_cfg.device.state_rate:g} Hz'}, "
+                       f"effort {serial_cfg.device.effort}")
+            summary = board.run(duration, stop)
+        finally:
+            board.close()
     print(format_summary(summary), file=out, flush=True)
     return 0

@@ -30,7 +30,6 @@ from __future__ import annotations
 import logging
 import os
 import select
-import signal
 import sys
 import threading
 import time
@@ -41,6 +40,7 @@ import serial
 
 from core.config import open_lcm
 from core.schema import ConfigError
+from core.signals import stop_on_signals
 from drivers.sim.config import per_joint
 from messages.codec import CommandDecoder, StatusEncoder
 from messages.hilmsg import lcmt_hil_driver_health
@@ -418,26 +418,21 @@ class SerialDriver:
         """spin_once until `duration` s, stop_event, or SIGINT/SIGTERM (in the main thread); returns
         summary(). A board that cannot be this robot's raises ConfigError (after publishing health
         with the reason in board_fault_text)."""
-        stop = stop_event or threading.Event()
-        handlers = {}
-        if threading.current_thread() is threading.main_thread():
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                handlers[sig] = signal.signal(sig, lambda signum, frame: stop.set())
         start, cpu = self.clock(), time.process_time()
         end = None if duration is None else start + round(duration * 1e9)
-        try:
-            while not stop.is_set() and (end is None or self.clock() < end):
-                self.spin_once()
-        except ConfigError as e:
-            self.close()
-            self.board_fault_code, self.board_fault_text = 0, str(e)
-            self._event(f"serial driver stopped: {e}")
-            self._publish_health(self.clock())
-            raise
-        finally:
-            self.close()
-            for sig, handler in handlers.items():
-                signal.signal(sig, handler)
+        with stop_on_signals() as signalled:
+            try:
+                while not signalled.is_set() and not (stop_event is not None and stop_event.is_set()) \
+                        and (end is None or self.clock() < end):
+                    self.spin_once()
+            except ConfigError as e:
+                self.close()
+                self.board_fault_code, self.board_fault_text = 0, str(e)
+                self._event(f"serial driver stopped: {e}")
+                self._publish_health(self.clock())
+                raise
+            finally:
+                self.close()
         summary = self.summary()
         summary.update(wall_time_s=(self.clock() - start) * 1e-9, cpu_time_s=time.process_time() - cpu)
         return summary

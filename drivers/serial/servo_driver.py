@@ -33,6 +33,7 @@ import numpy as np
 import serial
 
 from core.config import open_lcm
+from core.signals import stop_on_signals
 from messages.codec import CommandDecoder, StatusEncoder
 
 from . import dynamixel as dxl
@@ -545,11 +546,9 @@ def run_from_config(cfg, duration: float | None = None, out=sys.stdout) -> int:
     print(f"servo driver ready: {config.port} at {config.baudrate} baud, {driver.n} {config.protocol} servos, "
           f"control {driver.goals.describe()} at {config.rate:g} Hz; status {channels.status}, "
           f"command {channels.command}", file=out, flush=True)
-    stopping, signals = [], (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)      # SIGHUP: the terminal closed
-    for sig in signals:     # SIGINT too: a KeyboardInterrupt could land inside shutdown()'s torque off
-        signal.signal(sig, lambda *_: stopping.append(1))
-    summary = driver.run(duration, stop=lambda: bool(stopping))
-    for sig in signals:     # torque off: a late one must not make the exit a kill (SIG_DFL as Python finalizes)
-        signal.signal(sig, signal.SIG_IGN)
+    # SIGHUP: the terminal closed. SIGINT too: a KeyboardInterrupt could land inside shutdown()'s torque
+    # off. Ignored after: torque off, a late one must not make the exit a kill (SIG_DFL as Python finalizes).
+    with stop_on_signals((signal.SIGTERM, signal.SIGINT, signal.SIGHUP), restore=False) as stop:
+        summary = driver.run(duration, stop=stop.is_set)
     print("hil servo-bus: " + ", ".join(f"{k} {v}" for k, v in summary.items()), file=out, flush=True)
     return 0

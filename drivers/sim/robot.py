@@ -37,7 +37,6 @@ negated (−Jᵀ F); everything else is in MultibodyPlant's convention.
 """
 from __future__ import annotations
 
-import signal
 import sys
 import threading
 import time
@@ -46,6 +45,7 @@ import numpy as np
 
 from core.clock import RealTimeClock
 from core.schema import ConfigError
+from core.signals import stop_on_signals
 from messages.channels import Channels
 from messages.codec import CommandDecoder, StatusEncoder
 
@@ -524,38 +524,32 @@ class SimulatedRobot:
             raise RuntimeError("run_realtime needs an LCM instance")
         period = self._h_ns
         end = None if duration is None else self.physics.steps + round(duration * 1e9 / period)
-        stop = threading.Event()
-        handlers = {}
-        if threading.current_thread() is threading.main_thread():
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                handlers[sig] = signal.signal(sig, lambda signum, frame: stop.set())
         self._lockstep = False
         clock = RealTimeClock(period, int(spin_us * 1e3), max_catch_up=100)
         lc, first = self.lc, self.physics.steps
         interrupted = 0
-        try:
-            self.publish_status()
-            start = clock.start()
-            while not stop.is_set() and not (stop_event is not None and stop_event.is_set()) \
-                    and (end is None or self.physics.steps < end) and self.exited is None:
-                clock.wait()
-                try:
-                    while lc.handle_timeout(0) > 0:
-                        pass
-                    interrupted = 0
-                except OSError:
-                    # select() interrupted (EINTR) by SIGTERM/SIGINT, whose handler sets `stop`; a broken
-                    # socket fails again and again: raised after 3 in a row
-                    interrupted += 1
-                    if interrupted > 3:
-                        raise
-                self.tick()
-            clock.wait()                          # the last step lasts its period too
-            wall = clock.now_ns() - start
-        finally:
-            self._lockstep = True
-            for sig, handler in handlers.items():
-                signal.signal(sig, handler)
+        with stop_on_signals() as stop:
+            try:
+                self.publish_status()
+                start = clock.start()
+                while not stop.is_set() and not (stop_event is not None and stop_event.is_set()) \
+                        and (end is None or self.physics.steps < end) and self.exited is None:
+                    clock.wait()
+                    try:
+                        while lc.handle_timeout(0) > 0:
+                            pass
+                        interrupted = 0
+                    except OSError:
+                        # select() interrupted (EINTR) by SIGTERM/SIGINT, whose handler sets `stop`; a broken
+                        # socket fails again and again: raised after 3 in a row
+                        interrupted += 1
+                        if interrupted > 3:
+                            raise
+                    self.tick()
+                clock.wait()                          # the last step lasts its period too
+                wall = clock.now_ns() - start
+            finally:
+                self._lockstep = True
         summary = self.summary()
         elapsed = (self.physics.steps - first) * period
         summary.update(wall_time_s=wall * 1e-9, real_time_factor=elapsed / max(wall, 1), late_steps=clock.late,

@@ -1,6 +1,7 @@
 """`hil viz`: a robot status channel turned into viewer messages, in-process over memq:// and as
 `hil viz CONFIG` in a subprocess over ttl=0 multicast."""
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -228,3 +229,24 @@ def test_hil_viz_serves_a_status_channel(tmp_path, multicast_url, iiwa):
     assert "hil viz:" in output and "draws" in output and "loads" in output
     assert "WARNING viz.standalone: hil viz: rejected status #1 (1 since the last warning): IIWA_STATUS " \
            "(lcmt_iiwa_status): num_joints has 6 joints but the model has 7" in output
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_hil_viz_stops_on_a_signal_with_its_summary(tmp_path, multicast_url, sig):
+    """Ctrl-C or SIGTERM interrupts the wait for LCM (select's EINTR): `hil viz` stops, prints its
+    counters and exits 0, no traceback."""
+    config = write_config(tmp_path, f"robot: {{model: robots/iiwa14.urdf}}\nlcm: {{url: '{multicast_url}'}}\n")
+    process = subprocess.Popen([sys.executable, "-m", "hil", "viz", str(config)], cwd=REPO,
+                               env=dict(os.environ, PYTHONPATH=str(REPO)),
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        first = process.stdout.readline()
+        assert first.startswith("hil viz:"), first
+        time.sleep(0.5)                                 # in the loop, waiting for LCM (or on its way)
+        process.send_signal(sig)
+        output, _ = process.communicate(timeout=30)
+    finally:
+        process.kill()
+        process.wait()
+    assert process.returncode == 0 and "Traceback" not in output, output
+    assert output.startswith("statuses 0 ") and "draws 0" in output, output
