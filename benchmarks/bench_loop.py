@@ -31,17 +31,17 @@ sys.path.insert(0, str(REPO))
 
 import record  # noqa: E402
 
-from core.clock import RealTimeClock  # noqa: E402
-from core.config import channels_for  # noqa: E402
-from core.robot import load_robot  # noqa: E402
+from drivers.core.clock import RealTimeClock  # noqa: E402
+from drivers.core.config import channels_for  # noqa: E402
+from drivers.core.robot import load_robot  # noqa: E402
 from drivers.run_config import load_config  # noqa: E402
+from drivers.viz import ViewerBridge  # noqa: E402
 from hil import Controller  # noqa: E402
 from hil.loop import ControlLoop  # noqa: E402
 from hil.telemetry import fault_count  # noqa: E402
 from messages import lcmt_iiwa_command, lcmt_iiwa_status  # noqa: E402
 from messages.channels import private_lcm_url  # noqa: E402
 from messages.codec import StatusEncoder  # noqa: E402
-from viz import ViewerBridge  # noqa: E402
 
 CONFIG = REPO / "configs" / "demo.yaml"
 KP, KD = 400.0, 40.0
@@ -233,7 +233,7 @@ def realtime_table(rec: record.Record, duration_s: float, viz: bool) -> record.T
         lc = lcm.LCM(url)
         viz_bridge = None
         if viz:
-            from viz import ViewerBridge
+            from drivers.viz import ViewerBridge
             robot = load_robot(cfg.robot)
             viz_bridge = ViewerBridge(robot.plant, lc)
         else:

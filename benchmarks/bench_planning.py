@@ -22,7 +22,14 @@ import numpy as np
 import record
 
 from dynamics_cy import MultibodyPlant, Parser, RotationMatrix
-from planning import DampedLeastSquaresIK, InverseKinematics, PiecewisePolynomial, Solve, Toppra, ToppraDiscretization
+from dynamics_cy.planning import (
+    DampedLeastSquaresIK,
+    InverseKinematics,
+    PiecewisePolynomial,
+    Solve,
+    Toppra,
+    ToppraDiscretization,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 URDF = str(REPO / "configs" / "robots" / "iiwa14.urdf")

@@ -69,8 +69,8 @@ import record
 import serial
 import yaml
 
-from core.robot import load_robot
-from core.schema import read_yaml
+from drivers.core.robot import load_robot
+from drivers.core.schema import read_yaml
 from drivers.run_config import load_config
 from drivers.serial.protocol import MsgType, frame_size
 from messages.channels import private_lcm_url
@@ -104,8 +104,8 @@ def child(kind: str, path: str) -> int:
     if kind == "driver-pyserial":
         from drivers.serial.driver import run_from_config
         return run_from_config(cfg, fd_io=False)
-    from core.config import channels_for
-    from core.robot import build_plant
+    from drivers.core.config import channels_for
+    from drivers.core.robot import build_plant
     from drivers.sim import SimulatedRobot
     lc = lcm.LCM(cfg.lcm.url)
     robot = SimulatedRobot(build_plant(cfg.robot, simulated=True), cfg.sim, cfg.robot.protocol, channels_for(cfg), lc)

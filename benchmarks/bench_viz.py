@@ -25,10 +25,10 @@ import lcm
 import numpy as np
 import record
 
+from drivers.viz import DrawPublisher, ViewerBridge, VizConfig, draw_bodies, link_name, load_robot_message
 from dynamics_cy import MultibodyPlant, Parser
 from messages import lcmt_viewer_draw
 from messages.channels import private_lcm_url
-from viz import DrawPublisher, ViewerBridge, VizConfig, draw_bodies, link_name, load_robot_message
 
 REPO = Path(__file__).resolve().parents[1]
 ROBOT_DATA = Path(sysconfig.get_paths()["purelib"]) / "cmeel.prefix" / "share" / "example-robot-data"

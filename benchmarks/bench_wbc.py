@@ -1,4 +1,4 @@
-"""Whole-body inverse dynamics per tick: our QP (planning.whole_body: kernels + DAQP) next to PlaCo's
+"""Whole-body inverse dynamics per tick: our QP (dynamics_cy.planning.whole_body: kernels + DAQP) next to PlaCo's
 DynamicsSolver on the same robot, state and tasks, in the same run.
 
 Quadruped: Go2, 18 velocities, 4 unilateral point feet. Humanoid: G1 (29 joints), 35 velocities,
@@ -25,8 +25,8 @@ from pathlib import Path
 import numpy as np
 import record
 
-from planning.legged_models import LEGGED, example_robot_data_root, load_legged
-from planning.whole_body import ContactSurface, WholeBodyController, WholeBodyWeights
+from dynamics_cy.planning.legged_models import LEGGED, example_robot_data_root, load_legged
+from dynamics_cy.planning.whole_body import ContactSurface, WholeBodyController, WholeBodyWeights
 
 REPO = Path(__file__).resolve().parents[1]
 PLACO = REPO / ".venv-placo" / "bin" / "python"

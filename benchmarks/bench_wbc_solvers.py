@@ -18,8 +18,8 @@ import numpy as np
 import record
 import scipy.sparse as sp
 
-from planning.legged_models import load_legged
-from planning.whole_body import WholeBodyController
+from dynamics_cy.planning.legged_models import load_legged
+from dynamics_cy.planning.whole_body import WholeBodyController
 
 BIG = 1e19
 
@@ -90,8 +90,8 @@ class Daqp:
 
 
 class DaqpC:
-    """The controller's own solve: the equalities eliminated (planning._wbc_reduce), then DAQP's C
-    functions on the least-distance problem (planning._wbc_qp.DaqpQP), then x expanded."""
+    """The controller's own solve: the equalities eliminated (dynamics_cy.planning._wbc_reduce), then DAQP's C
+    functions on the least-distance problem (dynamics_cy.planning._wbc_qp.DaqpQP), then x expanded."""
 
     def __init__(self, c):
         self.c = c

@@ -1,5 +1,5 @@
-"""The whole run config: core.config's schema and rules, plus the sections the packages above core
-own, validated once into their dataclasses on the RunConfig: `viz` (viz.VizConfig), `sim`
+"""The whole run config: drivers.core.config's schema and rules, plus the sections the packages above core
+own, validated once into their dataclasses on the RunConfig: `viz` (drivers.viz.VizConfig), `sim`
 (drivers.sim.config.SimConfig), `serial` (drivers.serial.config.SerialConfig), `servo_bus`
 (drivers.serial.servo_config.ServoBusConfig) and, for robot.protocol floating_base, the legged preset
 and the whole-body weights (planning). Every entry point that reads a run config (`hil`, `python -m
@@ -8,17 +8,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core import config
-from core.config import RunConfig, check_timeout
-from core.schema import ConfigError, load
-from viz import load_viz_config
+from drivers.core import config
+from drivers.core.config import RunConfig, check_timeout
+from drivers.core.schema import ConfigError, load
+from drivers.viz import load_viz_config
 
 
 def _check_legged(cfg: RunConfig) -> None:
     """protocol floating_base: a legged preset, torque commands, whole_body (or a user's law), its weights."""
-    from planning.legged_contacts import check_feet
-    from planning.legged_models import LEGGED
-    from planning.whole_body import WholeBodyWeights
+    from drivers.legged_contacts import check_feet
+    from dynamics_cy.planning.legged_models import LEGGED
+    from dynamics_cy.planning.whole_body import WholeBodyWeights
     if cfg.robot.model not in LEGGED:
         raise ConfigError("robot.model", f"protocol floating_base takes a legged preset, one of {', '.join(LEGGED)}; "
                                          f"got {cfg.robot.model!r}")
@@ -75,5 +75,5 @@ def load_config(path: str | Path, overrides: dict | None = None) -> RunConfig:
 
 
 def parse_config(data: dict, base: Path, source: str, overrides: dict | None = None) -> RunConfig:
-    """The validated RunConfig of a config mapping (core.config.parse_config), every section typed."""
+    """The validated RunConfig of a config mapping (drivers.core.config.parse_config), every section typed."""
     return config.parse_config(data, base, source, overrides, sections=load_sections)

@@ -34,8 +34,8 @@ from typing import Annotated, Any, Literal, Optional
 import numpy as np
 from annotated_types import Ge, Len
 
-from core.config import resolve
-from core.schema import ConfigError, Help, NonNegative, Positive, load, read_yaml
+from drivers.core.config import resolve
+from drivers.core.schema import ConfigError, Help, NonNegative, Positive, load, read_yaml
 
 from .scenario import Scenario, ScenarioSpec, load_scenario
 

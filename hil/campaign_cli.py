@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from core.schema import ConfigError
+from drivers.core.schema import ConfigError
 
 from .cli_table import Command, arg
 from .progress import ProgressBar

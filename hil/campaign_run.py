@@ -31,15 +31,15 @@ ENGINES = ("ray", "pool", "sequential")
 
 @functools.lru_cache(maxsize=4)
 def _robot(model: str, weld, end_effector, protocol: str, command: str):
-    from core.config import RobotConfig
-    from core.robot import load_robot
+    from drivers.core.config import RobotConfig
+    from drivers.core.robot import load_robot
     return load_robot(RobotConfig(model, protocol, weld, end_effector, command))
 
 
 @functools.lru_cache(maxsize=4)
 def _parsed(model: str, weld):
-    from core.config import RobotConfig
-    from core.robot import parse_model
+    from drivers.core.config import RobotConfig
+    from drivers.core.robot import parse_model
     return parse_model(RobotConfig(model, weld=weld))
 
 
@@ -47,8 +47,8 @@ def _parsed(model: str, weld):
 def _plant(model: str, weld, end_effector, payload: tuple):
     """The simulated plant with this payload: the parsed model copied (a varied payload costs a copy
     and a Finalize, ~3 ms for the iiwa, not a parse), the same payload reused."""
-    from core.config import RobotConfig
-    from core.robot import build_plant
+    from drivers.core.config import RobotConfig
+    from drivers.core.robot import build_plant
     from drivers.sim.config import PayloadConfig
     mass, com, inertia, frame = payload
     return build_plant(RobotConfig(model, weld=weld, end_effector=end_effector),
@@ -203,7 +203,7 @@ def _run_ray(campaign: Campaign, seeds: list[int], workers: int, on_rows: Callab
         try:
             ray.init(address=address, **kwargs)
         except ConnectionError as e:
-            from core.schema import ConfigError
+            from drivers.core.schema import ConfigError
             raise ConfigError("", f"--address {address}: no Ray cluster to join ({e}); start one with "
                                   "`ray start --head`, or leave out --address for a local one") from None
     try:

@@ -10,9 +10,9 @@ import sys
 import time
 from pathlib import Path
 
-from core.paths import CONFIGS
-from core.schema import ConfigError, LogError
-from core.signals import stop_on_signals
+from drivers.core.paths import CONFIGS
+from drivers.core.schema import ConfigError, LogError
+from drivers.core.signals import stop_on_signals
 
 from . import __version__, campaign_cli
 from .cli_table import Arg, Command, add_commands, arg, command_list
@@ -104,7 +104,7 @@ def cmd_run(args, live: StatusLine | None = None, robot_processes=()) -> int:
     --check-alloc the config runs in lockstep against the simulated robot instead, and prints what the
     law's update() allocates per tick (exit 0: nothing, 1: it allocates on more than 1% of the ticks or keeps
     memory, 3: the run faulted, so the law was measured on fewer ticks or none)."""
-    from core.config import open_lcm
+    from drivers.core.config import open_lcm
 
     from .hardware import robot_for
     from .lifecycle import Mode
@@ -157,16 +157,16 @@ def _check_alloc(cfg, args) -> int:
 
 def _viewer(cfg, plant, lc):
     """The viewer bridge of the config's `viz:` section, or None when it is off."""
-    from core.config import channels_for
-    from viz import ViewerBridge
+    from drivers.core.config import channels_for
+    from drivers.viz import ViewerBridge
     return ViewerBridge(plant, lc, channels_for(cfg), cfg.viz) if cfg.viz.enabled else None
 
 
 def _meldis_command(cfg, plant=None) -> str:
     """The Meldis command line whose camera frames the config's robot at its initial positions
-    (viz.camera), the parameters written to a temporary file."""
-    from core.robot import build_plant
-    from viz.camera import write_meshcat_params
+    (drivers.viz.camera), the parameters written to a temporary file."""
+    from drivers.core.robot import build_plant
+    from drivers.viz.camera import write_meshcat_params
     plant = plant or build_plant(cfg.robot)
     q = cfg.sim.initial_positions
     q = q if q is not None and len(q) == plant.num_positions() else None
@@ -179,9 +179,9 @@ def cmd_viz(args) -> int:
 
     Subscribes to the robot's status channel and publishes lcmt_viewer_load_robot and
     lcmt_viewer_draw for it (robot, lcm, channels and viz sections; docs/viz.md)."""
-    from core.config import channels_for, open_lcm
-    from core.robot import build_plant
-    from viz.standalone import run
+    from drivers.core.config import channels_for, open_lcm
+    from drivers.core.robot import build_plant
+    from drivers.viz.standalone import run
     cfg = _load(args.config, args.lcm_url)
     channels = channels_for(cfg)
     plant = build_plant(cfg.robot)
@@ -209,7 +209,7 @@ def cmd_demo(args) -> int:
     if Path(args.config).is_file() and is_legged_scenario(args.config):      # a legged robot (docs/wbc.md)
         from messages.channels import DEFAULT_LCM_URL
         return run_legged_demo(args.config, args.duration, args.lcm_url or DEFAULT_LCM_URL)
-    from core.robot import load_robot
+    from drivers.core.robot import load_robot
     cfg = _load(args.config, args.lcm_url)
     legged = cfg.robot.protocol == "floating_base"       # the simulated legged robot draws itself
     if not legged:                      # a bad model is reported once, before the simulator starts,
@@ -313,7 +313,7 @@ def cmd_regress(args) -> int:
     (legged_*.yaml) in whole-body control.
     Prints a table and writes a JSON report. Exit 0 when all pass, 1 when one fails, 2 for a bad
     scenario file. docs/regress.md describes the scenario files."""
-    from core.robot import build_plant
+    from drivers.core.robot import build_plant
 
     from .regress import DEFAULT_DIR, find_scenarios, format_table, run_all, write_report
     from .scenario import load_scenario

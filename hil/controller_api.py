@@ -32,7 +32,7 @@ import difflib
 
 import numpy as np
 
-from core.schema import ConfigError, load
+from drivers.core.schema import ConfigError, load
 
 from .lifecycle import Lifecycle
 
@@ -141,7 +141,7 @@ class Controller(Lifecycle):
     (the law's own allocation-free dynamics_cy Kernels), `n` (the actuated joints: command.tau's
     size), `nq`, `nv` (the plant's positions and velocities: state.q's and state.v's sizes; an arm's
     are n), `joint_names`, `end_effector` (the frame Cartesian laws use), `contacts` (a legged
-    robot's feet: planning.legged_contacts' contact points and surfaces), `period` (s), `params`.
+    robot's feet: drivers.legged_contacts' contact points and surfaces), `period` (s), `params`.
 
     `adds_bias`: the law's τ includes C(q, v) v + d∘v (a model-based law); behind a driver that runs
     its own inverse dynamics (robot.command position_and_torque) the loop subtracts it.
@@ -218,7 +218,7 @@ class FunctionController(Controller):
 
 
 def _load_model(model, data, key: str):
-    """A pydantic model's instance from a mapping, with core.schema's error contract (unknown keys
+    """A pydantic model's instance from a mapping, with drivers.core.schema's error contract (unknown keys
     refused with a did-you-mean, the first error named by its key)."""
     from pydantic import ValidationError
     data = {} if data is None else data

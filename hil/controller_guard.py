@@ -16,7 +16,7 @@ import tracemalloc
 from pathlib import Path
 from time import perf_counter_ns
 
-from core._control import hist_add
+from drivers.core._control import hist_add
 
 from .sketch import LogHistogram
 

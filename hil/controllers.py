@@ -33,9 +33,9 @@ from pathlib import Path
 
 import numpy as np
 
-from core import _control
-from core.config import ControllerConfig
-from core.schema import ConfigError, NonNegative
+from drivers.core import _control
+from drivers.core.config import ControllerConfig
+from drivers.core.schema import ConfigError, NonNegative
 
 from .controller_api import Controller, FunctionController
 from .legged import WholeBody

@@ -1,7 +1,7 @@
 """A legged robot behind the loop: robot.protocol floating_base, the project's floating-base protocol
 (lcmt_hil_floating_base_status in, lcmt_hil_joint_command out; docs/wbc.md), on hil.hardware's seam.
 
-    robot = legged_robot(cfg)                 # core.robot.Robot of the preset: the plant with its free
+    robot = legged_robot(cfg)                 # drivers.core.robot.Robot of the preset: the plant with its free
                                               # body, the actuated joints, the feet (robot.contacts)
     hw = FloatingBaseHardware(cfg, robot, lc, channels, clock)       # (hardware_for picks it)
     sim = make_legged_sim(cfg, robot, lc)                            # the simulated robot on the same plant
@@ -21,14 +21,14 @@ from collections import deque
 
 import numpy as np
 
-from core import _control
-from core.config import RunConfig, channels_for
-from core.robot import Robot
+from drivers.core import _control
+from drivers.core.config import RunConfig, channels_for
+from drivers.core.robot import Robot
+from drivers.legged_contacts import legged_feet
 from drivers.sim.legged import SimulatedLeggedRobot
+from dynamics_cy.planning.legged_models import load_legged
 from messages import lcmt_hil_floating_base_status, lcmt_hil_joint_command
 from messages.validation import MessageDecoder
-from planning.legged_contacts import legged_feet
-from planning.legged_models import load_legged
 
 from .controller_api import ContactState
 from .hardware import Hardware
@@ -45,7 +45,7 @@ class Commands:
 
 def legged_robot(cfg: RunConfig) -> Robot:
     """The run config's legged preset as the loop's Robot: the plant (with the simulator's foot
-    spheres and actuators, planning.legged_models.load_legged), its actuated joints in actuator order,
+    spheres and actuators, dynamics_cy.planning.legged_models.load_legged), its actuated joints in actuator order,
     the feet (controller.whole_body.contacts, else the preset's) and the standing q."""
     plant, contacts, q0 = load_legged(cfg.robot.model, simulation=True, feet=legged_feet(cfg))
     actuators = sorted((plant.get_joint_actuator(i) for i in plant.GetJointActuatorIndices()),
@@ -181,7 +181,7 @@ def make_legged_sim(cfg: RunConfig, robot: Robot, lc, *, viz=None) -> SimulatedL
 def run_legged_sim(cfg: RunConfig, duration: float | None = None, stop=None, viz: bool | None = None, out=None) -> dict:
     """`hil sim CONFIG` for protocol floating_base: the simulated legged robot paced to the wall
     clock on cfg.lcm.url; prints a start line and the summary, returns the summary."""
-    from core.config import open_lcm
+    from drivers.core.config import open_lcm
     out = out or sys.stdout
     viz_cfg = cfg.viz
     if viz is not None:

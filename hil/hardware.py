@@ -30,10 +30,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from core import _control
-from core.clock import StatusClock
-from core.config import RunConfig
-from core.robot import Robot
+from drivers.core import _control
+from drivers.core.clock import StatusClock
+from drivers.core.config import RunConfig
+from drivers.core.robot import Robot
 from messages.codec import CommandDecoder, CommandEncoder, StatusDecoder
 
 log = logging.getLogger(__name__)
@@ -344,12 +344,12 @@ PROTOCOLS = {"iiwa": IiwaHardware, "panda": PandaHardware}
 
 
 def robot_for(cfg: RunConfig) -> Robot:
-    """The loop's Robot of a run config: robot.model parsed (core.robot.load_robot), or for
+    """The loop's Robot of a run config: robot.model parsed (drivers.core.robot.load_robot), or for
     robot.protocol floating_base the legged preset (hil.floating_base.legged_robot)."""
     if cfg.robot.protocol == "floating_base":
         from .floating_base import legged_robot
         return legged_robot(cfg)
-    from core.robot import load_robot
+    from drivers.core.robot import load_robot
     return load_robot(cfg.robot)
 
 

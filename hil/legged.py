@@ -1,7 +1,7 @@
 """The built-in law of a legged robot: whole-body torque control (controller.type whole_body, docs/wbc.md),
 an ordinary user of the public API (hil.controller_api) on the loop's floating base.
 
-    WholeBody: each tick one planning.whole_body QP on (q, v) of the floating base; τ its joint torques.
+    WholeBody: each tick one dynamics_cy.planning.whole_body QP on (q, v) of the floating base; τ its joint torques.
 
 On activation (the safety enters RUNNING) the targets hold the robot where it is (the CoM, the base
 pose, the posture, the feet); change them on ``law.wbc`` (``com_target``, ``active``, ...). The law
@@ -13,15 +13,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.config import WholeBodyConfig
-from core.schema import load
-from planning.whole_body import WholeBodyController, WholeBodyWeights, qp_status_text
+from drivers.core.config import WholeBodyConfig
+from drivers.core.schema import load
+from dynamics_cy.planning.whole_body import WholeBodyController, WholeBodyWeights, qp_status_text
 
 from .controller_api import Controller
 
 
 class WholeBody(Controller):
-    """τ from the whole-body QP (planning.whole_body.WholeBodyController) each tick. Params: the
+    """τ from the whole-body QP (dynamics_cy.planning.whole_body.WholeBodyController) each tick. Params: the
     config's controller.whole_body section."""
 
     name = "whole_body"

@@ -24,7 +24,7 @@ import time
 import lcm
 import numpy as np
 
-from core.schema import LogError, parse_yaml
+from drivers.core.schema import LogError, parse_yaml
 from messages import lcmt_hil_floating_base_status, lcmt_hil_joint_command
 from messages.channels import Channels
 from messages.logs import read_events
@@ -196,12 +196,12 @@ def plot_legged_log(traces: dict, path: str) -> None:
 
 
 class Drawing:
-    """The statuses drawn for Meldis on the LCM at `url` (viz.ViewerBridge: the robot and the
+    """The statuses drawn for Meldis on the LCM at `url` (drivers.viz.ViewerBridge: the robot and the
     simulator's ground) as the replay delivers them, no faster than the log's clock."""
 
     def __init__(self, plant, url: str, ground_height: float):
         from drivers.sim.contact import ground_visual
-        from viz import ViewerBridge, VizConfig
+        from drivers.viz import ViewerBridge, VizConfig
         self.lc = lcm.LCM(url)
         self.bridge = ViewerBridge(plant, self.lc, Channels(), VizConfig(), anchored=[ground_visual(ground_height)])
         self.q = plant.GetDefaultPositions()
@@ -222,7 +222,7 @@ def replay_legged(path, cfg, start, end, tolerance: float, corrupt, skip, viz_ur
     """The statuses of the log through the controller of `cfg` again; its commands compared with the
     recorded ones (see the module docstring). corrupt/skip as in hil.replay.replay; viz_url: draw
     them for Meldis on that LCM URL (Drawing)."""
-    from core.config import channels_for
+    from drivers.core.config import channels_for
 
     from .floating_base import legged_robot
     from .lifecycle import Mode

@@ -3,7 +3,7 @@ legged robot (drivers.sim.legged) and the loop (hil.loop) with whole-body torque
 in lockstep over memq:// LCM, applies the scenario's events, and checks its criteria (docs/wbc.md, Scenarios).
 
     legged:
-      robot: go2                     # a planning.legged_models preset: go2 or g1
+      robot: go2                     # a dynamics_cy.planning.legged_models preset: go2 or g1
       mu: 0.6                        # friction coefficient of the controller's pyramids
       f_min: 0.0                     # N, least normal force on a foot in contact
       effort_limit: null             # N·m, every joint (null: none)
@@ -32,11 +32,11 @@ from typing import Annotated, Optional
 import lcm
 import numpy as np
 
-from core.schema import ConfigError, Help, NonNegative, Positive, load, read_yaml
+from drivers.core.schema import ConfigError, Help, NonNegative, Positive, load, read_yaml
 from drivers.sim.config import SimConfig
+from dynamics_cy.planning.legged_models import LEGGED
+from dynamics_cy.planning.whole_body import WholeBodyWeights
 from messages.enums import SafetyState
-from planning.legged_models import LEGGED
-from planning.whole_body import WholeBodyWeights
 
 
 @dataclass
@@ -107,7 +107,7 @@ def load_legged_scenario(path: str | Path) -> tuple[LeggedRun, LeggedScenarioSpe
 class LeggedRig:
     """A legged preset under the loop (hil.loop, controller whole_body) in lockstep with the simulated
     robot on one LCM: run(seconds) ticks the loop, each tick one physics step. `controller`:
-    controller.whole_body keys (mu, f_min, effort_limit, weights, ...); `viz` (True or a viz.VizConfig):
+    controller.whole_body keys (mu, f_min, effort_limit, weights, ...); `viz` (True or a drivers.viz.VizConfig):
     the simulated robot draws itself, the ground and the contact forces for Meldis. On an LCM other
     than memq:// (a UDP multicast group) each tick waits for the status its command stepped."""
 

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import lcm
 
-from core.config import RunConfig, channels_for
-from core.robot import build_plant
-from core.schema import ConfigError
+from drivers.core.config import RunConfig, channels_for
+from drivers.core.robot import build_plant
+from drivers.core.schema import ConfigError
 from drivers.sim.robot import SimulatedRobot
 
 from .hardware import robot_for
@@ -32,7 +32,7 @@ def make_lockstep(cfg: RunConfig, lc=None, viz=None, trace_every: int = 1, plant
     """(loop, simulated robot) sharing `lc` (default: a new memq:// LCM), the loop CONFIGURED with the
     simulator, ready to run. `viz`: a ViewerBridge for the loop, or None: then the simulated robot
     publishes the viewer messages if the config's viz section is enabled (its `viewer`). `plant` (the
-    simulated robot's, with its payload) and `robot` (the loop's core.robot.Robot): already loaded ones
+    simulated robot's, with its payload) and `robot` (the loop's drivers.core.robot.Robot): already loaded ones
     to reuse (default: loaded from cfg.robot). `loop_options`: ControlLoop's (controller, check_alloc,
     fault_on_overrun)."""
     lc = lc or lcm.LCM("memq://")

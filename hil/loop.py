@@ -29,10 +29,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core import _control
-from core.clock import LockstepClock, RealTimeClock
-from core.config import RunConfig, channels_for
-from core.robot import Robot
+from drivers.core import _control
+from drivers.core.clock import LockstepClock, RealTimeClock
+from drivers.core.config import RunConfig, channels_for
+from drivers.core.robot import Robot
 from messages.enums import SafetyState
 
 from .controller_api import Command, State

@@ -14,7 +14,7 @@ import json
 import math
 from pathlib import Path
 
-from core.schema import LogError
+from drivers.core.schema import LogError
 from messages import errors
 from messages.logs import read_events
 from messages.registry import type_for_fingerprint

@@ -13,7 +13,7 @@ import errno
 import gc
 import os
 
-from core.schema import ConfigError
+from drivers.core.schema import ConfigError
 
 MCL_CURRENT, MCL_FUTURE = 1, 2
 

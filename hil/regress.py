@@ -27,8 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
-from core.paths import CONFIGS
-from core.schema import ConfigError
+from drivers.core.paths import CONFIGS
+from drivers.core.schema import ConfigError
 from messages.channels import private_lcm_url
 
 from .progress import ProgressBar
@@ -157,8 +157,8 @@ def _run_serial(sc: Scenario, link: str = "serial"):
     """The loop against `hil serial-device` and `hil serial` on a private multicast group and pty."""
     import lcm
 
-    from core.config import dump_config
-    from core.robot import load_robot
+    from drivers.core.config import dump_config
+    from drivers.core.robot import load_robot
     from drivers.run_config import parse_config
 
     from .lifecycle import Mode

@@ -23,10 +23,10 @@ from pathlib import Path
 import lcm
 import numpy as np
 
-from core.config import RunConfig, channels_for
-from core.paths import CONFIGS
-from core.robot import load_robot
-from core.schema import ConfigError, LogError, parse_yaml
+from drivers.core.config import RunConfig, channels_for
+from drivers.core.paths import CONFIGS
+from drivers.core.robot import load_robot
+from drivers.core.schema import ConfigError, LogError, parse_yaml
 from drivers.run_config import parse_config
 from messages import lcmt_hil_safety_event
 from messages.codec import CommandDecoder, StatusDecoder

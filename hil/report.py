@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from core.schema import LogError, parse_yaml
+from drivers.core.schema import LogError, parse_yaml
 from messages import lcmt_hil_telemetry
 from messages.channels import Channels
 from messages.codec import CommandDecoder, StatusDecoder

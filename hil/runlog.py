@@ -15,7 +15,7 @@ import time
 from importlib import metadata
 from pathlib import Path
 
-from core.config import RunConfig, channels_for, dump_config
+from drivers.core.config import RunConfig, channels_for, dump_config
 from messages import lcmt_hil_run_info
 from messages.lcm_tools import lcm_tool
 from messages.logs import LogRecorder, read_events

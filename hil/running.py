@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core.config import RunConfig
+from drivers.core.config import RunConfig
 
 from .lifecycle import Mode
 
 
 def load(config, overrides: dict | None = None) -> RunConfig:
     """A RunConfig from a path (YAML), a mapping (relative paths from the current directory) or a
-    RunConfig; `overrides` replace sections' keys. Errors are core.schema.ConfigError."""
+    RunConfig; `overrides` replace sections' keys. Errors are drivers.core.schema.ConfigError."""
     from drivers.run_config import load_config, parse_config
     if isinstance(config, RunConfig):
         return config if not overrides else parse_config(_as_dict(config), Path.cwd(), config.source or "config",
@@ -31,7 +31,7 @@ def load(config, overrides: dict | None = None) -> RunConfig:
 def _as_dict(cfg: RunConfig) -> dict:
     import yaml
 
-    from core.config import dump_config
+    from drivers.core.config import dump_config
     return yaml.safe_load(dump_config(cfg))
 
 
@@ -51,7 +51,7 @@ def run(config, controller=None, *, duration: float | None = None, mode: Mode | 
             return loop.run(duration, on_tick=on_tick)
         finally:
             loop.close()
-    from core.config import open_lcm
+    from drivers.core.config import open_lcm
 
     from .hardware import robot_for
     from .loop import ControlLoop

@@ -16,8 +16,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from core import _control
-from core.config import SafetyConfig
+from drivers.core import _control
+from drivers.core.config import SafetyConfig
 from messages import lcmt_hil_estop
 from messages.enums import FaultCode, SafetyState
 from messages.validation import MessageDecoder

@@ -33,8 +33,8 @@ from typing import Annotated, Any, Literal
 
 import numpy as np
 
-from core.config import RunConfig
-from core.schema import ConfigError, Help, NonNegative, Positive, load, read_yaml
+from drivers.core.config import RunConfig
+from drivers.core.schema import ConfigError, Help, NonNegative, Positive, load, read_yaml
 from drivers.run_config import parse_config
 
 PerJoint = float | list[float]

@@ -3,7 +3,7 @@ and the head and tail of an event stream (HeadTail).
 
 Log-linear bins (HdrHistogram's layout): exact below 128 ns, then 128 bins per power of two, so a
 bin [lo, lo + w) has w ≤ lo / 128 and a quantile read from it is within 0.4 % of the true one
-(the bin's midpoint). add() is allocation-free (core._control.hist_add); hand-written rather than the
+(the bin's midpoint). add() is allocation-free (drivers.core._control.hist_add); hand-written rather than the
 `hdrhistogram` package, whose record_value allocates Python objects in the tick.
 """
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections import deque
 
 import numpy as np
 
-from core import _control
+from drivers.core import _control
 
 SUB = 128
 

@@ -11,7 +11,7 @@ import json
 
 import numpy as np
 
-from core import _control
+from drivers.core import _control
 from messages import lcmt_hil_safety_event
 from messages.codec import TelemetryEncoder
 from messages.enums import ControllerState
@@ -169,7 +169,7 @@ def format_summary(s: dict) -> str:
     # The viewer bridge's counters: the loop's (measured q) and the simulated plant's (its own q).
     for label, viz in (("viz", s.get("viz")), ("viz (simulated plant)", sim.get("viz"))):
         if viz:
-            from viz import format_counters
+            from drivers.viz import format_counters
             lines.append(f"{label}: {format_counters(viz)}")
     if "log" in s:
         lines.append(f"log: {json.dumps(s['log'])}")

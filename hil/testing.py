@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from core.paths import CONFIGS
+from drivers.core.paths import CONFIGS
 from messages.enums import SafetyState
 
 # The shipped robot configs by name: (file under configs/, the distribution its model needs or None).
@@ -39,8 +39,8 @@ def config_path(name: str) -> Path:
 
 def missing_module(name: str) -> str | None:
     """The distribution robot `name`'s model needs when it is not installed, else None (example-robot-data
-    installs no importable module: its models are found where planning.legged_models looks)."""
-    from planning.legged_models import example_robot_data_root
+    installs no importable module: its models are found where dynamics_cy.planning.legged_models looks)."""
+    from dynamics_cy.planning.legged_models import example_robot_data_root
     needs = ROBOTS[name][1]
     return needs if needs is not None and example_robot_data_root() is None else None
 

@@ -11,9 +11,9 @@ import logging
 
 import numpy as np
 
-from core import _control
-from core.config import SafetyConfig, TrajectoryConfig
-from core.schema import ConfigError
+from drivers.core import _control
+from drivers.core.config import SafetyConfig, TrajectoryConfig
+from drivers.core.schema import ConfigError
 from messages import lcmt_hil_joint_plan, lcmt_robot_state
 from messages.validation import MessageDecoder
 
@@ -235,7 +235,7 @@ class CartesianMove(Source):
             self._plan(np.array(q, dtype=float))
 
     def _plan(self, q0: np.ndarray) -> None:
-        from planning.cartesian import plan_cartesian_move
+        from dynamics_cy.planning.cartesian import plan_cartesian_move
         try:
             traj = plan_cartesian_move(self.plant, q0, self.frame, self.X_WG, velocity_scale=self.scales[0],
                                        acceleration_scale=self.scales[1], effort_scale=self.scales[2],

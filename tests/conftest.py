@@ -7,8 +7,8 @@ from pathlib import Path
 import lcm
 import pytest
 
+from dynamics_cy.planning.legged_models import example_robot_data_root
 from messages.channels import private_lcm_url
-from planning.legged_models import example_robot_data_root
 
 REPO = Path(__file__).resolve().parent.parent
 IIWA_URDF = REPO / "configs" / "robots" / "iiwa14.urdf"

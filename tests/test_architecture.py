@@ -1,11 +1,11 @@
 """The package graph of DESIGN.md ("Dependencies run one way") and the module size limit, read from
 the source: every import of every module (at the top, inside functions, relative ones, and the
-`cimport`s of .pyx/.pxd/.pxi files) must point to the module's own package or one below it.
+`cimport`s of .pyx/.pxd/.pxi files) must point to the module's own layer or one below it.
 
-    dynamics_cy, messages      (bottom: no project imports)
-    core                       (config schema, clocks, compiled small-vector helpers, errors)
-    viz                        (the viewer bridge)
-    planning, drivers          (never import hil; planning never imports drivers)
+    dynamics_cy, messages      (bottom: no project imports; dynamics_cy.planning on dynamics_cy only)
+    drivers.core               (config schema, clocks, compiled small-vector helpers, signals)
+    drivers.viz                (the viewer bridge)
+    drivers                    (the simulated plant, the serial links, the run config; never hil)
     hil                        (top)
 """
 from __future__ import annotations
@@ -19,16 +19,27 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 GENERATED = ("messages/drake/", "messages/hilmsg/")     # lcm-gen output
 
+# The layers (a package, or a subpackage that is a layer of its own) and those each may import.
 BELOW = {
     "dynamics_cy": set(),
+    "dynamics_cy.planning": {"dynamics_cy"},
     "messages": set(),
-    "core": {"dynamics_cy", "messages"},
-    "viz": {"core", "dynamics_cy", "messages"},
-    "planning": {"viz", "core", "dynamics_cy", "messages"},
-    "drivers": {"planning", "viz", "core", "dynamics_cy", "messages"},
-    "hil": {"drivers", "planning", "viz", "core", "dynamics_cy", "messages"},
+    "drivers.core": {"dynamics_cy", "messages"},
+    "drivers.viz": {"drivers.core", "dynamics_cy", "messages"},
+    "drivers": {"drivers.viz", "drivers.core", "dynamics_cy.planning", "dynamics_cy", "messages"},
+    "hil": {"drivers", "drivers.viz", "drivers.core", "dynamics_cy.planning", "dynamics_cy", "messages"},
 }
-PACKAGES = set(BELOW)
+PACKAGES = {layer.split(".")[0] for layer in BELOW}     # the import names the distribution installs
+
+
+def layer_of(module: str) -> str | None:
+    """The layer a module belongs to: the longest layer name that prefixes it (None: not ours)."""
+    parts = module.split(".")
+    for i in range(len(parts), 0, -1):
+        if ".".join(parts[:i]) in BELOW:
+            return ".".join(parts[:i])
+    return None
+
 
 MAX_LINES = 600
 
@@ -72,24 +83,33 @@ def imported(path: Path) -> set[str]:
 
 def test_the_scan_sees_every_kind_of_import():
     """The scanner finds what it is meant to check: a relative import inside a function, a cimport."""
-    assert "core.config" in imported(REPO / "core" / "robot.py")                 # from .config import
+    assert "drivers.core.config" in imported(REPO / "drivers" / "core" / "robot.py")      # from .config import
     assert "dynamics_cy._linalg" in imported(REPO / "drivers" / "sim" / "_physics.pyx")  # cimport
-    assert "planning.whole_body" in imported(REPO / "drivers" / "run_config.py")        # inside a function
+    assert "dynamics_cy.planning.whole_body" in imported(REPO / "drivers" / "run_config.py")   # inside a function
     assert len(modules()) > 100
 
 
-@pytest.mark.parametrize("package", sorted(PACKAGES))
-def test_imports_run_one_way(package):
+@pytest.mark.parametrize("layer", sorted(BELOW))
+def test_imports_run_one_way(layer):
     wrong = []
     for path in modules():
         rel = path.relative_to(REPO)
-        if rel.parts[0] != package:
+        if layer_of(".".join(rel.with_suffix("").parts)) != layer:
             continue
         for name in sorted(imported(path)):
-            top = name.split(".")[0]
-            if top in PACKAGES and top != package and top not in BELOW[package]:
+            target = layer_of(name)
+            if target is not None and target != layer and target not in BELOW[layer]:
                 wrong.append(f"{rel} imports {name}")
-    assert not wrong, f"{package} may import only {sorted(BELOW[package])}:\n" + "\n".join(wrong)
+    assert not wrong, f"{layer} may import only {sorted(BELOW[layer])}:\n" + "\n".join(wrong)
+
+
+def test_the_distribution_installs_only_its_import_names():
+    """pyproject's package list names exactly the four import names (no `core`, `viz`, `planning`,
+    no importable `configs`)."""
+    text = (REPO / "pyproject.toml").read_text()
+    found = re.search(r"\[tool\.setuptools\.packages\.find\]\s*include = \[([^]]*)\]", text).group(1)
+    assert sorted(x.strip().strip('"').rstrip("*") for x in found.split(",")) == sorted(PACKAGES)
+    assert sorted(PACKAGES) == ["drivers", "dynamics_cy", "hil", "messages"]
 
 
 def test_no_hand_written_module_is_too_long():

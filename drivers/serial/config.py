@@ -2,7 +2,7 @@
 
 Every key, its unit and default is documented in docs/serial_protocol.md (section 9).
 `load_serial_config(mapping)` validates the section into a SerialConfig (a loaded run config's
-`cfg.serial`, drivers.run_config); errors are core.schema.ConfigError naming the key, e.g.
+`cfg.serial`, drivers.run_config); errors are drivers.core.schema.ConfigError naming the key, e.g.
 `serial.link_timeout: must be longer than stale_timeout (0.01 s), got 0.005`. Per-joint values
 (safe_damping, torque_constant) are checked against the joint count where the driver or board is built.
 """
@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal, Optional
 
 from annotated_types import Ge, Gt, Le
 
-from core.schema import ConfigError, Fraction, Help, NonNegative, Period, Rate, Timeout, load
+from drivers.core.schema import ConfigError, Fraction, Help, NonNegative, Period, Rate, Timeout, load
 
 from .protocol import MAX_FAULT_TEXT, MAX_JOINTS, FaultCode
 

@@ -36,9 +36,9 @@ from pathlib import Path
 
 import numpy as np
 
-from core import _control
-from core.schema import ConfigError
-from core.signals import stop_on_signals
+from drivers.core import _control
+from drivers.core.schema import ConfigError
+from drivers.core.signals import stop_on_signals
 from drivers.sim._physics import gather, scatter
 from drivers.sim.config import SimConfig, per_joint
 from drivers.sim.physics import Physics, joint_inertias
@@ -443,11 +443,11 @@ def format_summary(s: dict) -> str:
 
 
 def run_from_config(cfg, duration: float | None = None, port: str | None = None, out=sys.stdout) -> int:
-    """`hil serial-device CONFIG`: the simulated board of a run config (core.config.RunConfig with a
+    """`hil serial-device CONFIG`: the simulated board of a run config (drivers.core.config.RunConfig with a
     `serial` section) until `duration` s, SIGINT or SIGTERM. `port` overrides the link path
     (default: serial.device.link, else serial.port). Prints `device ready: <pty> (link <path>)`,
     then a summary; returns 0."""
-    from core.robot import build_plant
+    from drivers.core.robot import build_plant
     from drivers.run_config import required
     serial_cfg, sim = required(cfg, "serial"), cfg.sim
     if sim.faults:

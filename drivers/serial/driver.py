@@ -17,7 +17,7 @@ POLL_S between wake-ups), then
   with exponential backoff. A connection counts from the board's CONFIG (asked for on opening).
 
 Bad bytes, frames and commands are counted, never raised; what cannot work (a board with another
-joint count, effort kind or joint kinds) raises core.schema.ConfigError naming it.
+joint count, effort kind or joint kinds) raises drivers.core.schema.ConfigError naming it.
 
 pyserial opens and configures the port (any URL it accepts) and does the I/O of URL ports; on a
 device file (a tty, a pty) the driver reads and writes the port's file descriptor itself, as
@@ -38,9 +38,9 @@ from collections import deque
 import numpy as np
 import serial
 
-from core.config import open_lcm
-from core.schema import ConfigError
-from core.signals import stop_on_signals
+from drivers.core.config import open_lcm
+from drivers.core.schema import ConfigError
+from drivers.core.signals import stop_on_signals
 from drivers.sim.config import per_joint
 from messages.codec import CommandDecoder, StatusEncoder
 from messages.hilmsg import lcmt_hil_driver_health
@@ -477,12 +477,12 @@ def format_summary(s: dict) -> str:
 
 
 def run_from_config(cfg, duration: float | None = None, out=sys.stdout, fd_io: bool = True) -> int:
-    """`hil serial CONFIG`: the driver of a run config (core.config.RunConfig with a `serial` section)
+    """`hil serial CONFIG`: the driver of a run config (drivers.core.config.RunConfig with a `serial` section)
     until `duration` s, SIGINT or SIGTERM; prints a start line and a summary, returns 0. A board that
     does not match the robot raises ConfigError. fd_io: as SerialDriver's."""
 
-    from core.config import channels_for
-    from core.robot import load_robot
+    from drivers.core.config import channels_for
+    from drivers.core.robot import load_robot
     from drivers.run_config import required
     config = required(cfg, "serial")
     robot = load_robot(cfg.robot)

@@ -2,7 +2,7 @@
 
 Every key, its unit and default is in docs/servo_bus.md. `load_servo_config(mapping)` validates
 the section into a ServoBusConfig (a loaded run config's `cfg.servo_bus`; errors are
-core.schema.ConfigError naming the key, e.g. `servo_bus.joints[2].model: unknown servo model
+drivers.core.schema.ConfigError naming the key, e.g. `servo_bus.joints[2].model: unknown servo model
 'XM540'; known: ...`); `check_joints(config, plant)` checks the joint names against the robot model.
 
 Joint mapping, per joint (direction d = ±1, gear ratio g = servo turns per joint turn, offset o
@@ -23,7 +23,7 @@ from typing import Annotated, Literal, Optional
 
 from annotated_types import Ge, Gt, Le
 
-from core.schema import ConfigError, Help, NonNegative, Positive, Rate, Timeout, load
+from drivers.core.schema import ConfigError, Help, NonNegative, Positive, Rate, Timeout, load
 
 from .config import ReconnectConfig
 from .servo_models import BAUD_RATES, BUS_WATCHDOG_UNIT, ServoModel, model

@@ -32,8 +32,8 @@ import time
 import numpy as np
 import serial
 
-from core.config import open_lcm
-from core.signals import stop_on_signals
+from drivers.core.config import open_lcm
+from drivers.core.signals import stop_on_signals
 from messages.codec import CommandDecoder, StatusEncoder
 
 from . import dynamixel as dxl
@@ -536,8 +536,8 @@ class ServoDriver:
 def run_from_config(cfg, duration: float | None = None, out=sys.stdout) -> int:
     """`hil servo-bus CONFIG`: the driver of a run config's `servo_bus` section until duration, SIGINT,
     SIGTERM or SIGHUP (torque off, exit 0)."""
-    from core.config import channels_for
-    from core.robot import load_robot
+    from drivers.core.config import channels_for
+    from drivers.core.robot import load_robot
     from drivers.run_config import required
     config = required(cfg, "servo_bus")
     robot = load_robot(cfg.robot)

@@ -64,7 +64,7 @@ class PlantLoad:
 def build_bus(cfg, link: str | None = None) -> SimulatedServoBus:
     """The simulated bus of a run config (robot, servo_bus and sim sections), its pty linked at
     `link` (default: servo_bus.device.link or servo_bus.port)."""
-    from core.robot import build_plant, load_robot
+    from drivers.core.robot import build_plant, load_robot
     from drivers.run_config import required
     config, sim = required(cfg, "servo_bus"), cfg.sim
     robot = load_robot(cfg.robot)

@@ -3,7 +3,7 @@
 Every key, its unit and default is documented in docs/sim.md. `load_sim_config(mapping)` validates a
 mapping (the YAML section) into a SimConfig (a loaded run config's `cfg.sim`, drivers.run_config);
 `SimConfig.validate()` runs the cross-field checks again on a config built in code. Errors are
-core.schema.ConfigError naming the key, e.g. `sim.faults[1].delay: is required for a latency fault`.
+drivers.core.schema.ConfigError naming the key, e.g. `sim.faults[1].delay: is required for a latency fault`.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal, Optional
 import numpy as np
 from annotated_types import Len
 
-from core.schema import ConfigError, Help, NonNegative, Positive, load
+from drivers.core.schema import ConfigError, Help, NonNegative, Positive, load
 
 from .real_drivers import FrankaDriverConfig, KukaDriverConfig
 

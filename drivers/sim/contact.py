@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.schema import ConfigError
+from drivers.core.schema import ConfigError
 from dynamics_cy import (
     Box,
     CalcContactFrictionFromSurfaceProperties,

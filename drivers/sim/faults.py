@@ -11,7 +11,7 @@ import typing
 
 import numpy as np
 
-from core.schema import ConfigError
+from drivers.core.schema import ConfigError
 from messages import lcmt_iiwa_command, lcmt_iiwa_status, lcmt_panda_command, lcmt_panda_status
 
 from .config import FaultType, SimConfig

@@ -18,7 +18,7 @@ The status is ground truth (base_source "ground_truth"): the base pose and twist
 (its angular velocity in the base frame and the proper acceleration (a_WBo − g) in the base frame,
 from the step's change of v_WBo), the joints, and for each foot whether the simulator's contact
 touches it and the force on it from the ground. CONTACT_RESULTS go out as Drake's
-lcmt_contact_results_for_viz at contact.publish_rate (Meldis draws them); with viz (a viz.VizConfig)
+lcmt_contact_results_for_viz at contact.publish_rate (Meldis draws them); with viz (a drivers.viz.VizConfig)
 a ViewerBridge draws the robot and the ground.
 """
 from __future__ import annotations
@@ -74,9 +74,9 @@ class SimulatedLeggedRobot:
         self._v_prev = self.physics.v[3:6].copy()
         self.commands = self.rejected = self.published = 0
         self.viewer = None
-        if viz is not None and viz.enabled:          # the robot and the ground in Meldis (viz.VizConfig)
+        if viz is not None and viz.enabled:          # the robot and the ground in Meldis (drivers.viz.VizConfig)
+            from drivers.viz import ViewerBridge
             from messages.channels import Channels
-            from viz import ViewerBridge
 
             from .contact import ground_visual
             self.viewer = ViewerBridge(plant, lc, Channels(), viz,

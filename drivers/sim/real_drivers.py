@@ -20,7 +20,7 @@ from typing import Literal, Optional
 
 import numpy as np
 
-from core.schema import ConfigError, NonNegative, Positive
+from drivers.core.schema import ConfigError, NonNegative, Positive
 from messages.drake import lcmt_iiwa_command, lcmt_panda_command
 
 LOCKSTEP_EPOCH_US = 1_700_000_000_000_000      # the lockstep wall clock at simulated time 0

@@ -1,7 +1,7 @@
 """The simulated robot as its own process, paced to the wall clock: `hil sim CONFIG` and
 `python -m drivers.sim CONFIG [--duration S] [--lcm-url URL] [--no-viz]`.
 
-run_sim() takes the run config (core.config.RunConfig: robot, lcm, channels, viz and sim are used),
+run_sim() takes the run config (drivers.core.config.RunConfig: robot, lcm, channels, viz and sim are used),
 builds the plant, prints one line on start, runs SimulatedRobot.run_realtime until the duration,
 SIGINT or SIGTERM, prints a summary and returns it. With the config's viz section enabled, the
 plant publishes its own viewer messages (docs/sim.md, Viewer); a process that runs next to a loop
@@ -13,9 +13,9 @@ import argparse
 import dataclasses
 import sys
 
-from core.config import RunConfig, channels_for, open_lcm
-from core.robot import build_plant
-from core.schema import ConfigError
+from drivers.core.config import RunConfig, channels_for, open_lcm
+from drivers.core.robot import build_plant
+from drivers.core.schema import ConfigError
 from drivers.run_config import load_config
 
 from .robot import SimulatedRobot
@@ -31,7 +31,7 @@ def format_summary(summary: dict) -> str:
              + f"; statuses published {summary['statuses_published']}, contact results "
                f"{summary['contact_results_published']}"]
     if "viz" in summary:
-        from viz import format_counters
+        from drivers.viz import format_counters
         lines.append(f"  viewer: {format_counters(summary['viz'])}")
     if "driver" in summary:
         driver = dict(summary["driver"])

@@ -7,7 +7,7 @@
     robot.run_realtime(duration)    # or: paced to the wall clock, newest command each step
     robot.push("iiwa_link_7", F_Bq_W, duration)   # an external wrench on the arm (also sim.pushes)
 
-With viz (viz.VizConfig, enabled), the plant also drives a viz.ViewerBridge on the same LCM:
+With viz (drivers.viz.VizConfig, enabled), the plant also drives a drivers.viz.ViewerBridge on the same LCM:
 lcmt_viewer_load_robot / lcmt_viewer_draw of its true state (physics q, before any sensor fault),
 ticked with the simulated time after every step, so draws go out at viz.draw_rate_hz of simulated
 time, stamped with the simulated time; with contact against the ground, the load message shows the
@@ -43,9 +43,9 @@ import time
 
 import numpy as np
 
-from core.clock import RealTimeClock
-from core.schema import ConfigError
-from core.signals import stop_on_signals
+from drivers.core.clock import RealTimeClock
+from drivers.core.schema import ConfigError
+from drivers.core.signals import stop_on_signals
 from messages.channels import Channels
 from messages.codec import CommandDecoder, StatusEncoder
 
@@ -67,7 +67,7 @@ class SimulatedRobot:
     plant: a finalized dynamics_cy MultibodyPlant; config: SimConfig (validated here, errors name
     `path`); protocol: "iiwa" or "panda"; channels: messages.channels.Channels (default: the
     protocol's); lcm: an lcm.LCM (None: no LCM, drive it with tick() and read plant_state()); viz:
-    a viz.VizConfig: when enabled (and with an LCM), `viewer` is a ViewerBridge drawing the
+    a drivers.viz.VizConfig: when enabled (and with an LCM), `viewer` is a ViewerBridge drawing the
     plant's own state (see the module doc), else None.
     """
 
@@ -133,7 +133,7 @@ class SimulatedRobot:
             self._contact_due = 0
         self.viewer = None
         if viz is not None and viz.enabled and lcm is not None:
-            from viz import ViewerBridge
+            from drivers.viz import ViewerBridge
             ground = physics.contact is not None and cfg.contact.ground.enabled
             self.viewer = ViewerBridge(plant, lcm, self.channels, viz,
                                        anchored=[ground_visual(cfg.contact.ground.height)] if ground else ())
@@ -154,7 +154,7 @@ class SimulatedRobot:
     @staticmethod
     def protocol_joints(plant, cfg: SimConfig, path: str) -> list:
         actuated = sorted((plant.get_joint_actuator(i).joint() for i in plant.GetJointActuatorIndices()),
-                          key=lambda j: j.velocity_start())      # the loop's order (core.robot.load_robot)
+                          key=lambda j: j.velocity_start())      # the loop's order (drivers.core.robot.load_robot)
         if cfg.joints is None:
             joints = actuated
         else:
@@ -515,7 +515,7 @@ class SimulatedRobot:
 
     def run_realtime(self, duration: float | None = None, stop_event: threading.Event | None = None,
                      spin_us: float = 200.0) -> dict:
-        """Steps paced to the wall clock (core.clock.RealTimeClock: sleep until spin_us before each
+        """Steps paced to the wall clock (drivers.core.clock.RealTimeClock: sleep until spin_us before each
         deadline, then spin) with the newest command, until `duration` seconds of simulated time
         have passed, stop_event is set, or SIGINT/SIGTERM (handled while running in the main
         thread). Steps up to 100 periods late are caught up; later ones re-phase the schedule

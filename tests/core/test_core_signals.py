@@ -1,4 +1,4 @@
-"""core.signals.stop_on_signals: real signals sent to this process (os.kill, in the main thread, where
+"""drivers.core.signals.stop_on_signals: real signals sent to this process (os.kill, in the main thread, where
 Python runs its signal handlers) set the flag and raise nothing; the previous handlers come back on
 every exit of the block; a second signal while stopping is absorbed; elsewhere than the main thread
 the block changes nothing."""
@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from core.signals import STOP_SIGNALS, stop_on_signals
+from drivers.core.signals import STOP_SIGNALS, stop_on_signals
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import yaml
 
-from core.schema import ConfigError
+from drivers.core.schema import ConfigError
 from hil.campaign import load_campaign
 from hil.campaign_run import run_one
 from hil.cli import main
@@ -95,8 +95,8 @@ def test_payload_matches_pydrake_gravity(tmp_path):
     from pydrake.multibody.tree import RotationalInertia as DRot
     from pydrake.multibody.tree import SpatialInertia as DSpatial
 
-    from core.config import RobotConfig
-    from core.robot import build_plant
+    from drivers.core.config import RobotConfig
+    from drivers.core.robot import build_plant
     from drivers.sim.config import PayloadConfig
     payload = PayloadConfig(mass=2.5, com=[0.01, -0.02, 0.08], inertia=[0.01, 0.012, 0.008])
     ours = build_plant(RobotConfig(str(REPO / "configs/robots/iiwa14.urdf"), end_effector="iiwa_link_ee"), payload)

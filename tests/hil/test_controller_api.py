@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import hil
-from core.schema import ConfigError
+from drivers.core.schema import ConfigError
 from hil.controllers import controller_class
 
 REPO_CONFIG = "configs/demo.yaml"

@@ -5,11 +5,11 @@ import lcm
 import numpy as np
 import pytest
 
-from core.robot import load_robot
-from core.schema import ConfigError
+from drivers.core.robot import load_robot
+from drivers.core.schema import ConfigError
 from drivers.run_config import load_config, parse_config
+from dynamics_cy.planning.legged_models import example_robot_data_root
 from hil.lockstep import start_lockstep
-from planning.legged_models import example_robot_data_root
 
 pytestmark = pytest.mark.skipif(example_robot_data_root() is None, reason="example-robot-data is not installed")
 ARMS = ["panda_torque", "panda_velocity", "panda_position", "ur5", "kinova", "xarm7"]
@@ -109,10 +109,10 @@ def test_package_map_entries_resolve_a_model_and_its_meshes(tmp_path):
 @pytest.mark.parametrize("name", ["panda_torque", "ur5", "kinova"])
 def test_meshes_reach_the_viewer_and_the_camera_frames_the_arm(name):
     """Every visual of the load message is a mesh file that exists (resolved by the package map), and
-    the camera's view cone (viz.camera, looking at the origin) holds every body origin."""
-    from core.robot import build_plant
-    from viz import load_robot_message
-    from viz.camera import FOV_DEG, camera_position
+    the camera's view cone (drivers.viz.camera, looking at the origin) holds every body origin."""
+    from drivers.core.robot import build_plant
+    from drivers.viz import load_robot_message
+    from drivers.viz.camera import FOV_DEG, camera_position
     cfg = load_config(f"configs/arms/{name}.yaml")
     plant = build_plant(cfg.robot)
     geoms = [g for link in load_robot_message(plant).link for g in link.geom]
@@ -134,8 +134,8 @@ def test_meldis_meshcat_takes_the_camera_parameters():
     geometry = pytest.importorskip("pydrake.geometry")
     from pydrake.common.yaml import yaml_load_typed
 
-    from core.robot import build_plant
-    from viz.camera import CAMERA, camera_position, meshcat_params_yaml
+    from drivers.core.robot import build_plant
+    from drivers.viz.camera import CAMERA, camera_position, meshcat_params_yaml
     cfg = load_config("configs/arms/ur5.yaml")
     plant = build_plant(cfg.robot)
     params = yaml_load_typed(schema=geometry.MeshcatParams, data=meshcat_params_yaml(plant))

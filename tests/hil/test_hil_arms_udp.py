@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from planning.legged_models import example_robot_data_root
+from dynamics_cy.planning.legged_models import example_robot_data_root
 from tests.hil.processes import finish, spawn
 
 pytestmark = pytest.mark.skipif(example_robot_data_root() is None, reason="example-robot-data is not installed")

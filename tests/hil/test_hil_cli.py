@@ -77,8 +77,8 @@ def test_the_simulated_robot_refuses_a_nonphysical_inertia_that_the_controller_a
     whose physics the tests trust, stops at start naming the link."""
     from pathlib import Path
 
-    from core.robot import build_plant
-    from core.schema import ConfigError
+    from drivers.core.robot import build_plant
+    from drivers.core.schema import ConfigError
     from drivers.run_config import parse_config
     urdf = Path("configs/robots/iiwa14.urdf").read_text()
     link3 = urdf.index('<link name="iiwa_link_3">')

@@ -76,7 +76,7 @@ def test_realtime_watchdog_trips_when_the_plant_goes_silent_and_recovers(tmp_pat
     import lcm
     import yaml
 
-    from core.robot import load_robot
+    from drivers.core.robot import load_robot
     from hil.loop import ControlLoop
 
     url = private_lcm_url()
@@ -120,7 +120,7 @@ def test_realtime_watchdog_trips_when_the_plant_goes_silent_and_recovers(tmp_pat
 
 def test_cartesian_goal_planned_with_ik_and_toppra_is_reached():
     """trajectory: cartesian: IK + TOPP-RA under the joint limits, then tracked by computed torque."""
-    from core.robot import load_robot
+    from drivers.core.robot import load_robot
     from dynamics_cy import RigidTransform, RollPitchYaw
     start = [0.0, 0.6, 0.0, -1.2, 0.0, 0.8, 0.0]
     robot = load_robot(load_config(DEMO).robot)        # the goal: where the hand is at a reachable q

@@ -6,9 +6,9 @@ import lcm
 import numpy as np
 import pytest
 
-from core.clock import LockstepClock
-from core.config import channels_for
-from core.robot import load_robot
+from drivers.core.clock import LockstepClock
+from drivers.core.config import channels_for
+from drivers.core.robot import load_robot
 from drivers.run_config import load_config
 from hil.hardware import IiwaHardware, PandaHardware, hardware_for
 from messages.codec import CommandDecoder, CommandEncoder, StatusEncoder

@@ -4,7 +4,7 @@ deactivate, and the safety transitions as named records, in lockstep against the
 import lcm
 import pytest
 
-from core.robot import load_robot
+from drivers.core.robot import load_robot
 from drivers.run_config import load_config
 from hil.controllers import make_controller
 from hil.lifecycle import LifecycleError, LifecycleState, Mode

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from core.paths import CONFIGS
-from core.schema import ConfigError
+from drivers.core.paths import CONFIGS
+from drivers.core.schema import ConfigError
 from drivers.run_config import load_config, parse_config
 from hil.lockstep import run_lockstep
 from hil.replay import format_replay, replay

@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 import yaml
 
-from core import _control
-from core.config import ControllerConfig, SafetyConfig, TrajectoryConfig
-from core.paths import CONFIGS
-from core.robot import load_robot
-from core.schema import ConfigError
+from drivers.core import _control
+from drivers.core.config import ControllerConfig, SafetyConfig, TrajectoryConfig
+from drivers.core.paths import CONFIGS
+from drivers.core.robot import load_robot
+from drivers.core.schema import ConfigError
 from drivers.run_config import load_config
 from dynamics_cy import JacobianWrtVariable
 from hil.controller_api import Command, State
@@ -269,7 +269,7 @@ def test_every_config_round_trips_through_its_dump(path):
     """dump_config (what a run log stores) reads back to the same config."""
     import yaml
 
-    from core.config import dump_config
+    from drivers.core.config import dump_config
     from drivers.run_config import parse_config
     data = yaml.safe_load((CONFIGS / path).read_text())
     data.pop("scenario", None)
@@ -284,7 +284,7 @@ def test_a_loaded_config_holds_its_sections_typed(tmp_path):
     from drivers.serial.config import SerialConfig
     from drivers.serial.servo_config import ServoBusConfig
     from drivers.sim.config import SimConfig
-    from viz import VizConfig
+    from drivers.viz import VizConfig
     bare = tmp_path / "bare.yaml"
     bare.write_text("robot: {model: robots/iiwa14.urdf}\n")
     cfg = load_config(bare)

@@ -4,8 +4,8 @@ import os
 
 import pytest
 
-from core.config import LoopConfig
-from core.schema import ConfigError
+from drivers.core.config import LoopConfig
+from drivers.core.schema import ConfigError
 from hil.process import RealtimeProcess
 
 

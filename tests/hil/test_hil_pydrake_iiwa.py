@@ -14,7 +14,7 @@ import lcm
 import numpy as np
 import pytest
 
-from core.robot import load_robot
+from drivers.core.robot import load_robot
 from drivers.run_config import load_config
 from hil.loop import ControlLoop
 

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import yaml
 
-from core.config import channels_for
-from core.robot import build_plant, load_robot
+from drivers.core.config import channels_for
+from drivers.core.robot import build_plant, load_robot
 from drivers.run_config import load_config, parse_config
 from drivers.sim import SimulatedRobot
 from hil.lockstep import start_lockstep

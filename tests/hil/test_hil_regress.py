@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from core.schema import ConfigError
+from drivers.core.schema import ConfigError
 from hil.regress import find_scenarios, format_table, run_scenario
 from hil.scenario import compare_golden, load_scenario
 
@@ -32,7 +32,7 @@ def test_scenario_passes(path):
 def test_the_scenarios_cover_the_controllers_contact_each_fault_and_the_serial_chain():
     import typing
 
-    from core.config import BUILTIN_CONTROLLERS
+    from drivers.core.config import BUILTIN_CONTROLLERS
     from drivers.sim.config import FaultType
     from hil.legged_scenario import is_legged_scenario  # legged robots: tests/wbc/test_legged_scenarios.py
     scenarios = [load_scenario(p) for p in find_scenarios(SCENARIOS) if not is_legged_scenario(p)]

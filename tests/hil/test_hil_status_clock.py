@@ -1,11 +1,11 @@
-"""The status period the loop learns (core.clock.StatusClock) from statuses whose arrival and wall-clock
+"""The status period the loop learns (drivers.core.clock.StatusClock) from statuses whose arrival and wall-clock
 stamps jitter: franka_driver stamps utime with its host's wall clock when it publishes, so a stall of
 the host bunches the stamps; its robot_utime (libfranka's robot time) steps 1 ms regardless.
 Deterministic: the arrival times and stamps are given."""
 import numpy as np
 import pytest
 
-from core.clock import StatusClock
+from drivers.core.clock import StatusClock
 
 EPOCH_US = 1_700_000_000_000_000
 

@@ -118,11 +118,11 @@ def test_names(hil_config):
 
 def test_panda(hil_config):
     assert hil_config("panda").is_file()
-    from planning.legged_models import example_robot_data_root
+    from dynamics_cy.planning.legged_models import example_robot_data_root
     assert example_robot_data_root() is not None      # else it skipped
 ''')
     result = pytester.runpytest(*PLUGIN, "-rs")
-    from planning.legged_models import example_robot_data_root
+    from dynamics_cy.planning.legged_models import example_robot_data_root
     if example_robot_data_root() is None:
         result.assert_outcomes(passed=1, skipped=1)
         result.stdout.fnmatch_lines(["*hil_config('panda') needs example-robot-data*"])

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from dynamics_cy import RigidTransform, RotationMatrix
-from planning import DampedLeastSquaresIK, InverseKinematics, SolutionResult, Solve
+from dynamics_cy.planning import DampedLeastSquaresIK, InverseKinematics, SolutionResult, Solve
 
 N_POSES = 200
 

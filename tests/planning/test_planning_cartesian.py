@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from dynamics_cy import RigidTransform, RollPitchYaw, RotationMatrix
-from planning import plan_cartesian_move
+from dynamics_cy.planning import plan_cartesian_move
 
 Q_START = np.array([0.2, 0.5, -0.1, -1.4, 0.2, 0.9, 0.3])
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from dynamics_cy import Box, Capsule, Cylinder, HalfSpace, Mesh, Quaternion, RigidTransform, RotationMatrix, Sphere
-from planning import CalcSignedDistance
+from dynamics_cy.planning import CalcSignedDistance
 
 SHAPES = {"sphere": Sphere(0.15), "box": Box(0.2, 0.3, 0.4), "capsule": Capsule(0.1, 0.3),
           "cylinder": Cylinder(0.1, 0.3)}

@@ -4,8 +4,7 @@ import re
 import numpy as np
 import pytest
 
-import planning
-from dynamics_cy import RollPitchYaw, RotationMatrix
+from dynamics_cy import RollPitchYaw, RotationMatrix, planning
 
 ARGS_R1, ARGS_R2 = RollPitchYaw(0.3, -0.2, 0.5), RollPitchYaw(-0.1, 0.4, 1.2)
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from dynamics_cy import RollPitchYaw, RotationMatrix
-from planning import (
+from dynamics_cy.planning import (
     AngleBetweenVectorsConstraint,
     CentroidalMomentumConstraint,
     CollisionCandidates,

@@ -5,7 +5,7 @@ SceneGraph for the collision constraints) parsed from the same URDF text, and Ch
 import numpy as np
 import pytest
 
-from planning import InverseKinematics, Solve
+from dynamics_cy.planning import InverseKinematics, Solve
 
 OBSTACLE = np.array([0.5, 0.0, 0.45])  # centre of a 0.08 m sphere welded to the world
 D_MIN, INFLUENCE_OFFSET = 0.01, 0.05

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from planning import (
+from dynamics_cy.planning import (
     BoundingBoxConstraint,
     Constraint,
     Cost,

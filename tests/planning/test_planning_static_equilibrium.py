@@ -15,7 +15,7 @@ from dynamics_cy import (
     SpatialInertia,
     Sphere,
 )
-from planning import CollisionCandidates, Solve, StaticEquilibriumProblem
+from dynamics_cy.planning import CollisionCandidates, Solve, StaticEquilibriumProblem
 
 G = 9.81
 

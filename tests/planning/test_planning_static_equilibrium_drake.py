@@ -11,7 +11,12 @@ import numpy as np
 import pytest
 
 import dynamics_cy
-from planning import CollisionCandidates, ContactWrenchFromForceInWorldFrameEvaluator, Solve, StaticEquilibriumProblem
+from dynamics_cy.planning import (
+    CollisionCandidates,
+    ContactWrenchFromForceInWorldFrameEvaluator,
+    Solve,
+    StaticEquilibriumProblem,
+)
 
 FEET = [(0.35, 0.25), (0.35, -0.25), (-0.35, 0.25), (-0.35, -0.25)]
 

@@ -3,7 +3,7 @@ PathParameterizedTrajectory's derivatives."""
 import numpy as np
 import pytest
 
-from planning import PathParameterizedTrajectory, PiecewisePolynomial
+from dynamics_cy.planning import PathParameterizedTrajectory, PiecewisePolynomial
 
 
 def data(seed, rows=3, n=6):

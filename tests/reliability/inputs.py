@@ -241,7 +241,7 @@ def _delete(data: dict, path: tuple) -> dict:
 def load_or_error(loader, folder: Path, content: bytes):
     """loader(a file of `content`): its result, or the ConfigError it raised, which must name the file;
     anything else escapes (and fails the fuzzer)."""
-    from core.schema import ConfigError
+    from drivers.core.schema import ConfigError
     path = folder / "fuzz.yaml"
     path.write_bytes(content)
     try:

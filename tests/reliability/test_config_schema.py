@@ -1,4 +1,4 @@
-"""core.schema.load: pydantic validates the config dataclasses; each kind of error it reports becomes one
+"""drivers.core.schema.load: pydantic validates the config dataclasses; each kind of error it reports becomes one
 ConfigError line naming the dotted key, as the CLI prints it."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal, Optional
 import pytest
 from annotated_types import Ge, Len, Lt
 
-from core.schema import ConfigError, Help, NonNegative, Positive, Rate, Timeout, load
+from drivers.core.schema import ConfigError, Help, NonNegative, Positive, Rate, Timeout, load
 
 
 @dataclass

@@ -7,8 +7,8 @@ import importlib.util
 import numpy as np
 import pytest
 
-from core.config import RobotConfig
-from core.schema import ConfigError, parse_yaml
+from drivers.core.config import RobotConfig
+from drivers.core.schema import ConfigError, parse_yaml
 from drivers.run_config import load_config
 from tests.reliability.inputs import good_config
 
@@ -55,7 +55,7 @@ def test_telemetry_and_serial_rates_are_bounded_too(tmp_path):
     ("bad.urdf", '<robot name="r"><link name="a">', False, "bad.urdf:1: malformed XML"),
 ])
 def test_a_model_that_does_not_parse_is_a_config_error(tmp_path, name, text, simulated, message):
-    from core.robot import build_plant
+    from drivers.core.robot import build_plant
     (tmp_path / name).write_text(text)
     with pytest.raises(ConfigError, match=message) as e:
         build_plant(RobotConfig(model=str(tmp_path / name)), simulated=simulated)

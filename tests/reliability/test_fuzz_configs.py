@@ -10,12 +10,13 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.config import RunConfig
-from core.schema import ConfigError, parse_yaml
+from drivers.core.config import RunConfig
+from drivers.core.schema import ConfigError, parse_yaml
 from drivers.run_config import load_config
 from drivers.serial.config import SerialConfig
 from drivers.serial.servo_config import ServoBusConfig
 from drivers.sim.config import SimConfig
+from drivers.viz import VizConfig
 from tests.conftest import IIWA_URDF
 from tests.reliability.inputs import (
     apply_edits,
@@ -26,7 +27,6 @@ from tests.reliability.inputs import (
     load_or_error,
     mutations,
 )
-from viz import VizConfig
 
 GOOD = good_config()
 BASE = parse_yaml(GOOD, "good.yaml")

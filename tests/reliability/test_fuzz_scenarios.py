@@ -7,7 +7,7 @@ from __future__ import annotations
 import yaml
 from hypothesis import given
 
-from core.schema import parse_yaml
+from drivers.core.schema import parse_yaml
 from hil.campaign import CampaignSpec, Distribution, load_campaign
 from hil.legged_scenario import LeggedEvent, LeggedRun, LeggedScenarioSpec, load_legged_scenario
 from tests.conftest import REPO

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core import _control
+from drivers.core import _control
 from hil.sketch import HeadTail, LogHistogram, bin_bounds
 from hil.telemetry import TickRecorder
 

@@ -13,9 +13,9 @@ import pytest
 import serial
 import yaml
 
-from core.config import channels_for
-from core.robot import build_plant, load_robot
-from core.schema import read_yaml
+from drivers.core.config import channels_for
+from drivers.core.robot import build_plant, load_robot
+from drivers.core.schema import read_yaml
 from drivers.run_config import load_config
 from drivers.serial import (
     Command,

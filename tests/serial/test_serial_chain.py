@@ -13,7 +13,7 @@ import lcm
 import numpy as np
 import pytest
 
-from core.robot import load_robot
+from drivers.core.robot import load_robot
 from hil.loop import ControlLoop, channels_for
 from messages.hilmsg import lcmt_hil_driver_health
 

@@ -5,9 +5,9 @@ from pathlib import Path
 import lcm
 import pytest
 
-from core.config import channels_for
-from core.robot import build_plant
-from core.schema import ConfigError, read_yaml
+from drivers.core.config import channels_for
+from drivers.core.robot import build_plant
+from drivers.core.schema import ConfigError, read_yaml
 from drivers.run_config import load_config
 from drivers.serial.config import SerialConfig, load_serial_config
 from drivers.serial.device import SimulatedBoard

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import serial
 
-from core.robot import build_plant
+from drivers.core.robot import build_plant
 from drivers.run_config import load_config
 from drivers.serial import (
     Command,

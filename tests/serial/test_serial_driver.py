@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import serial
 
-from core.schema import ConfigError
+from drivers.core.schema import ConfigError
 from drivers.serial import CommandMode, StatusFlag
 from messages.drake import lcmt_iiwa_command
 

@@ -11,7 +11,7 @@ import lcm
 import numpy as np
 import pytest
 
-from core.schema import ConfigError
+from drivers.core.schema import ConfigError
 from drivers.serial import (
     CommandMode,
     Config,

@@ -10,8 +10,8 @@ import lcm
 import numpy as np
 import pytest
 
-from core.config import channels_for
-from core.robot import load_robot
+from drivers.core.config import channels_for
+from drivers.core.robot import load_robot
 from drivers.run_config import load_config
 from drivers.serial.servo_driver import ServoDriver
 from drivers.serial.servo_plant import build_bus

@@ -9,7 +9,7 @@ import lcm
 import numpy as np
 import pytest
 
-from core.schema import ConfigError
+from drivers.core.schema import ConfigError
 from drivers.serial import dynamixel as dxl
 from drivers.serial import feetech as ft
 from drivers.serial.servo_bus import SimulatedServoBus

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 import yaml
 
-from core.config import channels_for
+from drivers.core.config import channels_for
 from drivers.run_config import load_config
 from drivers.serial.servo_bus import SimulatedServoBus
 from drivers.serial.servo_config import load_servo_config

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from core.schema import ConfigError
+from drivers.core.schema import ConfigError
 from drivers.serial.servo_bus import SimulatedServoBus
 from drivers.serial.servo_models import STS3215, XM430_W350
 from drivers.serial.servo_sim import SimulatedServo

@@ -4,9 +4,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from core.config import RobotConfig, channels_for
-from core.robot import build_plant
-from core.schema import ConfigError
+from drivers.core.config import RobotConfig, channels_for
+from drivers.core.robot import build_plant
+from drivers.core.schema import ConfigError
 from drivers.run_config import load_config
 from drivers.sim import SimConfig, SimulatedRobot, load_sim_config
 from drivers.sim.config import per_joint

@@ -3,7 +3,7 @@ LCM message, and the geometry against pydrake's penetration queries."""
 import numpy as np
 import pytest
 
-from core.schema import ConfigError, load
+from drivers.core.schema import ConfigError, load
 from drivers.sim import ContactModel, Physics, SimConfig, load_sim_config
 from drivers.sim.config import ContactConfig
 from drivers.sim.contact_lcm import ContactResultsPublisher

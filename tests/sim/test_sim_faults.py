@@ -3,7 +3,7 @@ import lcm
 import numpy as np
 import pytest
 
-from core.schema import ConfigError
+from drivers.core.schema import ConfigError
 from drivers.sim import SimulatedRobot, load_sim_config
 from messages.channels import Channels
 from messages.codec import CommandEncoder, StatusDecoder

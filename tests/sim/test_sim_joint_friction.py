@@ -3,7 +3,7 @@ forms, energy, the optimality conditions checked by finite differences, and pydr
 import numpy as np
 import pytest
 
-from core.schema import ConfigError
+from drivers.core.schema import ConfigError
 from drivers.sim import Physics, load_sim_config
 from dynamics_cy import MultibodyPlant, Parser, PrismaticJoint, RevoluteJoint, SpatialInertia, UnitInertia
 

@@ -359,7 +359,7 @@ def test_a_step_allocates_nothing(iiwa_urdf, integrator, with_contact):
 
 
 def test_bad_initial_state_is_a_config_error(iiwa_urdf):
-    from core.schema import ConfigError
+    from drivers.core.schema import ConfigError
     with pytest.raises(ConfigError, match=r"sim.initial_positions: must have 7 entries"):
         physics(iiwa_plant(iiwa_urdf), initial_positions=[0.0] * 6)
     with pytest.raises(ConfigError, match=r"sim.joint_limits.stiffness: must be a number or a list of 7"):

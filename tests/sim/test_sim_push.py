@@ -9,7 +9,7 @@ import lcm
 import numpy as np
 import pytest
 
-from core.schema import ConfigError
+from drivers.core.schema import ConfigError
 from drivers.sim import SimConfig, SimulatedRobot, load_sim_config
 from drivers.sim.config import PushSpec
 from dynamics_cy import JacobianWrtVariable

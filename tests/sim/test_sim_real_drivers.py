@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from core.schema import ConfigError
+from drivers.core.schema import ConfigError
 from drivers.sim import SimulatedRobot, load_sim_config
 from drivers.sim.real_drivers import KUKA_EXT_TRQ_SCALE, LOCKSTEP_EPOCH_US
 from messages.channels import Channels

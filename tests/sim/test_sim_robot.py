@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from core.schema import ConfigError
+from drivers.core.schema import ConfigError
 from drivers.sim import SimulatedRobot, load_sim_config
 from messages import lcmt_contact_results_for_viz, lcmt_panda_status
 from messages.channels import Channels

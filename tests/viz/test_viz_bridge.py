@@ -11,10 +11,10 @@ import lcm
 import numpy as np
 import pytest
 
-from core.schema import ConfigError, load
+from drivers.core.schema import ConfigError, load
+from drivers.viz import DRAKE_VIEWER_STATUS, VIEWER_STARTED, ViewerBridge, VizConfig
 from messages import lcmt_viewer_draw, lcmt_viewer_load_robot
 from messages.channels import Channels
-from viz import DRAKE_VIEWER_STATUS, VIEWER_STARTED, ViewerBridge, VizConfig
 
 IIWA = Path(__file__).resolve().parents[2] / "configs" / "robots" / "iiwa14.urdf"
 MS = 1_000_000

@@ -18,9 +18,9 @@ from pydrake.multibody.parsing import Parser as DrakeParser  # noqa: E402
 from pydrake.multibody.plant import AddMultibodyPlantSceneGraph  # noqa: E402
 from pydrake.systems.framework import DiagramBuilder  # noqa: E402
 
+from drivers.viz import VIEWER_STARTED, DrawPublisher, load_robot_message  # noqa: E402
+from drivers.viz.load import HALF_SPACE_SIZE  # noqa: E402
 from dynamics_cy import MultibodyPlant, Parser  # noqa: E402
-from viz import VIEWER_STARTED, DrawPublisher, load_robot_message  # noqa: E402
-from viz.load import HALF_SPACE_SIZE  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 IIWA = REPO / "configs" / "robots" / "iiwa14.urdf"

@@ -23,7 +23,7 @@ pytest.importorskip("pydrake.visualization.meldis", reason="pydrake (with Meldis
 from drivers.sim.config import ContactConfig, GroundConfig  # noqa: E402
 from drivers.sim.contact import ContactModel  # noqa: E402
 from drivers.sim.contact_lcm import ContactResultsPublisher  # noqa: E402
-from viz import ViewerBridge, VizConfig  # noqa: E402
+from drivers.viz import ViewerBridge, VizConfig  # noqa: E402
 
 LINK = "/DRAKE_VIEWER/2/plant/iiwa14/iiwa_link_{}"
 ARROW = "/CONTACT_RESULTS/point/{}+{}"     # body1_name, body2_name
@@ -195,8 +195,8 @@ def test_meldis_draws_the_panda_with_its_meshes(multicast_url):
     pytest.importorskip("cmeel", reason="example-robot-data is not installed (make test installs it)")
     import xml.etree.ElementTree as ET
 
-    from core.config import channels_for
-    from core.robot import load_robot
+    from drivers.core.config import channels_for
+    from drivers.core.robot import load_robot
     from drivers.run_config import load_config
     cfg = load_config("configs/arms/panda_torque.yaml", {"viz": False})
     robot = load_robot(cfg.robot)

@@ -8,6 +8,7 @@ import lcm
 import numpy as np
 import pytest
 
+from drivers.viz import DEFAULT_COLOR, DrawPublisher, geometry_data, load_robot_message
 from dynamics_cy import (
     Box,
     Capsule,
@@ -24,7 +25,6 @@ from dynamics_cy import (
 from dynamics_cy.spatial_math import quaternion_to_matrix
 from messages import lcmt_viewer_draw, lcmt_viewer_geometry_data, lcmt_viewer_load_robot
 from messages.validation import check_message
-from viz import DEFAULT_COLOR, DrawPublisher, geometry_data, load_robot_message
 
 REPO = Path(__file__).resolve().parents[2]
 IIWA = REPO / "configs" / "robots" / "iiwa14.urdf"

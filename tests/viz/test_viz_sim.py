@@ -6,16 +6,16 @@ from pathlib import Path
 import lcm
 import numpy as np
 
-from core.config import channels_for
-from core.robot import build_plant
-from core.schema import read_yaml
+from drivers.core.config import channels_for
+from drivers.core.robot import build_plant
+from drivers.core.schema import read_yaml
 from drivers.run_config import load_config
 from drivers.sim import SimulatedRobot, load_sim_config
 from drivers.sim.contact import GROUND_COLOR
+from drivers.viz import ViewerBridge, load_robot_message
 from hil.lockstep import make_lockstep, run_lockstep
 from hil.telemetry import format_summary
 from messages import lcmt_viewer_draw, lcmt_viewer_geometry_data, lcmt_viewer_load_robot
-from viz import ViewerBridge, load_robot_message
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "configs" / "demo.yaml"

@@ -12,12 +12,12 @@ import lcm
 import numpy as np
 import pytest
 
-from core.config import channels_for
-from core.schema import ConfigError
+from drivers.core.config import channels_for
+from drivers.core.schema import ConfigError
 from drivers.run_config import load_config
+from drivers.viz.standalone import StatusViewer, run
 from messages import lcmt_viewer_draw, lcmt_viewer_load_robot
 from messages.codec import StatusEncoder
-from viz.standalone import StatusViewer, run
 
 REPO = Path(__file__).resolve().parents[2]
 MS = 1_000_000
@@ -134,13 +134,13 @@ def test_rejected_statuses_are_warned_about_first_then_periodically(iiwa, caplog
     viewer = StatusViewer(iiwa, lc, clock=clock)
     six = StatusEncoder("iiwa", 6, channel="IIWA_STATUS")
     six.encode(0, position_measured=np.zeros(6))
-    with caplog.at_level("WARNING", logger="viz.standalone"):
+    with caplog.at_level("WARNING", logger="drivers.viz.standalone"):
         for k in range(26):                           # one a second for 25 s
             clock.now_ns = k * 1000 * MS
             six.publish(lc)
             while lc.handle_timeout(0):
                 pass
-    warnings = [r.getMessage() for r in caplog.records if r.name == "viz.standalone"]
+    warnings = [r.getMessage() for r in caplog.records if r.name == "drivers.viz.standalone"]
     assert len(warnings) == 3 and viewer.rejected == 26 and viewer.bridge.draws == 0
     assert warnings[0] == ("hil viz: rejected status #1 (1 since the last warning): IIWA_STATUS (lcmt_iiwa_status): "
                            "num_joints has 6 joints but the model has 7; the viewer expects 7 joints "
@@ -227,7 +227,7 @@ def test_hil_viz_serves_a_status_channel(tmp_path, multicast_url, iiwa):
     assert len(draws) >= 5, output
     np.testing.assert_allclose(draws[-1].position[7], link_7_position(iiwa, q), atol=1e-6)
     assert "hil viz:" in output and "draws" in output and "loads" in output
-    assert "WARNING viz.standalone: hil viz: rejected status #1 (1 since the last warning): IIWA_STATUS " \
+    assert "WARNING drivers.viz.standalone: hil viz: rejected status #1 (1 since the last warning): IIWA_STATUS " \
            "(lcmt_iiwa_status): num_joints has 6 joints but the model has 7" in output
 
 

@@ -1,4 +1,4 @@
-"""The feet of a legged run config (controller.whole_body.contacts, planning.legged_contacts): the
+"""The feet of a legged run config (controller.whole_body.contacts, drivers.legged_contacts): the
 presets written out give the preset's controller and simulation, a custom sole reaches both the
 QP's wrench cone and the simulator's collision spheres, and bad entries exit naming the key."""
 import subprocess
@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 import yaml
 
-from core.paths import CONFIGS
-from core.schema import ConfigError
+from drivers.core.paths import CONFIGS
+from drivers.core.schema import ConfigError
 from drivers.run_config import load_config, parse_config
+from dynamics_cy.planning.legged_models import example_robot_data_root
+from dynamics_cy.planning.whole_body import ContactSurface
 from hil.lockstep import make_lockstep
-from planning.legged_models import example_robot_data_root
-from planning.whole_body import ContactSurface
 
 pytestmark = pytest.mark.skipif(example_robot_data_root() is None, reason="example-robot-data is not installed")
 ROOT = CONFIGS.parent

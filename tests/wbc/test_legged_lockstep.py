@@ -5,12 +5,12 @@ the faults that go to the safe state."""
 import numpy as np
 import pytest
 
+from dynamics_cy.planning.legged_models import example_robot_data_root
+from dynamics_cy.planning.whole_body import WholeBodyWeights
 from hil.legged_scenario import LeggedRig
 from messages import lcmt_hil_joint_command
 from messages.channels import FLOATING_BASE_STATUS, JOINT_COMMAND
 from messages.enums import FaultCode
-from planning.legged_models import example_robot_data_root
-from planning.whole_body import WholeBodyWeights
 
 
 class Rig(LeggedRig):

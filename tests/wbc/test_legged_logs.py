@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 import yaml
 
-from core.paths import CONFIGS
+from drivers.core.paths import CONFIGS
 from drivers.run_config import load_config
+from dynamics_cy.planning.legged_models import example_robot_data_root
 from hil.legged_log import first_fault
 from hil.lockstep import make_lockstep
 from messages import lcmt_hil_floating_base_status, lcmt_hil_joint_command
-from planning.legged_models import example_robot_data_root
 from tests.wbc.viewer import hil_viewer_messages
 
 pytestmark = pytest.mark.skipif(example_robot_data_root() is None, reason="example-robot-data is not installed")
@@ -142,7 +142,7 @@ def test_replay_draws_for_the_viewer(standing, multicast_url):
 
 def test_viz_draws_legged_logs_only(standing):
     """--viz with an arm's config (protocol iiwa) is refused naming the flag, before any replay."""
-    from core.schema import ConfigError
+    from drivers.core.schema import ConfigError
     from hil.replay import replay
     with pytest.raises(ConfigError, match="--viz"):
         replay(standing, load_config(CONFIGS / "demo.yaml"), viz_url="memq://")

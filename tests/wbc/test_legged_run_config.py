@@ -12,16 +12,16 @@ import lcm
 import numpy as np
 import pytest
 
-from core.paths import CONFIGS
-from core.schema import ConfigError
+from drivers.core.paths import CONFIGS
+from drivers.core.schema import ConfigError
 from drivers.run_config import load_config, parse_config
+from dynamics_cy.planning.legged_models import example_robot_data_root
 from hil.floating_base import make_legged_sim
 from hil.hardware import robot_for
 from hil.legged_log import first_fault
 from hil.lifecycle import Mode
 from hil.lockstep import make_lockstep
 from hil.loop import ControlLoop
-from planning.legged_models import example_robot_data_root
 
 ROOT = CONFIGS.parent
 needs_models = pytest.mark.skipif(example_robot_data_root() is None, reason="example-robot-data is not installed")

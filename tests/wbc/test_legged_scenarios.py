@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from core.schema import ConfigError
+from drivers.core.schema import ConfigError
+from dynamics_cy.planning.legged_models import example_robot_data_root
 from hil.legged_scenario import load_legged_scenario
-from planning.legged_models import example_robot_data_root
 from tests.wbc.viewer import hil_viewer_messages
 
 REPO = Path(__file__).resolve().parents[2]

@@ -7,8 +7,8 @@ import re
 import numpy as np
 import pytest
 
-from planning.legged_models import LEGGED, load_legged
-from planning.whole_body import ContactPoint, WholeBodyController, WholeBodyWeights
+from dynamics_cy.planning.legged_models import LEGGED, load_legged
+from dynamics_cy.planning.whole_body import ContactPoint, WholeBodyController, WholeBodyWeights
 
 FEET = ("FL_foot", "FR_foot", "RL_foot", "RR_foot")
 RADIUS, MU = 0.022, 0.6

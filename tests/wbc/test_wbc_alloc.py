@@ -7,8 +7,8 @@ temporary of the velocity vector (240 B for Go2's 18 velocities with its header)
 import numpy as np
 import pytest
 
-from planning.legged_models import load_legged
-from planning.whole_body import WholeBodyController, WholeBodyWeights
+from dynamics_cy.planning.legged_models import load_legged
+from dynamics_cy.planning.whole_body import WholeBodyController, WholeBodyWeights
 from tests.hil.test_hil_alloc import transient_peaks as tick_peaks
 
 PEAK = 192        # bytes above what was live before the tick

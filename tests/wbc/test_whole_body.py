@@ -1,4 +1,4 @@
-"""The whole-body QP (planning.whole_body) on Go2 (4 point feet) and G1 (2 soles): its solution
+"""The whole-body QP (dynamics_cy.planning.whole_body) on Go2 (4 point feet) and G1 (2 soles): its solution
 satisfies the equations of motion and the contacts, holds the friction pyramids, the soles' contact
 wrench cones and torque limits, and agrees with PlaCo's DynamicsSolver on the same robot, state and
 tasks (point feet on Go2, planar contacts on G1)."""
@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from planning.legged_models import LEGGED, example_robot_data_root, load_legged
-from planning.whole_body import ContactPoint, ContactSurface, WholeBodyController, WholeBodyWeights
+from dynamics_cy.planning.legged_models import LEGGED, example_robot_data_root, load_legged
+from dynamics_cy.planning.whole_body import ContactPoint, ContactSurface, WholeBodyController, WholeBodyWeights
 
 REPO = Path(__file__).resolve().parents[2]
 PLACO_PYTHON = REPO / ".venv-placo" / "bin" / "python"
@@ -253,7 +253,7 @@ def test_four_corner_points_are_a_sole(robot_data):
 
 
 def test_rotation_log_is_the_rotation_vector():
-    from planning._wbc_qp import rotation_log
+    from dynamics_cy.planning._wbc_qp import rotation_log
     from scipy.spatial.transform import Rotation
     rng, out = np.random.default_rng(3), np.empty(3)
     for theta in (0.0, 1e-9, 0.3, 2.0, np.pi - 1e-7, np.pi):
@@ -269,10 +269,10 @@ def test_rotation_log_is_the_rotation_vector():
 
 
 def test_reduction_against_the_kkt_system():
-    """planning._wbc_reduce on a random equality-constrained QP: the least-distance problem's
+    """dynamics_cy.planning._wbc_reduce on a random equality-constrained QP: the least-distance problem's
     unconstrained optimum y = −f, expanded, is the solution of the KKT system [H Aᵀ; A 0] (numpy),
     and the reduced rows C_r z + C x_p reproduce C x."""
-    from planning._wbc_reduce import Reduction
+    from dynamics_cy.planning._wbc_reduce import Reduction
     rng = np.random.default_rng(7)
     n, m, k, first = 12, 5, 4, 8
     L = rng.normal(size=(n, n))
@@ -299,7 +299,7 @@ def test_reduction_against_the_kkt_system():
 def test_dependent_contacts_are_reported(robot_data):
     """Two point feet at the same point give dependent contact rows: solve() is False with status
     DEGENERATE (the caller's safe state), not a wrong answer."""
-    from planning.whole_body import DEGENERATE, qp_status_text
+    from dynamics_cy.planning.whole_body import DEGENERATE, qp_status_text
     plant, contacts, q = load_legged("go2", robot_data)
     c = WholeBodyController(plant, contacts + [ContactPoint(contacts[0].frame, contacts[0].p_FC + 0.0)])
     assert not c.solve(q, np.zeros(plant.num_velocities())) and c.status == DEGENERATE

@@ -33,7 +33,7 @@ def test_it_holds_the_shipped_iiwa_where_it_starts(hil_sim, hil_config):
 
 def test_update_alone_on_a_state_built_by_hand():
     """A unit test of update(), no simulation: at rest on q_d the law is gravity compensation alone."""
-    from core.paths import DEFAULT_ROBOT
+    from drivers.core.paths import DEFAULT_ROBOT
     from dynamics_cy import MultibodyPlant, Parser
 
     plant = MultibodyPlant(0.0)

@@ -2,11 +2,20 @@
 map that resolves a config's `package://` URIs (`robot.package_map` added to Drake's default map)."""
 from __future__ import annotations
 
+from importlib.resources import files
 from pathlib import Path
 
 from dynamics_cy.parsing import PackageMap
 
-CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+
+def _configs() -> Path:
+    """The shipped configs: drivers' package data once installed (setup.py copies the repository's
+    top-level configs/ to drivers/configs in the wheel), else the checkout's configs/."""
+    installed = Path(str(files("drivers") / "configs"))
+    return installed if installed.is_dir() else Path(__file__).resolve().parents[2] / "configs"
+
+
+CONFIGS = _configs()
 DEFAULT_ROBOT = CONFIGS / "robots" / "iiwa14.urdf"
 
 

@@ -1,6 +1,6 @@
-"""viz: the LCM bridge to drake_visualizer / Meldis, Drake's viewer messages for a plant. It sits
-above core (config schema) and below drivers and hil, which both publish to a viewer; it imports
-only dynamics_cy, messages and core.
+"""drivers.viz: the LCM bridge to drake_visualizer / Meldis, Drake's viewer messages for a plant. It
+sits above drivers.core (config schema) and below the rest of drivers and hil, which both publish to
+a viewer; it imports only dynamics_cy, messages and drivers.core.
 
 - load_robot_message(plant)          lcmt_viewer_load_robot, as Drake's DrakeVisualizer builds it
 - DrawPublisher(plant, lc, channel)  lcmt_viewer_draw from q, preallocated
@@ -8,7 +8,7 @@ only dynamics_cy, messages and core.
                                      both, rate-limited, for a control loop's tick(now_ns, q, utime)
 - VizConfig, load_viz_config(data)  the `viz:` config section and its validation
 - format_counters(bridge.summary())  the bridge's counters as one line
-- viz.standalone                     a status channel -> viewer messages (`hil viz CONFIG`)
+- drivers.viz.standalone             a status channel -> viewer messages (`hil viz CONFIG`)
 See docs/viz.md.
 """
 from .bridge import DRAKE_VIEWER_STATUS, VIEWER_STARTED, ViewerBridge, VizConfig, format_counters, load_viz_config

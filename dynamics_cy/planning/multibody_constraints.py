@@ -1,7 +1,7 @@
 """Evaluators of pydrake.multibody.optimization with analytic gradients: CentroidalMomentumConstraint,
 SpatialVelocityConstraint, QuaternionEulerIntegrationConstraint and
 ContactWrenchFromForceInWorldFrameEvaluator. (Drake builds the first two on MultibodyPlant<AutoDiffXd>;
-here they take the double plant and give gradients from planning.tree_derivatives.)
+here they take the double plant and give gradients from dynamics_cy.planning.tree_derivatives.)
 """
 from __future__ import annotations
 

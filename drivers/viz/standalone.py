@@ -10,7 +10,7 @@ import time
 
 import numpy as np
 
-from core.schema import ConfigError
+from drivers.core.schema import ConfigError
 from messages.channels import Channels
 from messages.codec import StatusDecoder
 

@@ -21,7 +21,7 @@ class Robot:
     protocol: str
     joint_names: list[str]        # the actuated joints, in the order of the protocol's arrays
     end_effector: object          # a Frame
-    contacts: list = field(default_factory=list)   # a legged robot's feet (planning.legged_contacts)
+    contacts: list = field(default_factory=list)   # a legged robot's feet (drivers.legged_contacts)
     q0: object = None             # a legged robot's standing positions
 
     @property

@@ -1,5 +1,5 @@
 """InverseKinematics: a MathematicalProgram over the generalized positions q, with the constraint
-methods of pydrake.multibody.inverse_kinematics.InverseKinematics. Solve it with planning.Solve.
+methods of pydrake.multibody.inverse_kinematics.InverseKinematics. Solve it with dynamics_cy.planning.Solve.
 
 A quadratic cost on q - q_nominal is added through the program, as in Drake:
     ik.prog().AddQuadraticErrorCost(W, q_nominal, ik.q())
@@ -24,7 +24,7 @@ class InverseKinematics:
     -1 ≤ z ≤ 1 and an initial guess [1 0 0 0]. Every constraint evaluates on the IK's plant context.
 
     Unlike Drake, collision constraints need no SceneGraph: they use the plant's collision geometry
-    (see planning.distance for the supported shapes)."""
+    (see dynamics_cy.planning.distance for the supported shapes)."""
 
     def __init__(self, plant, plant_context=None, with_joint_limits: bool = True):
         if not plant.is_finalized():

@@ -1,5 +1,5 @@
-"""core: the shared infrastructure every package above dynamics_cy and messages uses, and that uses
-none of them in turn (it imports only dynamics_cy and messages):
+"""drivers.core: the shared infrastructure the rest of drivers and hil use, and that uses none of
+them in turn (it imports only dynamics_cy and messages):
 
 - schema     YAML loading (duplicate keys, encodings, alias bombs refused) and config validation into
              dataclasses; ConfigError and LogError, the errors every command line reports with exit 2

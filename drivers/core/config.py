@@ -23,7 +23,7 @@ from .schema import ConfigError, Fraction, Help, NonNegative, Positive, Rate, Ti
 
 @dataclass
 class RobotConfig:
-    # URDF or SDF file; protocol floating_base: a planning.legged_models preset (go2, g1)
+    # URDF or SDF file; protocol floating_base: a dynamics_cy.planning.legged_models preset (go2, g1)
     model: Annotated[str, Help("URDF or SDF file of the robot, or a legged preset")]
     # floating_base: a legged robot (lcmt_hil_floating_base_status / lcmt_hil_joint_command, docs/wbc.md)
     protocol: Literal["iiwa", "panda", "floating_base"] = "iiwa"
@@ -74,12 +74,12 @@ Gains = list[float]
 
 @dataclass
 class WholeBodyConfig:
-    """controller.type whole_body (planning.whole_body, docs/wbc.md): the QP's contact model and weights."""
+    """controller.type whole_body (dynamics_cy.planning.whole_body, docs/wbc.md): the QP's contact model and weights."""
     mu: Positive = 0.6               # friction coefficient of the pyramids
     f_min: NonNegative = 0.0         # N, least normal force on a foot in contact
     effort_limit: Optional[Positive] = None   # N·m, every joint (None: none)
-    weights: Any = field(default_factory=dict)                     # planning.whole_body.WholeBodyWeights fields
-    contacts: Any = None             # the feet (planning.legged_contacts); None: the preset's
+    weights: Any = field(default_factory=dict)   # dynamics_cy.planning.whole_body.WholeBodyWeights fields
+    contacts: Any = None             # the feet (drivers.legged_contacts); None: the preset's
     foot_loss_ticks: Annotated[int, Ge(1)] = 5    # statuses without contact: safe state
     safe_damping: NonNegative = 2.0  # N·m·s/rad of the safe (damping) command
 
@@ -164,7 +164,7 @@ class RunConfig:
     safety: SafetyConfig = field(default_factory=SafetyConfig)
     telemetry: TelemetryConfig = field(default_factory=TelemetryConfig)
     # The sections the packages above core own, as read; the `sections` of parse_config replaces them
-    # by their dataclasses (drivers.run_config: viz.VizConfig, drivers.sim.config.SimConfig, a
+    # by their dataclasses (drivers.run_config: drivers.viz.VizConfig, drivers.sim.config.SimConfig, a
     # SerialConfig or None, a ServoBusConfig or None).
     viz: Any = None
     sim: Any = None
@@ -175,7 +175,7 @@ class RunConfig:
 
 def resolve(path: str, base: Path, packages: dict[str, str] | None = None) -> Path:
     """A path from a config: absolute, relative to the config's folder, or to the project's configs/;
-    a package:// URI is resolved by core.paths.package_map(packages) as Drake's PackageMap does."""
+    a package:// URI is resolved by drivers.core.paths.package_map(packages) as Drake's PackageMap does."""
     if "://" in path:
         try:
             return Path(package_map(packages, base).ResolveUrl(path))

@@ -237,7 +237,7 @@ class Binding:
 
 
 class MathematicalProgram:
-    """Decision variables, costs and constraints; solve it with `planning.Solve`."""
+    """Decision variables, costs and constraints; solve it with `dynamics_cy.planning.Solve`."""
 
     def __init__(self):
         self._vars: list[Variable] = []

@@ -1,10 +1,10 @@
-"""planning: inverse kinematics, time-optimal path parameterization and multibody optimization on
+"""dynamics_cy.planning: inverse kinematics, time-optimal path parameterization and multibody optimization on
 dynamics_cy, with the names and semantics of pydrake.solvers, pydrake.multibody.inverse_kinematics,
 pydrake.multibody.optimization and pydrake.trajectories, and whole-body control for floating-base
 robots (whole_body: the per-tick QP assembled in _wbc_qp and solved by DAQP). See docs/planning.md and
 docs/wbc.md.
 
-    from planning import InverseKinematics, Solve
+    from dynamics_cy.planning import InverseKinematics, Solve
     ik = InverseKinematics(plant)
     ik.AddPositionConstraint(frame_E, [0, 0, 0], plant.world_frame(), p_WG, p_WG)
     ik.AddOrientationConstraint(plant.world_frame(), R_WG, frame_E, RotationMatrix(), 0.0)

@@ -10,7 +10,7 @@ witness point Cb (and -λᵢ on A at Ca); n̂ᵢ = -n̂_BA points from A to B.
 Gradients with respect to q are exact for spheres, capsules and boxes on a half space (the ground),
 whose witness points are core points offset along the constant normal; for other pairs (cylinders,
 or two moving bodies) the contact normal and the witness points' offsets from the cores are held
-fixed in the gradient (see planning.distance).
+fixed in the gradient (see dynamics_cy.planning.distance).
 """
 from __future__ import annotations
 
@@ -144,7 +144,7 @@ class StaticEquilibriumProblem:
         for ga, gb in pairs:
             if isinstance(ga.shape, Mesh) or isinstance(gb.shape, Mesh):
                 raise ValueError(f"StaticEquilibriumProblem: the pair ('{ga.name}', '{gb.name}') has a Mesh, which "
-                                 "planning.distance does not support; pass it in ignored_collision_pairs")
+                                 "dynamics_cy.planning.distance does not support; pass it in ignored_collision_pairs")
         self._plant, self._pairs = plant, pairs
         self._contact = _ContactGeometry(plant, context, pairs)
         prog = self._prog = MathematicalProgram()

@@ -22,8 +22,8 @@ point foot the pyramid is in W (flat ground, normal ẑ). The tasks are accelera
 with feed-forward: CoM (J_com v̇ = a* − J̇_com v), base orientation (the free joint's v̇[0:3] = α_WB),
 base position (v̇[3:6] = a_WBo), posture of the actuated joints and swing feet (J v̇ = a* − J̇ v).
 
-Each tick the compiled kernels fill M, h and the Jacobians, planning._wbc_qp.Assembly fills the QP
-in place, and planning._wbc_reduce.Reduction eliminates its equality rows (a nullspace basis by
+Each tick the compiled kernels fill M, h and the Jacobians, dynamics_cy.planning._wbc_qp.Assembly fills the QP
+in place, and dynamics_cy.planning._wbc_reduce.Reduction eliminates its equality rows (a nullspace basis by
 Gauss–Jordan elimination: n − m_eq = nv − 6 free variables whatever the contacts), so DAQP (a dual
 active-set solver for small dense QPs, through its C functions, hot-started from the previous
 tick's active set) solves an inequality-only QP over nv − 6 variables; docs/wbc.md has the
@@ -35,8 +35,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from planning._wbc_qp import Assembly, DaqpQP
-from planning._wbc_reduce import Reduction
+from dynamics_cy.planning._wbc_qp import Assembly, DaqpQP
+from dynamics_cy.planning._wbc_reduce import Reduction
 
 _INF = 1e30                 # DAQP's infinity: a bound this large is no bound
 DEGENERATE = -100           # status: the contact constraints are linearly dependent (no reduction)
@@ -321,7 +321,7 @@ class WholeBodyController:
     # ------------------------------------------------------------------------------------------
     def setup(self, q: np.ndarray, v: np.ndarray) -> None:
         """Fill H, g, A, b, C, l, u for the state (q, v) and the current targets and contact flags,
-        in place: the kernels, then planning._wbc_qp.Assembly (no temporaries)."""
+        in place: the kernels, then dynamics_cy.planning._wbc_qp.Assembly (no temporaries)."""
         if not self._held:
             self.hold(q)
         k, w = self.k, self.w

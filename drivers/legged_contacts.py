@@ -1,6 +1,6 @@
 """The feet of a legged run config, ``controller.whole_body.contacts`` (docs/wbc.md, Run configs):
 each a frame of the model with a contact point or a rectangular sole; absent, the model preset's
-feet (planning.legged_models.LEGGED). Validated like every config section, with errors naming the
+feet (dynamics_cy.planning.legged_models.LEGGED). Validated like every config section, with errors naming the
 key (``controller.whole_body.contacts[1].sole.width``), and against the model's frames."""
 from __future__ import annotations
 
@@ -9,9 +9,8 @@ from typing import Annotated, Optional
 
 from annotated_types import Len
 
-from core.schema import ConfigError, Help, Positive, load
-
-from .legged_models import Foot, FootError, load_legged
+from drivers.core.schema import ConfigError, Help, Positive, load
+from dynamics_cy.planning.legged_models import Foot, FootError, load_legged
 
 Vector3 = Annotated[list[float], Len(3, 3)]
 

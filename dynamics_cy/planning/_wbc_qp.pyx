@@ -184,7 +184,7 @@ def rotation_log(double[:, ::1] R_target, double[:, ::1] X, double[::1] out):
 
 
 cdef class Assembly:
-    """Fills the whole-body QP of planning.whole_body (H, g; A, b: the contact groups' rows, then the
+    """Fills the whole-body QP of dynamics_cy.planning.whole_body (H, g; A, b: the contact groups' rows, then the
     base EoM; C, l, u: friction and wrench cones, normal bounds and torque limits) and J_λ from the
     kernels' outputs, in the controller's own arrays (bound once here, so a tick converts no
     buffer). ``ctl`` is the WholeBodyController; its group table says where each foot's variables,

@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 import numpy as np
 from annotated_types import Gt, Le
 
-from core.schema import Count, NonNegative, load
+from drivers.core.schema import Count, NonNegative, load
 from messages import lcmt_viewer_command
 from messages.channels import DRAKE_VIEWER_STATUS, Channels
 

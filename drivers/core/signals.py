@@ -59,7 +59,7 @@ def stop_on_signals(signals: Iterable[int] = STOP_SIGNALS, restore: bool = True)
       own code (its stop_event, say).
     - A signal interrupts a wait inside C code that Python does not retry: LCM's handle_timeout
       (its select() fails with EINTR, and lcm-python raises OSError): a loop that waits there expects
-      that OSError (viz.standalone.run stops when the flag is set; SimulatedRobot.run_realtime goes
+      that OSError (drivers.viz.standalone.run stops when the flag is set; SimulatedRobot.run_realtime goes
       on, and raises after 3 in a row)."""
     stop = StopFlag()
     if threading.current_thread() is not threading.main_thread():
