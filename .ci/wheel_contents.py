@@ -21,7 +21,8 @@ def problems(wheel: str) -> list[str]:
     wrong += [f"a test in the wheel: {p}" for p in paths if "tests" in p.parts or p.name.startswith("test_")]
     wrong += [f"generated C in the wheel: {p}" for p in paths if p.suffix == ".c"]
     compiled = {str(p).split(".")[0] for p in paths if p.suffix == ".so"}
-    wrong += [f"{p} has no compiled module" for p in paths if p.suffix == ".pyx" and str(p.with_suffix("")) not in compiled]
+    wrong += [f"{p} has no compiled module" for p in paths
+              if p.suffix == ".pyx" and str(p.with_suffix("")) not in compiled]
     if not any(str(p) == "drivers/configs/demo.yaml" for p in paths):
         wrong.append("the shipped configs (drivers/configs) are missing")
     if not any(str(p).startswith("drivers/configs/scenarios/golden/") and p.suffix == ".json" for p in paths):
