@@ -15,7 +15,7 @@ helpers), the simulated drivers' firmware and LCM protocol, fault injection and 
 - faults      FaultInjector: latency, drops, duplicates, frozen or noisy sensors, dead joints, silence,
               malformed commands
 - robot       SimulatedRobot: the LCM-speaking robot, lockstep or real time
-- realtime    run_sim / run_from_config / main: `hil sim CONFIG`, `python -m drivers.sim CONFIG`
+- realtime    run_sim / run_from_config: `hil sim CONFIG`
 See docs/sim.md.
 """
 from .config import SimConfig, load_sim_config

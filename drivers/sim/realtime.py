@@ -1,5 +1,5 @@
-"""The simulated robot as its own process, paced to the wall clock: `hil sim CONFIG` and
-`python -m drivers.sim CONFIG [--duration S] [--lcm-url URL] [--no-viz]`.
+"""The simulated robot as its own process, paced to the wall clock: `hil sim CONFIG [--duration S]
+[--lcm-url URL] [--no-viz]` (hil.cli, the one command line).
 
 run_sim() takes the run config (drivers.core.config.RunConfig: robot, lcm, channels, viz and sim are used),
 builds the plant, prints one line on start, runs SimulatedRobot.run_realtime until the duration,
@@ -9,13 +9,11 @@ which publishes them already (`hil demo`) turns that off (viz=False, --no-viz).
 """
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import sys
 
 from drivers.core.config import RunConfig, channels_for, open_lcm
 from drivers.core.robot import build_plant
-from drivers.core.schema import ConfigError
 from drivers.run_config import load_config
 
 from .robot import SimulatedRobot
@@ -79,19 +77,3 @@ def run_from_config(path, duration: float | None = None, lcm_url: str | None = N
     run_sim's."""
     summary = run_sim(load_config(path, {"lcm": {"url": lcm_url}} if lcm_url else None), duration, viz=viz)
     return summary["exit"]["status"] if "exit" in summary else 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m drivers.sim",
-                                 description="The simulated robot, paced to the wall clock, on the config's LCM.")
-    ap.add_argument("config", help="run config (YAML) with robot, lcm, channels and sim sections")
-    ap.add_argument("--duration", type=float, help="seconds of simulated time (default: until Ctrl-C)")
-    ap.add_argument("--lcm-url", help="override lcm.url")
-    ap.add_argument("--no-viz", action="store_true",
-                    help="publish no viewer messages, even with the config's viz section enabled")
-    args = ap.parse_args(argv)
-    try:
-        return run_from_config(args.config, args.duration, args.lcm_url, False if args.no_viz else None)
-    except ConfigError as e:
-        print(f"drivers.sim: config error: {e}", file=sys.stderr)
-        return 2

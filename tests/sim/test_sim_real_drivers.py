@@ -308,7 +308,7 @@ def test_kuka_driver_process_aborts_under_a_running_controller(tmp_path, multica
     statuses = []
     lc.subscribe("IIWA_STATUS", lambda c, data: statuses.append(lcmt_iiwa_status.decode(data)))
     env = dict(os.environ, PYTHONPATH=str(repo))
-    proc = subprocess.Popen([sys.executable, "-m", "drivers.sim", str(path), "--duration", "20"], cwd=repo, env=env,
+    proc = subprocess.Popen([sys.executable, "-m", "hil", "sim", str(path), "--duration", "20"], cwd=repo, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         command = lcmt_iiwa_command()

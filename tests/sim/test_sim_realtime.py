@@ -1,4 +1,4 @@
-"""Real-time mode: `python -m drivers.sim CONFIG` as its own process over ttl=0 multicast LCM, and
+"""Real-time mode: `hil sim CONFIG` as its own process over ttl=0 multicast LCM, and
 run_realtime / run_sim in a thread. Pacing is checked as behaviour (never ahead of the wall clock),
 not as performance."""
 import io
@@ -33,7 +33,7 @@ def config_file(tmp_path, url, sim="{}", extra=""):
 
 def start(path, *args):
     env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    return subprocess.Popen([sys.executable, "-m", "drivers.sim", str(path), *args], cwd=REPO, env=env,
+    return subprocess.Popen([sys.executable, "-m", "hil", "sim", str(path), *args], cwd=REPO, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -98,7 +98,7 @@ def test_sim_process_speaks_the_protocol_in_real_time(tmp_path, multicast_url, i
 
 @pytest.mark.parametrize("no_viz", [False, True])
 def test_sim_process_publishes_the_viewer_messages_of_its_plant(tmp_path, multicast_url, iiwa, no_viz):
-    """With viz enabled, `python -m drivers.sim` draws the plant at viz.draw_rate_hz of simulated time,
+    """With viz enabled, `hil sim` draws the plant at viz.draw_rate_hz of simulated time,
     stamped with it; --no-viz (for a process next to a loop that publishes them: `hil demo`) turns it off."""
     path = config_file(tmp_path, multicast_url, f"{{initial_positions: {Q0}, brakes: true}}",
                        "viz: {draw_rate_hz: 30, load_period_s: 0.5}\n")
@@ -152,7 +152,7 @@ def test_sim_process_config_error_exits_2(tmp_path):
     proc = start(config_file(tmp_path, "memq://", "{integrator: euler}"))
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 2
-    assert "drivers.sim: config error: " in err and "sim.integrator: must be one of" in err
+    assert "hil: config error: " in err and "sim.integrator: must be one of" in err and "Traceback" not in err
 
 
 def test_run_realtime_applies_the_newest_command_then_expires_it(iiwa, multicast_url):
