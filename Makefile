@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test build bench regress clean placo-env
+.PHONY: demo test build bench regress clean placo-env installed
 
 $(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -38,10 +38,15 @@ demo: build
 test: build placo-env
 	$(PY) -m ruff check .
 	$(PY) -m pytest -q
+	@# The product as a user installs it: the wheel in a fresh environment, run from another directory.
+	.ci/installed
 	@# A user's own project of laws (examples/user_package): installed, and its tests run from its
 	@# directory with the fixtures of the stack's installed pytest plugin.
 	$(PY) -m pip install -q --no-build-isolation --no-deps examples/user_package
 	cd examples/user_package && ../../$(PY) -m pytest -q
+
+installed: $(STAMP)
+	.ci/installed
 
 regress: build
 	$(VENV)/bin/hil regress -j 2

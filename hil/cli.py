@@ -312,10 +312,12 @@ def cmd_regress(args) -> int:
     Koch-like bus of XL430s in position mode and XL330s in current mode), and the legged scenarios
     (legged_*.yaml) in whole-body control.
     Prints a table and writes a JSON report. Exit 0 when all pass, 1 when one fails, 2 for a bad
-    scenario file. docs/regress.md describes the scenario files."""
+    scenario file. A scenario whose robot model is not installed is skipped with a line saying what to
+    install. docs/regress.md describes the scenario files."""
+    from drivers.core.paths import CONFIGS, INSTALLED
     from drivers.core.robot import build_plant
 
-    from .regress import DEFAULT_DIR, find_scenarios, format_table, run_all, write_report
+    from .regress import DEFAULT_DIR, find_scenarios, format_table, missing_model, run_all, skipped_result, write_report
     from .scenario import load_scenario
     target = Path(args.target) if args.target else DEFAULT_DIR
     if not target.exists():
@@ -326,8 +328,16 @@ def cmd_regress(args) -> int:
               file=sys.stderr)
         return 2
     from .legged_scenario import is_legged_scenario, load_legged_scenario
+    skipped = {p: why for p in paths if (why := missing_model(p))}
+    for p, why in skipped.items():
+        print(f"hil regress: skipping {p.stem}: {why}", file=sys.stderr)
+    run = [p for p in paths if p not in skipped]
+    if args.update_golden and args.golden_dir is None and INSTALLED and \
+            any(p.resolve().is_relative_to(CONFIGS.resolve()) for p in run):
+        raise ConfigError("--update-golden", f"the shipped scenarios' golden files are part of the installed "
+                                             f"package ({CONFIGS}): write them elsewhere with --golden-dir DIR")
     models = {}
-    for p in paths:                     # every file and its model are checked before anything runs
+    for p in run:                       # every file and its model are checked before anything runs
         if is_legged_scenario(p):
             load_legged_scenario(p)
             continue
@@ -339,7 +349,9 @@ def cmd_regress(args) -> int:
                 raise ConfigError(e.key, str(e).split(": ", 1)[-1], str(p)) from None
     if args.jobs < 1:
         raise ConfigError("", f"-j must be at least 1, got {args.jobs}")
-    results = run_all(paths, args.jobs, args.plots, args.logs, args.update_golden, verbose=args.verbose)
+    done = dict(zip(run, run_all(run, args.jobs, args.plots, args.logs, args.update_golden, verbose=args.verbose,
+                                  golden_dir=args.golden_dir)))
+    results = [done[p] if p in done else skipped_result(p, skipped[p]) for p in paths]
     write_report(results, args.report)
     print(format_table(results))
     print(f"report: {args.report}")
@@ -475,7 +487,11 @@ COMMANDS = [
         arg("--plots", metavar="DIR", help="write one PNG of tracking and timing per scenario here"),
         arg("--logs", metavar="DIR", help="record each scenario's LCM traffic to DIR/NAME.lcmlog"),
         arg("--update-golden", action="store_true",
-            help="write this run's outcomes to the scenarios' golden files instead of comparing"))),
+            help="write this run's outcomes to the scenarios' golden files instead of comparing"),
+        arg("--golden-dir", metavar="DIR",
+            help="golden files: compare with DIR/NAME.json where it exists (else the scenario's own) and "
+                 "write updates there (the shipped scenarios of an installed package need it for "
+                 "--update-golden)"))),
     Command("replay", cmd_replay, "LOG", (
         arg("log", help=LOG),
         arg("--config", help="run config to replay with (default: the one stored in the log)"),

@@ -165,14 +165,19 @@ class LeggedRig:
 
 
 def run_legged_scenario(path: str | Path, *, realtime: bool = False, lcm_url: str = "memq://", viz: bool = False,
-                        duration: float | None = None) -> tuple[dict, list[dict], LeggedScenarioSpec]:
+                        duration: float | None = None, log: str | None = None,
+                        plot: str | None = None) -> tuple[dict, list[dict], LeggedScenarioSpec]:
     """(summary, checks, spec) of one legged scenario file; lockstep as fast as it goes on memq://
-    by default, or paced to the wall clock on another LCM with the viewer (the demo)."""
+    by default, or paced to the wall clock on another LCM with the viewer (the demo). `log`: the run's
+    LCM traffic recorded there (hil.runlog, as telemetry.log; `hil report` reads it); `plot`: the
+    loop's tracking and timing plot written there (hil.telemetry.plot)."""
+    from .runlog import run_logged
     run, spec = load_legged_scenario(path)
     if duration is not None:
         spec.duration = duration
     rig = LeggedRig(run.robot, run.sim, lcm_url=lcm_url, viz=viz, mu=run.mu, f_min=run.f_min,
                     effort_limit=run.effort_limit, weights=run.weights)
+    rig.cfg.telemetry.log = log
     h = rig.robot.config.time_step
     torque_max = np.zeros(rig.robot.na)
     shifts = []                                    # (start step, end step, from, to)
@@ -185,24 +190,32 @@ def run_legged_scenario(path: str | Path, *, realtime: bool = False, lcm_url: st
                 r.law.wbc.com_target = a + (b - a) * (step - s0) / max(1, s1 - s0)
 
     t0, events = time.monotonic(), sorted(run.events, key=lambda e: e.at)
-    settled, now = None, 0.0
-    for t in sorted({e.at for e in events} | {spec.criteria.settle, spec.duration}):
-        if t > spec.duration:
-            continue
-        rig.run(t - now, each_step, realtime)
-        now = t
-        if settled is None and t >= spec.criteria.settle:
-            settled = rig.base()
-        for e in (e for e in events if e.at == t):
-            if e.push is not None:
-                rig.robot.push(e.push, e.duration)
-            else:
-                a = rig.law.wbc.com_target.copy() if rig.law.wbc.com_target is not None else rig.com()
-                s0 = rig.robot.physics.steps
-                shifts.append((s0, s0 + int(round(e.ramp / h)), a, a + np.asarray(e.com_shift)))
-    drift = float(np.linalg.norm(rig.base() - settled))
+    settled = []
+
+    def ticks():                                   # the events at their times, the loop ticking between
+        now = 0.0
+        for t in sorted({e.at for e in events} | {spec.criteria.settle, spec.duration}):
+            if t > spec.duration:
+                continue
+            rig.run(t - now, each_step, realtime)
+            now = t
+            if not settled and t >= spec.criteria.settle:
+                settled.append(rig.base())
+            for e in (e for e in events if e.at == t):
+                if e.push is not None:
+                    rig.robot.push(e.push, e.duration)
+                else:
+                    a = rig.law.wbc.com_target.copy() if rig.law.wbc.com_target is not None else rig.com()
+                    s0 = rig.robot.physics.steps
+                    shifts.append((s0, s0 + int(round(e.ramp / h)), a, a + np.asarray(e.com_shift)))
+    run_logged(rig.cfg, rig.lc, "lockstep", lambda: rig.robot.physics.time_ns // 1000, ticks, rig.loop.deactivate,
+               rig.loop.summary)
+    drift = float(np.linalg.norm(rig.base() - settled[0]))
     got = rig.fault
     rig.close()
+    if plot is not None:
+        from .telemetry import plot as plot_run
+        plot_run(rig.loop.recorder, plot)
     summary = {"base_drift_m": drift, "fault": got, "feet_in_contact": bool(all(rig.robot.msg.contact)),
                "torque_max_nm": torque_max.tolist(), "tracking_error_rad": {"rms": [], "max": []},
                "faults": [{"fault": got}] if got else [],

@@ -10,6 +10,12 @@ the same way: simulated Dynamixel or Feetech servos on a pty driving the plant a
 driver (`hil servo-bus-device`, `hil servo-bus`), the driver one SYNC READ + SYNC WRITE per command
 and the bus one period per SYNC READ. A legged scenario (legged_*.yaml) runs whole-body control
 (hil.legged_scenario). With -j N the scenarios run in N processes.
+
+A scenario whose robot model is not installed (a `package://` model of a package the package map
+does not find, a legged preset without example-robot-data) is skipped with one line saying what to
+install (missing_model), never failing the suite. Golden files are read from the scenario's folder,
+or from `golden_dir` where it holds one; updates go to `golden_dir` when given (the shipped
+scenarios of an installed package are read-only: the command line asks for --golden-dir there).
 """
 from __future__ import annotations
 
@@ -27,8 +33,8 @@ from pathlib import Path
 
 import numpy as np
 
-from drivers.core.paths import CONFIGS
-from drivers.core.schema import ConfigError
+from drivers.core.paths import CONFIGS, package_map
+from drivers.core.schema import ConfigError, read_yaml
 from messages.channels import private_lcm_url
 
 from .progress import ProgressBar
@@ -46,8 +52,36 @@ def find_scenarios(target: str | Path, pattern: str | None = None) -> list[Path]
     return [p for p in paths if pattern is None or pattern in p.stem]
 
 
+def missing_model(path: str | Path) -> str | None:
+    """What the scenario's robot model needs that is not installed, as one line (what to install), or
+    None: the package of a `package://NAME/...` model that the package map (robot.package_map
+    included) does not find, or example-robot-data for a legged preset."""
+    data = read_yaml(path)
+    if "legged" in data:
+        from dynamics_cy.planning.legged_models import example_robot_data_root
+        return None if example_robot_data_root() is not None else \
+            "its robot is a preset of example-robot-data, not installed (pip install hilstack[models])"
+    robot = data.get("robot") if isinstance(data.get("robot"), dict) else {}
+    model = str(robot.get("model", ""))
+    if not model.startswith("package://"):
+        return None
+    name = model[len("package://"):].split("/")[0]
+    try:
+        found = package_map(robot.get("package_map"), Path(path).parent).Contains(name)
+    except (RuntimeError, TypeError, AttributeError):
+        return None                      # a bad package_map is the config check's to report
+    hint = " (pip install hilstack[models])" if name == "example-robot-data" else ""
+    return None if found else f"its model is in the package '{name}', which is not installed{hint}"
+
+
+def skipped_result(path: Path, why: str) -> dict:
+    """The result of a scenario not run: it passes nothing and fails nothing."""
+    return {"name": path.stem, "file": str(path), "passed": True, "skipped": why, "error": None, "checks": [],
+            "golden": None, "wall_s": 0.0}
+
+
 def run_scenario(path: str | Path, plots: str | None = None, logs: str | None = None,
-                 update_golden: bool = False, verbose: bool = False) -> dict:
+                 update_golden: bool = False, verbose: bool = False, golden_dir: str | None = None) -> dict:
     """Runs one scenario; its result (never raises: a crash is a failed result with the traceback).
     The loop's and the simulator's warnings are silenced unless `verbose`: the result has them."""
     for name in ("hil", "drivers"):
@@ -58,7 +92,15 @@ def run_scenario(path: str | Path, plots: str | None = None, logs: str | None = 
     try:
         from .legged_scenario import is_legged_scenario, run_legged_scenario
         if is_legged_scenario(path):            # a legged robot under whole-body control (docs/wbc.md)
-            result["summary"], result["checks"], spec = run_legged_scenario(path)
+            name = Path(path).stem
+            if logs:
+                result["log"] = str(Path(logs).resolve() / f"{name}.lcmlog")
+                Path(logs).mkdir(parents=True, exist_ok=True)
+            if plots:
+                result["plot"] = str(Path(plots) / f"{name}.png")
+                Path(plots).mkdir(parents=True, exist_ok=True)
+            result["summary"], result["checks"], spec = run_legged_scenario(path, log=result.get("log"),
+                                                                            plot=result.get("plot"))
             result.update(description=spec.description, duration_s=spec.duration, link="sim",
                           passed=all(c["passed"] for c in result["checks"]),
                           wall_s=round(time.monotonic() - t0, 3))
@@ -74,7 +116,7 @@ def run_scenario(path: str | Path, plots: str | None = None, logs: str | None = 
         now = outcome(loop)
         result["outcome"] = now
         if sc.spec.golden is not None:
-            result["golden"] = _golden(sc, now, update_golden)
+            result["golden"] = _golden(sc, now, update_golden, golden_dir)
         if plots:
             from .telemetry import plot
             Path(plots).mkdir(parents=True, exist_ok=True)
@@ -89,8 +131,14 @@ def run_scenario(path: str | Path, plots: str | None = None, logs: str | None = 
     return result
 
 
-def _golden(sc: Scenario, now: dict, update: bool) -> dict:
+def _golden(sc: Scenario, now: dict, update: bool, golden_dir: str | None = None) -> dict:
+    """Compares with (or, `update`, writes) the scenario's golden file: in `golden_dir` when given (read
+    from there when it has one, else from the scenario's folder), else the scenario's own."""
     path = sc.golden_path
+    if golden_dir is not None:
+        mine = Path(golden_dir).resolve() / path.name
+        if update or mine.is_file():
+            path = mine
     if update:
         write_golden(path, now)
         return {"file": str(path), "diffs": [], "updated": True}
@@ -244,18 +292,20 @@ class Progress:
 
 
 def run_all(paths: list[Path], jobs: int = 1, plots: str | None = None, logs: str | None = None,
-            update_golden: bool = False, progress: Progress | None = None, verbose: bool = False) -> list[dict]:
+            update_golden: bool = False, progress: Progress | None = None, verbose: bool = False,
+            golden_dir: str | None = None) -> list[dict]:
     """Runs the scenarios (in `jobs` processes when > 1); results in the order of `paths`."""
     progress = progress or Progress(len(paths))
     results: dict[Path, dict] = {}
     try:
         if jobs <= 1:
             for p in paths:
-                results[p] = run_scenario(p, plots, logs, update_golden, verbose)
+                results[p] = run_scenario(p, plots, logs, update_golden, verbose, golden_dir)
                 progress.update(results[p])
         else:
             with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-                futures = {pool.submit(run_scenario, str(p), plots, logs, update_golden, verbose): p for p in paths}
+                futures = {pool.submit(run_scenario, str(p), plots, logs, update_golden, verbose, golden_dir): p
+                           for p in paths}
                 for f in cf.as_completed(futures):
                     results[futures[f]] = f.result()
                     progress.update(results[futures[f]])
@@ -265,6 +315,8 @@ def run_all(paths: list[Path], jobs: int = 1, plots: str | None = None, logs: st
 
 
 def _first_failure(r: dict) -> str:
+    if r.get("skipped"):
+        return f"skipped: {r['skipped']}"
     if r["error"]:
         return r["error"]
     for c in r["checks"]:
@@ -281,7 +333,7 @@ def format_table(results: list[dict]) -> str:
             "| golden | first failure |", "|---|---|---:|---:|---:|---:|---:|---:|---|---|"]
     for r in results:
         s = r.get("summary")
-        mark = "PASS" if r["passed"] else ("ERROR" if r["error"] else "FAIL")
+        mark = "SKIP" if r.get("skipped") else "PASS" if r["passed"] else ("ERROR" if r["error"] else "FAIL")
         golden = "—" if r["golden"] is None else ("updated" if r["golden"]["updated"] else
                                                   ("same" if not r["golden"]["diffs"] else
                                                    f"{len(r['golden']['diffs'])} diffs"))
@@ -293,13 +345,15 @@ def format_table(results: list[dict]) -> str:
                        f"{max(s['torque_max_nm'] or [0]):.1f} | {fault_count(s)} ")
         rows.append(f"| {r['name']} | {mark} | {r.get('duration_s', '')} | {r['wall_s']:.1f} {figures}| {golden} | "
                     f"{_first_failure(r)} |")
-    failed = sum(not r["passed"] for r in results)
-    rows.append(f"\n{len(results) - failed} passed, {failed} failed")
+    failed, skipped = sum(not r["passed"] for r in results), sum(bool(r.get("skipped")) for r in results)
+    rows.append(f"\n{len(results) - failed - skipped} passed, {failed} failed"
+                + (f", {skipped} skipped (their models are not installed)" if skipped else ""))
     return "\n".join(rows)
 
 
 def write_report(results: list[dict], path: str | Path) -> None:
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    Path(path).write_text(json.dumps({"passed": sum(r["passed"] for r in results),
-                                      "failed": sum(not r["passed"] for r in results),
+    skipped = sum(bool(r.get("skipped")) for r in results)
+    Path(path).write_text(json.dumps({"passed": sum(r["passed"] for r in results) - skipped,
+                                      "failed": sum(not r["passed"] for r in results), "skipped": skipped,
                                       "scenarios": results}, indent=1) + "\n")

@@ -16,6 +16,7 @@ def _configs() -> Path:
 
 
 CONFIGS = _configs()
+INSTALLED = CONFIGS.parent.name == "drivers"      # the configs are the installed package's data (read-only)
 DEFAULT_ROBOT = CONFIGS / "robots" / "iiwa14.urdf"
 
 

@@ -186,3 +186,51 @@ def test_regress_cli_exit_status(tmp_path):
     assert p.returncode == 2 and "broken.yaml: scenario.duration: must be > 0, got -1" in p.stderr
     p = hil("regress", tmp_path, "-k", "nothing-matches", "--report", tmp_path / "r.json")
     assert p.returncode == 2 and "no scenarios" in p.stderr
+
+
+def test_a_scenario_whose_model_is_not_installed_is_skipped_with_what_to_install(tmp_path):
+    """A `package://` model of a package nobody installed: that scenario is skipped with one line, the
+    others run, the suite passes (exit 0), the table and the report say SKIP."""
+    def elsewhere(d):
+        short(d)
+        d["robot"]["model"] = "package://no-such-robot-models/robots/arm.urdf"
+    copy_scenario(tmp_path, "joint_pd_quintic", elsewhere)
+    copy_scenario(tmp_path, "gravity_compensation_hold", short)
+    p = hil("regress", tmp_path, "--report", tmp_path / "r.json")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert ("hil regress: skipping joint_pd_quintic: its model is in the package 'no-such-robot-models', "
+            "which is not installed") in p.stderr
+    assert "| joint_pd_quintic | SKIP |" in p.stdout and "1 passed, 0 failed, 1 skipped" in p.stdout
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert (report["passed"], report["failed"], report["skipped"]) == (1, 0, 1)
+
+
+def test_golden_dir_takes_the_updates_and_leaves_the_scenarios_golden_files(tmp_path):
+    """--update-golden --golden-dir DIR writes DIR/NAME.json, not the scenario's own golden file; a run
+    with --golden-dir compares with it; a changed outcome in DIR is a golden failure."""
+    path = copy_scenario(tmp_path, "joint_pd_quintic", lambda d: d["scenario"].update(duration=2.0))
+    own = (tmp_path / "golden" / "joint_pd_quintic.json").read_bytes()
+    mine = tmp_path / "mine"
+    p = hil("regress", path, "--update-golden", "--golden-dir", mine, "--report", tmp_path / "r.json")
+    assert p.returncode == 0 and "| updated |" in p.stdout, p.stdout + p.stderr
+    assert (tmp_path / "golden" / "joint_pd_quintic.json").read_bytes() == own
+    p = hil("regress", path, "--golden-dir", mine, "--report", tmp_path / "r.json")
+    assert p.returncode == 0 and "| same |" in p.stdout, p.stdout + p.stderr
+    golden = json.loads((mine / "joint_pd_quintic.json").read_text())
+    golden["torque_max_nm"] = [x * 2 for x in golden["torque_max_nm"]]
+    (mine / "joint_pd_quintic.json").write_text(json.dumps(golden))
+    p = hil("regress", path, "--golden-dir", mine, "--report", tmp_path / "r.json")
+    assert p.returncode == 1 and "golden: torque_max_nm" in p.stdout, p.stdout + p.stderr
+
+
+def test_legged_scenarios_write_their_logs_and_plots(tmp_path):
+    """--logs and --plots reach the legged scenarios too; the log is a legged run's (hil report reads it)."""
+    from dynamics_cy.planning.legged_models import example_robot_data_root
+    if example_robot_data_root() is None:
+        pytest.skip("example-robot-data is not installed")
+    p = hil("regress", SCENARIOS / "legged_go2_stand.yaml", "--report", tmp_path / "r.json", "--logs", tmp_path / "logs",
+            "--plots", tmp_path / "plots")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert (tmp_path / "plots" / "legged_go2_stand.png").stat().st_size > 10_000
+    report = hil("report", tmp_path / "logs" / "legged_go2_stand.lcmlog", "--json")
+    assert report.returncode == 0 and json.loads(report.stdout)["protocol"] == "floating_base", report.stderr
