@@ -228,8 +228,8 @@ def test_legged_scenarios_write_their_logs_and_plots(tmp_path):
     from dynamics_cy.planning.legged_models import example_robot_data_root
     if example_robot_data_root() is None:
         pytest.skip("example-robot-data is not installed")
-    p = hil("regress", SCENARIOS / "legged_go2_stand.yaml", "--report", tmp_path / "r.json", "--logs", tmp_path / "logs",
-            "--plots", tmp_path / "plots")
+    p = hil("regress", SCENARIOS / "legged_go2_stand.yaml", "--report", tmp_path / "r.json",
+            "--logs", tmp_path / "logs", "--plots", tmp_path / "plots")
     assert p.returncode == 0, p.stdout + p.stderr
     assert (tmp_path / "plots" / "legged_go2_stand.png").stat().st_size > 10_000
     report = hil("report", tmp_path / "logs" / "legged_go2_stand.lcmlog", "--json")
