@@ -1,8 +1,17 @@
-"""Exceptions for bad models and undefined dynamics. All derive from RuntimeError, which is what Drake
-raises for them."""
+"""Exceptions for bad models and undefined dynamics, and the root of every exception of the project.
+
+HilstackError is the one root: each package's errors derive from it (and from the builtin a caller
+would expect: ValueError for bad input, RuntimeError where Drake raises one), so `except
+HilstackError` catches what the stack raises on purpose and nothing else. It lives here, in the
+package every other one may import (messages imports only this module of it). The model and
+dynamics errors also derive from RuntimeError, which is what Drake raises for them."""
 
 
-class ModelError(RuntimeError):
+class HilstackError(Exception):
+    """The root of the project's exceptions (hil.HilstackError)."""
+
+
+class ModelError(HilstackError, RuntimeError):
     """An inconsistent multibody model (a loop, a body with two parents, a bad inertia, ...)."""
 
 
@@ -20,7 +29,7 @@ class ParseError(ModelError):
         self.source, self.line, self.element = source, line, element
 
 
-class DynamicsError(RuntimeError):
+class DynamicsError(HilstackError, RuntimeError):
     """A state at which a kernel's math is undefined; every kernel (the Drake-style API and the
     allocation-free Kernels) raises the same subclass for the same fault."""
 

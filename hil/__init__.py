@@ -8,9 +8,12 @@ logs, replay, report and MCAP export (runlog, replay, report, legged_log, mcap_e
 it (DESIGN.md, tests/test_architecture.py).
 
 Its public API (docs/controllers.md): `Controller`, `State`, `Command`, `ContactState`, `FunctionController`
-(hil.controller_api), `run` and `check_allocations` (hil.running), and the pytest fixtures."""
+(hil.controller_api), `run` and `check_allocations` (hil.running), the pytest fixtures, and
+`HilstackError`, the root of every exception the stack raises (dynamics_cy.errors)."""
 
 from importlib import metadata as _metadata
+
+from dynamics_cy.errors import HilstackError
 
 from .controller_api import Command, ContactState, Controller, FunctionController, State
 
@@ -19,8 +22,8 @@ try:
 except _metadata.PackageNotFoundError:       # a checkout that was never installed
     __version__ = "0+unknown"
 
-__all__ = ["Command", "ContactState", "Controller", "FunctionController", "State", "__version__", "check_allocations",
-           "run"]
+__all__ = ["Command", "ContactState", "Controller", "FunctionController", "HilstackError", "State", "__version__",
+           "check_allocations", "run"]
 
 
 def __getattr__(name: str):

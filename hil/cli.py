@@ -13,6 +13,7 @@ from pathlib import Path
 from drivers.core.paths import CONFIGS
 from drivers.core.schema import ConfigError, LogError
 from drivers.core.signals import stop_on_signals
+from dynamics_cy.errors import HilstackError
 
 from . import __version__, campaign_cli
 from .cli_table import Arg, Command, add_commands, arg, command_list
@@ -531,6 +532,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except LogError as e:
         print(f"hil: {e}", file=sys.stderr)
+        return 2
+    except HilstackError as e:    # any other error the stack raises on purpose: bad input, said in one line
+        print(f"hil: {type(e).__name__}: {e}", file=sys.stderr)
         return 2
 
 

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import enum
 
+from dynamics_cy.errors import HilstackError
+
 
 class LifecycleState(enum.Enum):
     UNCONFIGURED = "unconfigured"   # built: holds its arguments only
@@ -31,7 +33,7 @@ class Mode(enum.StrEnum):
     LOCKSTEP = "lockstep"
 
 
-class LifecycleError(RuntimeError):
+class LifecycleError(HilstackError, RuntimeError):
     """A lifecycle step called in a state that does not allow it."""
 
 

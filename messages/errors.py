@@ -7,8 +7,10 @@ return False / None and keep the error as `last_error` (see messages.codec and
 messages.validation).
 """
 
+from dynamics_cy.errors import HilstackError
 
-class MessageError(ValueError):
+
+class MessageError(HilstackError, ValueError):
     """Base class: a message that must not be used.
 
     Attributes: channel, type_name, field (LCM field name, or "" when the

@@ -2,7 +2,8 @@
 the source: every import of every module (at the top, inside functions, relative ones, and the
 `cimport`s of .pyx/.pxd/.pxi files) must point to the module's own layer or one below it.
 
-    dynamics_cy, messages      (bottom: no project imports; dynamics_cy.planning on dynamics_cy only)
+    dynamics_cy, messages      (bottom: no project imports but the error root, dynamics_cy.errors;
+                                dynamics_cy.planning on dynamics_cy only)
     drivers.core               (config schema, clocks, compiled small-vector helpers, signals)
     drivers.viz                (the viewer bridge)
     drivers                    (the simulated plant, the serial links, the run config; never hil)
@@ -23,7 +24,7 @@ GENERATED = ("messages/drake/", "messages/hilmsg/")     # lcm-gen output
 BELOW = {
     "dynamics_cy": set(),
     "dynamics_cy.planning": {"dynamics_cy"},
-    "messages": set(),
+    "messages": {"dynamics_cy"},          # its errors.HilstackError only (test_messages_needs_only_the_error_root)
     "drivers.core": {"dynamics_cy", "messages"},
     "drivers.viz": {"drivers.core", "dynamics_cy", "messages"},
     "drivers": {"drivers.viz", "drivers.core", "dynamics_cy.planning", "dynamics_cy", "messages"},
@@ -116,3 +117,31 @@ def test_no_hand_written_module_is_too_long():
     lines = {str(p.relative_to(REPO)): len(p.read_text().splitlines()) for p in modules()}
     over = {name: n for name, n in lines.items() if n > MAX_LINES}
     assert not over, f"over {MAX_LINES} lines (split by what they hold): {over}"
+
+
+def test_messages_needs_only_the_error_root():
+    """messages stays a layer of its own: of dynamics_cy it imports the error root's module only."""
+    used = {name for path in modules() if path.relative_to(REPO).parts[0] == "messages"
+            for name in imported(path) if layer_of(name) == "dynamics_cy"}
+    assert used == {"dynamics_cy.errors"}
+
+
+def test_every_exception_of_the_project_derives_from_the_one_root():
+    """Each public exception class of every module derives from dynamics_cy.errors.HilstackError."""
+    import importlib
+    import inspect
+
+    from dynamics_cy.errors import HilstackError
+    wrong, seen = [], 0
+    for path in modules():
+        if path.suffix != ".py" or path.name == "__main__.py":
+            continue
+        name = ".".join(path.relative_to(REPO).with_suffix("").parts).removesuffix(".__init__")
+        module = importlib.import_module(name)
+        for name, cls in vars(module).items():
+            if inspect.isclass(cls) and issubclass(cls, BaseException) and cls.__module__ == module.__name__ \
+                    and not name.startswith("_"):
+                seen += 1
+                if not issubclass(cls, HilstackError):
+                    wrong.append(f"{module.__name__}.{name}")
+    assert seen >= 20 and not wrong, f"not derived from HilstackError: {wrong}"

@@ -44,6 +44,8 @@ from typing import Annotated
 import yaml
 from annotated_types import Ge, Gt, Le
 
+from dynamics_cy.errors import HilstackError
+
 MAX_RATE_HZ = 10_000.0
 
 
@@ -66,7 +68,7 @@ Timeout = Annotated[float, Ge(1 / MAX_RATE_HZ),
 Count = Annotated[int, Ge(1)]
 
 
-class ConfigError(ValueError):
+class ConfigError(HilstackError, ValueError):
     """A config value that cannot be used; the message names the source and the key."""
 
     def __init__(self, key: str, message: str, source: str | None = None):
@@ -75,7 +77,7 @@ class ConfigError(ValueError):
         self.key, self.source = key, source
 
 
-class LogError(ValueError):
+class LogError(HilstackError, ValueError):
     """An LCM log that cannot be used for what was asked; the message names the file."""
 
 

@@ -1,7 +1,9 @@
 """Typed errors of the serial protocol; each names the frame type and sequence number involved."""
 
+from dynamics_cy.errors import HilstackError
 
-class ProtocolError(ValueError):
+
+class ProtocolError(HilstackError, ValueError):
     """A frame the receiver rejects. `msg_type` and `seq` are None where the header is unusable."""
 
     def __init__(self, message: str, msg_type=None, seq=None):

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from dynamics_cy.errors import HilstackError
 from dynamics_cy.parsing import PackageMap
 
 from .whole_body import ContactPoint, ContactSurface
@@ -42,7 +43,7 @@ class Foot:
         return [c + [x * self.length / 2, y * self.width / 2, 0.0] for x in (1, -1) for y in (1, -1)]
 
 
-class FootError(ValueError):
+class FootError(HilstackError, ValueError):
     """A foot that does not fit the model: ``index`` in the feet list, ``field`` (e.g. "frame")."""
 
     def __init__(self, index: int, field: str, message: str):
