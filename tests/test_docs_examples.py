@@ -10,7 +10,9 @@
   regression scenario, a legged scenario and a campaign file by their loaders, a fragment of run
   config sections (`sim:` alone) section by section.
 - A block that cannot run here (a real robot, a browser, hours) says why on the line before its
-  fence, `<!-- not run: reason -->`; test_examples_not_run lists each, skipped with its reason.
+  fence, `<!-- not run: reason -->`; test_examples_not_run lists each, skipped with its reason. One
+  that needs example-robot-data's models says so, `<!-- requires: example-robot-data -->`, and is
+  skipped (its page's test says so) where that is not installed.
 - Shell blocks are not run; test_the_tutorials_check_alloc_command runs the one the controller
   tutorial is about.
 """
@@ -35,6 +37,7 @@ ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.e
 
 _FENCE = re.compile(r"^([ \t]*)```([^\n`]*)\n(.*?)^\1```[ \t]*$", re.M | re.S)
 _NOT_RUN = re.compile(r"<!--\s*not run:\s*(.*?)\s*-->")
+_REQUIRES = re.compile(r"<!--\s*requires:\s*example-robot-data\s*-->")
 _TITLE = re.compile(r'title="([^"]+)"')
 _USES = re.compile(r"<!--\s*uses the files of\s+(\S+\.md)\s*-->")     # a page that goes on from another
 
@@ -47,6 +50,7 @@ class Block:
     title: str | None
     body: str
     not_run: str | None            # the reason, for a block marked not to run
+    needs_models: bool = False     # example-robot-data's
 
     @property
     def where(self) -> str:
@@ -74,7 +78,7 @@ def blocks(page: Path) -> list[Block]:
         title = _TITLE.search(info)
         out.append(Block(page, text.count("\n", 0, m.start()) + 1, info.split(" ")[0].lower(),
                          title.group(1) if title else None, textwrap.dedent(m.group(3)),
-                         not_run.group(1) if not_run else None))
+                         not_run.group(1) if not_run else None, bool(before and _REQUIRES.search(before[-1]))))
     return out
 
 
@@ -113,13 +117,22 @@ def save_files(page: Path, where: Path, upto: int | None = None) -> None:
             save(block, where)
 
 
-def follow(page: Path, where: Path) -> None:
+def models_installed() -> bool:
+    from dynamics_cy.planning.legged_models import example_robot_data_root
+    return example_robot_data_root() is not None
+
+
+def follow(page: Path, where: Path) -> list[Block]:
     """The page's blocks, in order, in `where`: titled blocks saved, python blocks run; each failure
-    names the block."""
+    names the block. Returns the blocks left out for want of example-robot-data."""
     for other in _USES.findall(page.read_text()):
         save_files(page.parent / other, where)
+    left_out = []
     for block in blocks(page):
         if block.not_run:
+            continue
+        if block.needs_models and not models_installed():
+            left_out.append(block)
             continue
         if block.lang == "python":
             result = run_python(block, where)
@@ -127,13 +140,16 @@ def follow(page: Path, where: Path) -> None:
                                            f"{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
         elif block.title:
             save(block, where)
+    return left_out
 
 
 @pytest.mark.timeout(1200)
 @pytest.mark.parametrize("page", PYTHON_PAGES, ids=_id)
 def test_python_examples_run(page, tmp_path):
     assert not tmp_path.resolve().is_relative_to(REPO)
-    follow(page, tmp_path)
+    left_out = follow(page, tmp_path)
+    if left_out:
+        pytest.skip("the others ran; example-robot-data is not installed for " + ", ".join(b.where for b in left_out))
 
 
 # --- YAML ---------------------------------------------------------------------------------------------------
