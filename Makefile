@@ -1,18 +1,20 @@
 # Two entry points for a fresh machine (Python >= 3.10 and a C compiler):
 #   make demo   set up .venv, build the Cython extension, run the HIL demo
 #   make test   set up .venv, build the Cython extension, run the test suite (and examples/user_package's)
+#               and build the docs site
+#   make docs   the docs site (mkdocs.yml) into site/, a warning or a broken link failing the build
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test build bench regress clean placo-env installed
+.PHONY: demo test docs build bench regress clean placo-env installed
 
 $(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q "setuptools>=68" wheel "Cython>=3.0" "numpy>=1.26"
-	$(PY) -m pip install -q --no-build-isolation -e '.[test]'
+	$(PY) -m pip install -q --no-build-isolation -e '.[test,docs]'
 	@# Independent implementations used for cross-checks; the tests that need them skip without.
 	$(PY) -m pip install -q drake pin example-robot-data toppra proxsuite osqp clarabel \
 	  dynamixel-sdk feetech-servo-sdk ray pyarrow \
@@ -44,6 +46,14 @@ test: build placo-env
 	@# directory with the fixtures of the stack's installed pytest plugin.
 	$(PY) -m pip install -q --no-build-isolation --no-deps examples/user_package
 	cd examples/user_package && ../../$(PY) -m pytest -q
+	$(MAKE) docs
+
+# The docs site: mkdocs build --strict (a warning, a broken link or anchor fails it), the CLI and config
+# references generated from the code (docs/gen), the API reference from the docstrings. Material for
+# MkDocs and a plugin print a notice about MkDocs 2 on every build (mkdocs.yml's header says why we stay
+# on MkDocs 1.6); the variables silence it.
+docs: build
+	NO_MKDOCS_2_WARNING=1 DISABLE_MKDOCS_2_WARNING=true $(PY) -m mkdocs build --strict --site-dir site
 
 installed: $(STAMP)
 	.ci/installed
@@ -72,4 +82,4 @@ bench: build placo-env
 	$(PY) benchmarks/report.py
 
 clean:
-	rm -rf build $(VENV) .venv-placo */*.so */*.c drivers/sim/*.so drivers/sim/*.c regress-report.json campaign-out
+	rm -rf build site $(VENV) .venv-placo */*.so */*.c drivers/sim/*.so drivers/sim/*.c regress-report.json campaign-out

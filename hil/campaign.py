@@ -44,25 +44,26 @@ KIND = ("uniform", "normal", "choice", "grid")
 
 @dataclass
 class Normal:
-    std: NonNegative
-    mean: float = 0.0
+    std: NonNegative               # the standard deviation
+    mean: float = 0.0              # the mean (with mode add: 0 draws around the base value)
 
 
 @dataclass
 class Distribution:
     """Exactly one of uniform, normal, choice, grid."""
 
-    uniform: Optional[Annotated[list[float], Len(2, 2)]] = None   # [low, high)
-    normal: Optional[Normal] = None
-    choice: Optional[list[Any]] = None
+    uniform: Optional[Annotated[list[float], Len(2, 2)]] = None   # [low, high): drawn uniformly
+    normal: Optional[Normal] = None                  # drawn normally
+    choice: Optional[list[Any]] = None               # one of the values (any YAML: numbers, lists, fault mappings)
     weights: Optional[list[float]] = None            # choice: probabilities (normalized), default equal
+    # not random: the grid keys together take the points of their product in turn (run k: the k mod G-th)
     grid: Optional[list[Any]] = None
-    mode: Literal["set", "add", "scale"] = "set"
-    per_element: bool = True                         # list base values: one draw per entry
+    mode: Literal["set", "add", "scale"] = "set"     # how a draw x combines with the base value b: x, b + x, b · x
+    per_element: bool = True                         # list base values: one draw per entry (false: one for all)
     size: Optional[Annotated[int, Ge(1)]] = None   # a list of this many (no base value)
-    round: Optional[Positive] = None
-    min: Optional[float] = None
-    max: Optional[float] = None
+    round: Optional[Positive] = None                 # a draw rounded to a multiple of this
+    min: Optional[float] = None                      # a draw clipped to at least this
+    max: Optional[float] = None                      # a draw clipped to at most this
 
     @property
     def kind(self) -> str:
@@ -71,13 +72,14 @@ class Distribution:
 
 @dataclass
 class CampaignSpec:
+    # a regression scenario (link: sim), relative to the campaign file, else to configs/
     base: Annotated[str, Help("the base scenario file")]
-    vary: dict[str, Distribution] = field(default_factory=dict)
-    seed: int = 0
+    vary: dict[str, Distribution] = field(default_factory=dict)   # dotted key of the base scenario → distribution
+    seed: int = 0                                        # run k (k = 0 … n−1) has the seed seed + k
     set: dict[str, Any] = field(default_factory=dict)    # dotted keys set in every run, before `vary`
-    runs: Annotated[int, Ge(1)] = 100
-    duration: Optional[Positive] = None
-    description: str = ""
+    runs: Annotated[int, Ge(1)] = 100                    # runs when -n is not given
+    duration: Optional[Positive] = None                  # s of simulated time per run; None: the scenario's
+    description: str = ""                                # shown in the report
 
 
 @dataclass

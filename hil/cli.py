@@ -24,7 +24,8 @@ EPILOG_NOTES = """
 `hil run`, `hil demo` and `hil regress` record their LCM traffic with --log (lcm-logplayer, lcm-spy
 and `hil replay` / `hil report` read the logs).
 
-Configs are YAML (docs/hil.md lists every key); `configs/demo.yaml` is the default robot's."""
+Configs are YAML (the docs site's config reference lists every key; docs/gen/config_reference.py makes it);
+`configs/demo.yaml` is the default robot's."""
 
 
 def _load(path: str, lcm_url: str | None, log: str | None = None):

@@ -41,6 +41,8 @@ from messages.enums import SafetyState
 
 @dataclass
 class LeggedEvent:
+    """A push on the base or a shift of the CoM target: exactly one of push, com_shift."""
+
     at: NonNegative                          # s of simulated time
     push: Optional[list[float]] = None                               # N, in W, on the base origin
     duration: Positive = 0.1          # s, of the push
@@ -50,27 +52,29 @@ class LeggedEvent:
 
 @dataclass
 class LeggedRun:
-    robot: str
-    mu: Positive = 0.6
-    f_min: NonNegative = 0.0
-    effort_limit: Optional[float] = None
+    """The legged robot, its whole-body controller and what happens to it."""
+
+    robot: str                                  # a dynamics_cy.planning.legged_models preset: go2 or g1
+    mu: Positive = 0.6                          # friction coefficient of the controller's pyramids
+    f_min: NonNegative = 0.0                    # N, least normal force on a foot in contact
+    effort_limit: Optional[float] = None        # N·m, every joint (None: none)
     weights: WholeBodyWeights = field(default_factory=WholeBodyWeights)
-    sim: SimConfig = field(default_factory=SimConfig)
+    sim: SimConfig = field(default_factory=SimConfig)          # initial_positions: the preset's
     events: list[LeggedEvent] = field(default_factory=list)
 
 
 @dataclass
 class LeggedCriteria:
-    settle: NonNegative = 0.5
-    max_base_drift: Optional[float] = None
-    feet_in_contact: Optional[bool] = None
-    fault: Optional[str] = None
+    settle: NonNegative = 0.5                   # s: when the base position the drift is measured from is taken
+    max_base_drift: Optional[float] = None      # m: |p_WBo(end) − p_WBo(settle)|
+    feet_in_contact: Optional[bool] = None      # every foot touches the ground at the end
+    fault: Optional[str] = None                 # None: no fault; else a text the latched fault must contain
 
 
 @dataclass
 class LeggedScenarioSpec:
     duration: Annotated[Positive, Help("seconds of simulated time")]
-    description: str = ""
+    description: str = ""                       # shown in the report
     criteria: LeggedCriteria = field(default_factory=LeggedCriteria)
 
 

@@ -42,6 +42,8 @@ PerJoint = float | list[float]
 
 @dataclass
 class TripSpec:
+    """A safety trip expected at `at` ≤ t ≤ `at` + `within_ms` (t: the loop time of the tick that tripped)."""
+
     fault: str                                                   # a FaultCode name, e.g. STATUS_TIMEOUT
     at: NonNegative                      # s of loop time when its cause starts
     within_ms: NonNegative = 5.0  # the trip comes at most this long after
@@ -49,36 +51,42 @@ class TripSpec:
 
 @dataclass
 class Criteria:
-    tracking_rms: PerJoint | None = None
-    tracking_max: PerJoint | None = None
-    max_torque: PerJoint | None = None
+    """What must hold; an absent criterion is not checked."""
+
+    tracking_rms: PerJoint | None = None            # rad, q_d − q over the RUNNING ticks: one value or one per joint
+    tracking_max: PerJoint | None = None            # rad
+    max_torque: PerJoint | None = None              # N·m, max |τ_cmd|: one value or one per joint
     hand_position_rms: float | None = None          # m: |p_WE(q_d) − p_WE(q)| of robot.end_effector
-    hand_position_max: float | None = None
-    deadline_misses: int | None = None
-    final_state: Literal["INIT", "RUNNING", "FAULT", "SAFE_STOP"] | None = None
-    trips: list[TripSpec] | None = None
-    other_trips: bool = False
+    hand_position_max: float | None = None          # m
+    deadline_misses: int | None = None              # at most; a real-time measure, 0 in lockstep
+    final_state: Literal["INIT", "RUNNING", "FAULT", "SAFE_STOP"] | None = None   # the safety state at the end
+    trips: list[TripSpec] | None = None             # the safety trips expected, in order; [] = none allowed
+    other_trips: bool = False                       # whether trips beyond those listed are allowed
+    # any figure of the loop's summary by dotted path: equal to a value, or within {min, max}
     summary: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
 class GoldenSpec:
-    file: str
-    rtol: NonNegative = 1e-6
-    atol: NonNegative = 1e-9
+    """The stored outcome the run must reproduce: a number differs when |now − golden| > atol + rtol·|golden|."""
+
+    file: str                      # relative to the scenario file; written by hil regress --update-golden
+    rtol: NonNegative = 1e-6       # relative tolerance
+    atol: NonNegative = 1e-9       # absolute tolerance
 
 
 @dataclass
 class ScenarioSpec:
     duration: Annotated[Positive, Help("seconds of simulated time")]
-    description: str = ""
+    description: str = ""                                        # shown in the report
+    # sim: the simulated robot in this process; serial: board and driver processes; servo: the servo bus's
     link: Literal["sim", "serial", "servo"] = "sim"
     # sim link: together (the robot's first status, then the loop), driver_first (the robot runs
     # `lead` s alone first) or loop_first (the loop ticks `lead` s before the robot's first status)
     start_order: Literal["together", "driver_first", "loop_first"] = "together"
-    lead: NonNegative = 1.0
+    lead: NonNegative = 1.0                                      # s: start_order's lead
     criteria: Criteria = field(default_factory=Criteria)
-    golden: GoldenSpec | None = None
+    golden: GoldenSpec | None = None                             # None: no golden comparison
 
 
 @dataclass

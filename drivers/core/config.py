@@ -1,7 +1,8 @@
 """The run config: one YAML file for `hil run`, `hil sim`, `hil demo`, `hil viz`, validated at start.
 
-Top-level sections (each documented in docs/hil.md): robot, lcm, channels, loop, controller,
-trajectory, safety, telemetry, viz, sim, serial, servo_bus. Paths are relative to the config file's folder.
+Top-level sections (in the config reference docs/gen/config_reference.py generates from these
+dataclasses): robot, lcm, channels, loop, controller, trajectory, safety, telemetry, viz, sim, serial,
+servo_bus. Paths are relative to the config file's folder.
 """
 from __future__ import annotations
 
@@ -23,9 +24,11 @@ from .schema import ConfigError, Fraction, Help, NonNegative, Positive, Rate, Ti
 
 @dataclass
 class RobotConfig:
-    # URDF or SDF file; protocol floating_base: a dynamics_cy.planning.legged_models preset (go2, g1)
+    # URDF or SDF file, or a package:// URI (e.g. package://example-robot-data/robots/...), parsed as Drake
+    # parses it; protocol floating_base: a dynamics_cy.planning.legged_models preset (go2, g1)
     model: Annotated[str, Help("URDF or SDF file of the robot, or a legged preset")]
-    # floating_base: a legged robot (lcmt_hil_floating_base_status / lcmt_hil_joint_command, docs/wbc.md)
+    # iiwa, panda: Drake's LCM status/command types; floating_base: a legged robot
+    # (lcmt_hil_floating_base_status / lcmt_hil_joint_command; controller.type whole_body, docs/wbc.md)
     protocol: Literal["iiwa", "panda", "floating_base"] = "iiwa"
     weld: Optional[str] = None            # a frame to weld to the world, if the model does not
     end_effector: Optional[str] = None    # frame used by Cartesian control (default: the last frame)
@@ -38,23 +41,24 @@ class RobotConfig:
     # joint_position_ipo: its start guard is kept), a Panda's is taken for drake_sim.
     driver: Literal["auto", "drake_sim", "kuka_driver", "franka_driver"] = "auto"
     velocity_gain: NonNegative = 10.0   # 1/s: v_cmd = v_d + gain (q_d − q)
-    # package name -> folder or package.xml, added to the default map (installed packages, e.g.
-    # example-robot-data) that resolves package:// URIs of robot.model and of its meshes
+    # package name -> folder or package.xml (whose <name> must be that name; relative paths from the
+    # config's folder), added to the default map (installed packages, e.g. example-robot-data, pydrake's
+    # drake, ROS_PACKAGE_PATH) that resolves package:// URIs of robot.model and of its meshes
     package_map: dict[str, str] = field(default_factory=dict)
     # the joints the protocol drives, in its order; every other movable joint is welded at position 0
     # (a Panda's fingers). None: the model's actuated joints, or every movable joint if it has no
-    # <transmission> (an actuator with the joint's URDF effort limit)
+    # <transmission> (an actuator with the joint's URDF effort limit; docs/real_robots.md, Any arm)
     actuated_joints: Optional[list[str]] = None
 
 
 @dataclass
 class LcmConfig:
-    url: str = DEFAULT_LCM_URL
+    url: str = DEFAULT_LCM_URL     # LCM's URL: udpm:// multicast (ttl=0: this machine only), memq:// in one process
 
 
 @dataclass
 class LoopConfig:
-    rate_hz: Rate = 1000.0
+    rate_hz: Rate = 1000.0                 # ticks per second
     deadline_budget_us: Positive = 200.0   # lateness above it is a miss
     spin_us: NonNegative = 300.0           # sleep until deadline - spin, then spin
     duration: Optional[Positive] = None    # seconds; None runs until stopped
@@ -64,8 +68,8 @@ class LoopConfig:
     # --start_command_guard is 0.25 s), else 0
     start_guard: Optional[NonNegative] = None
     cpus: Optional[list[int]] = None          # pin the loop's process to these CPUs (sched_setaffinity)
-    priority: Optional[Annotated[int, Ge(1), Le(99)]] = None   # SCHED_FIFO priority
-    lock_memory: bool = False                 # mlockall: no page faults in the loop
+    priority: Optional[Annotated[int, Ge(1), Le(99)]] = None   # SCHED_FIFO priority (root, CAP_SYS_NICE or ulimit -r)
+    lock_memory: bool = False                 # mlockall: no page faults in the loop (root, CAP_IPC_LOCK, ulimit -l)
     gc: Literal["on", "off"] = "off"          # Python's cyclic garbage collector during the run
 
 
@@ -79,7 +83,9 @@ class WholeBodyConfig:
     f_min: NonNegative = 0.0         # N, least normal force on a foot in contact
     effort_limit: Optional[Positive] = None   # N·m, every joint (None: none)
     weights: Any = field(default_factory=dict)   # dynamics_cy.planning.whole_body.WholeBodyWeights fields
-    contacts: Any = None             # the feet (drivers.legged_contacts); None: the preset's
+    # the feet (drivers.legged_contacts): [{frame, point: [x, y, z]} or {frame, sole: {center, length,
+    # width}}]; None: the preset's
+    contacts: Any = None
     foot_loss_ticks: Annotated[int, Ge(1)] = 5    # statuses without contact: safe state
     safe_damping: NonNegative = 2.0  # N·m·s/rad of the safe (damping) command
 
@@ -93,15 +99,16 @@ class ControllerConfig:
     # a built-in law (BUILTIN_CONTROLLERS) or a user's, by import path "package.module:Name" (a
     # hil.Controller subclass or a function law(state, command); docs/controllers.md)
     type: str = "computed_torque"
-    params: dict[str, Any] = field(default_factory=dict)   # a user law's Params (validated by hil)
+    # a user law's Params (validated by hil); the built-ins take theirs in this section (kp, kd, cartesian_*)
+    params: dict[str, Any] = field(default_factory=dict)
     kp: Gains = field(default_factory=lambda: [100.0])     # 1/s² (computed torque) or N·m/rad
     kd: Gains = field(default_factory=lambda: [20.0])      # 1/s or N·m·s/rad
     # [rotational N·m/rad; translational N/m]
     cartesian_stiffness: Annotated[list[float], Len(6, 6)] = field(
         default_factory=lambda: [30.0, 30.0, 30.0, 500.0, 500.0, 500.0])
-    cartesian_damping: Annotated[list[float], Len(6, 6)] = field(
+    cartesian_damping: Annotated[list[float], Len(6, 6)] = field(   # [rotational N·m·s/rad; translational N·s/m]
         default_factory=lambda: [3.0, 3.0, 3.0, 40.0, 40.0, 40.0])
-    nullspace_damping: NonNegative = 1.0
+    nullspace_damping: NonNegative = 1.0    # N·m·s/rad: cartesian_impedance's joint damping d (τ −= d v)
     robot_compensates_gravity: bool = False   # the robot adds gravity compensation itself (e.g. a real iiwa)
     # µs the law's update() may take per tick; None: half the loop period
     budget_us: Optional[Positive] = None
@@ -112,51 +119,54 @@ class ControllerConfig:
 
 @dataclass
 class Waypoint:
-    q: list[float]
+    q: list[float]             # the joint positions, rad (m for prismatic joints)
     duration: Positive = 2.0   # seconds to reach it from the previous one
 
 
 @dataclass
 class TrajectoryConfig:
-    type: Literal["hold", "quintic", "waypoints", "stream", "cartesian"] = "hold"
+    type: Literal["hold", "quintic", "waypoints", "stream", "cartesian"] = "hold"   # docs/hil.md, Trajectories
     goal: Optional[list[float]] = None          # quintic: joint goal
-    duration: Positive = 2.0
-    waypoints: list[Waypoint] = field(default_factory=list)
+    duration: Positive = 2.0                    # quintic: seconds to the goal
+    waypoints: list[Waypoint] = field(default_factory=list)   # waypoints: the joint positions to pass
     loop: bool = False                          # waypoints: go back to the start and repeat
     channel: Optional[str] = None               # stream: lcmt_robot_state or lcmt_hil_joint_plan channel
-    stream_type: Literal["robot_state", "joint_plan"] = "robot_state"
+    stream_type: Literal["robot_state", "joint_plan"] = "robot_state"   # stream: the channel's message type
     goal_position: Optional[Annotated[list[float], Len(3, 3)]] = None   # cartesian: p_WG
     goal_rpy: Optional[Annotated[list[float], Len(3, 3)]] = None        # cartesian: R_WG
-    velocity_scale: Annotated[float, Gt(0), Lt(1)] = 0.5
-    acceleration_scale: Fraction = 0.5
-    effort_scale: Optional[Fraction] = None
+    velocity_scale: Annotated[float, Gt(0), Lt(1)] = 0.5   # cartesian: of the joint velocity limits
+    acceleration_scale: Fraction = 0.5          # cartesian: of the joint acceleration limits
+    effort_scale: Optional[Fraction] = None     # cartesian: also keep the torque within this share of the effort limits
 
 
 @dataclass
 class SafetyConfig:
-    status_timeout_periods: Annotated[int, Ge(1)] = 3
-    on_fault: Literal["zero_torque", "damping"] = "damping"
+    status_timeout_periods: Annotated[int, Ge(1)] = 3   # status periods (learned at start) with none: STATUS_TIMEOUT
+    on_fault: Literal["zero_torque", "damping"] = "damping"   # the safe command
     damping: Gains = field(default_factory=lambda: [5.0])               # N·m·s/rad in damping mode
     torque_rate_limit: Positive = 5000.0  # N·m/s
-    effort_scale: Fraction = 1.0
+    effort_scale: Fraction = 1.0         # of the model's effort limits: the torque saturation
     position_margin: NonNegative = 0.02  # rad inside the joint limits
     velocity_scale: Positive = 1.0       # of the model's velocity limits
     max_tracking_error: Optional[Positive] = None  # rad
     recover: bool = False        # return to RUNNING when the fault clears (status comes back)
-    recover_after_periods: Annotated[int, Ge(1)] = 50
-    recover_max_speed: Positive = 0.2   # rad/s: resume only near rest
+    recover_after_periods: Annotated[int, Ge(1)] = 50   # ticks in a row clear of the cause, every joint at rest
+    recover_max_speed: Positive = 0.2   # rad/s, every joint: resume only near rest
 
 
 @dataclass
 class TelemetryConfig:
     rate_hz: Rate = 100.0   # at most loop.rate_hz
-    log: Optional[str] = None     # record the run's LCM traffic to this lcm-logger file
+    log: Optional[str] = None     # record the run's LCM traffic to this lcm-logger file (relative: to the current directory)
 
 
 @dataclass
 class RunConfig:
     robot: RobotConfig
     lcm: LcmConfig = field(default_factory=LcmConfig)
+    # `prefix` (prepended to the robot's own channels, to keep several robots on one bus apart) and
+    # overrides of messages.channels.Channels: status, command, telemetry, safety, estop, plan,
+    # driver_health, run_info, viewer_load_robot, viewer_draw, viewer_status, contact_results
     channels: dict[str, str] = field(default_factory=dict)
     loop: LoopConfig = field(default_factory=LoopConfig)
     controller: ControllerConfig = field(default_factory=ControllerConfig)
@@ -255,8 +265,8 @@ def parse_config(data: dict, base: Path, source: str, overrides: dict | None = N
         if cfg.telemetry.rate_hz > cfg.loop.rate_hz:
             raise ConfigError("telemetry.rate_hz", f"must be at most loop.rate_hz ({cfg.loop.rate_hz:g}), "
                                                    f"got {cfg.telemetry.rate_hz:g}")
-        if cfg.telemetry.log:
-            cfg.telemetry.log = str(resolve(cfg.telemetry.log, base))
+        if cfg.telemetry.log:           # an output: relative to the current directory, never the config's
+            cfg.telemetry.log = str(Path(cfg.telemetry.log).expanduser().resolve())
         _validate_core(cfg)
         sections(cfg)
     except ConfigError as e:

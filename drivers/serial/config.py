@@ -1,10 +1,11 @@
 """The `serial:` section of a run config: the driver's link to the board and the simulated board.
 
-Every key, its unit and default is documented in docs/serial_protocol.md (section 9).
-`load_serial_config(mapping)` validates the section into a SerialConfig (a loaded run config's
-`cfg.serial`, drivers.run_config); errors are drivers.core.schema.ConfigError naming the key, e.g.
-`serial.link_timeout: must be longer than stale_timeout (0.01 s), got 0.005`. Per-joint values
-(safe_damping, torque_constant) are checked against the joint count where the driver or board is built.
+Every key, its unit and default is in the config reference generated from these dataclasses
+(docs/gen/config_reference.py). `load_serial_config(mapping)` validates the section into a SerialConfig
+(a loaded run config's `cfg.serial`, drivers.run_config); errors are drivers.core.schema.ConfigError
+naming the key, e.g. `serial.link_timeout: must be longer than stale_timeout (0.01 s), got 0.005`.
+Per-joint values (safe_damping, torque_constant) are checked against the joint count where the driver or
+board is built.
 """
 from __future__ import annotations
 
@@ -36,10 +37,10 @@ class BoardFaultSpec:
     """
 
     type: Annotated[BoardFaultType, Help("one of " + ", ".join(BoardFaultType.__args__))]
-    start: NonNegative = 0.0
+    start: NonNegative = 0.0               # s of board time
     stop: Optional[float] = None           # None: until the end
-    every: Optional[Annotated[int, Ge(1)]] = None
-    probability: Optional[Fraction] = None
+    every: Optional[Annotated[int, Ge(1)]] = None   # a corruption: every k-th frame the board sends
+    probability: Optional[Fraction] = None          # a corruption: the chance per frame
     code: Any = None                       # board_fault: a FaultCode name or a number (default INTERNAL)
     joint: Optional[int] = None            # board_fault: joint index; None: a board-level fault
     text: str = ""                         # board_fault: up to 64 bytes of UTF-8
@@ -63,31 +64,35 @@ class DeviceConfig:
     command_timeout: Timeout = 0.1  # s: watchdog when a COMMAND says 0
     safe_command: Literal["disable", "damping"] = "disable"         # what the board does when it expires
     safe_damping: Any = 5.0                # Nm s/rad, number or one per joint (safe_command: damping)
-    firmware_version: Annotated[int, Ge(0), Le(65535)] = 1
+    firmware_version: Annotated[int, Ge(0), Le(65535)] = 1      # what its CONFIG reports
     faults: list[BoardFaultSpec] = field(default_factory=list)
     seed: int = 0                          # of the random corruptions
 
 
 @dataclass
 class ReconnectConfig:
+    """The backoff between attempts to reopen a lost link, doubling from `initial` up to `max`."""
+
     initial: Timeout = 0.05       # s: first wait after losing the link
     max: Timeout = 2.0            # s: the wait doubles up to this
 
 
 @dataclass
 class SerialConfig:
-    port: Annotated[str, Help("the board's port: a device path or any pyserial URL")]
-    baudrate: Annotated[int, Gt(0)] = 2_000_000
-    joint_count: Optional[Annotated[int, Ge(1), Le(MAX_JOINTS)]] = None  # default: robot's
+    port: Annotated[str, Help("the board's port: a device path or any pyserial URL")]   # socket://host:port, loop://
+    baudrate: Annotated[int, Gt(0)] = 2_000_000                     # ignored by ptys and sockets
+    joint_count: Optional[Annotated[int, Ge(1), Le(MAX_JOINTS)]] = None  # default: robot's; if given, must equal it
     effort: Literal["auto", "torque", "current"] = "auto"           # the board's effort units; auto: its CONFIG
     command_timeout: Timeout = 0.05  # s: no fresh LCM command → safe command
-    safe_command: Literal["disable", "damping"] = "disable"
+    safe_command: Literal["disable", "damping"] = "disable"         # disable: power off, brakes on
     safe_damping: Any = 5.0                # Nm s/rad, number or one per joint (safe_command: damping)
-    board_watchdog: NonNegative = 0.1  # s, sent in every COMMAND; 0: board's
+    # s, sent in every COMMAND; 0: board's. Longer than command_timeout and 0.02 s, so that the board
+    # goes safe by itself only when the driver is gone
+    board_watchdog: NonNegative = 0.1
     heartbeat_period: Period = 0.1  # s, at least 100 µs
-    stale_timeout: Timeout = 0.01    # s without JOINT_STATE → stale
-    link_timeout: Timeout = 0.5      # s without JOINT_STATE → reconnect
-    config_timeout: Timeout = 0.5    # s to wait for CONFIG after opening
+    stale_timeout: Timeout = 0.01    # s without JOINT_STATE → stale (no status, the safe command)
+    link_timeout: Timeout = 0.5      # s without JOINT_STATE → reconnect; longer than stale_timeout
+    config_timeout: Timeout = 0.5    # s to wait for CONFIG after opening, else reopen
     reconnect: ReconnectConfig = field(default_factory=ReconnectConfig)
     health_rate: Rate = 10.0      # Hz of lcmt_hil_driver_health
     device: DeviceConfig = field(default_factory=DeviceConfig)

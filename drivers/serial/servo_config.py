@@ -1,9 +1,10 @@
 """The `servo_bus:` section of a run config: the bus, its servos and how they map to URDF joints.
 
-Every key, its unit and default is in docs/servo_bus.md. `load_servo_config(mapping)` validates
-the section into a ServoBusConfig (a loaded run config's `cfg.servo_bus`; errors are
-drivers.core.schema.ConfigError naming the key, e.g. `servo_bus.joints[2].model: unknown servo model
-'XM540'; known: ...`); `check_joints(config, plant)` checks the joint names against the robot model.
+Every key, its unit and default is in the config reference generated from these dataclasses
+(docs/gen/config_reference.py). `load_servo_config(mapping)` validates the section into a ServoBusConfig
+(a loaded run config's `cfg.servo_bus`; errors are drivers.core.schema.ConfigError naming the key, e.g.
+`servo_bus.joints[2].model: unknown servo model 'XM540'; known: ...`); `check_joints(config, plant)`
+checks the joint names against the robot model.
 
 Joint mapping, per joint (direction d = ±1, gear ratio g = servo turns per joint turn, offset o
 [rad] = the joint position at the servo's center tick):
@@ -36,15 +37,17 @@ class ServoJoint:
     """One URDF joint driven by one servo."""
 
     joint: Annotated[str, Help("the joint's name in the URDF")]
-    id: Annotated[int, Ge(0), Le(252)]
+    id: Annotated[int, Ge(0), Le(252)]      # the servo's ID, unique on the bus
+    # XL330-M288, XL430-W250, XM430-W350 or STS3215 (case-insensitive); one that speaks the bus's protocol
     model: Annotated[str, Help("XL330-M288, XL430-W250, XM430-W350 or STS3215")]
     direction: int = 1                     # +1 or -1: servo rotation sign relative to the joint axis
-    offset: float = 0.0                    # rad: joint position at the servo's center tick
+    offset: float = 0.0                    # rad: joint position at the servo's center tick (2048)
     gear_ratio: Positive = 1.0  # servo turns per joint turn
     torque_constant: Optional[Positive] = None  # N·m/A; default: the model's
     kp: Optional[Annotated[int, Ge(0)]] = None   # position P gain (register units); default: model's
     kd: Optional[Annotated[int, Ge(0)]] = None   # position D gain (register units)
-    control: Optional[Literal["current", "position"]] = None   # this joint's mode; default: the bus's
+    # this joint's mode, overriding the bus's `control` (current needs a model with current control)
+    control: Optional[Literal["current", "position"]] = None
 
     @property
     def servo_model(self) -> ServoModel:
@@ -56,27 +59,36 @@ class ServoDeviceConfig:
     """The simulated bus (`hil servo-bus-device`)."""
 
     link: Optional[str] = None             # symlink to the bus's pty; default: port
-    return_delay_time: Annotated[int, Ge(0), Le(254)] = 0   # 2 µs units, every servo
+    return_delay_time: Annotated[int, Ge(0), Le(254)] = 0   # 2 µs units, every servo (a real one's default: 250)
     inertia: Positive = 5e-3       # kg m² at each servo's output (no plant)
-    damping: NonNegative = 0.02     # N m s/rad
-    backdrive_damping: NonNegative = 0.5   # N m s/rad, torque off (gear train)
+    damping: NonNegative = 0.02     # N m s/rad at each servo's output (no plant)
+    backdrive_damping: NonNegative = 0.5   # N m s/rad, torque off (its back-driven gear train), plant or not
 
 
 @dataclass
 class ServoBusConfig:
     port: Annotated[str, Help("the bus adapter's device path (e.g. /dev/ttyUSB0) or a pty link")]
-    protocol: Literal["dynamixel", "feetech"] = "dynamixel"
-    baudrate: Annotated[int, Gt(0)] = 1_000_000
-    control: Literal["auto", "current", "position"] = "auto"      # auto: per joint, current where the model has it
+    protocol: Literal["dynamixel", "feetech"] = "dynamixel"      # Dynamixel Protocol 2.0, or Feetech SCS/STS
+    baudrate: Annotated[int, Gt(0)] = 1_000_000          # one the protocol's servos support, as they are set
+    # every joint's mode unless it sets its own: current (torque → goal current), position (torque → goal
+    # position through the servo's P gain), auto: per joint, current where the model has it
+    control: Literal["auto", "current", "position"] = "auto"
     rate: Rate = 500.0          # Hz: one SYNC READ + one SYNC WRITE each
-    read_timeout: Timeout = 0.005  # s for a SYNC READ's answers
-    command_timeout: Timeout = 0.05  # s without an LCM command → torque off
-    link_timeout: Timeout = 0.2   # s without a full SYNC READ → reconnect
+    read_timeout: Timeout = 0.005  # s for a SYNC READ's answers; missing ones are counted as timeouts
+    command_timeout: Timeout = 0.05  # s without an LCM command → torque off; at least one cycle, 1/rate
+    link_timeout: Timeout = 0.2   # s without a full SYNC READ → torque off, reconnect; > read_timeout
     reconnect: ReconnectConfig = field(default_factory=ReconnectConfig)
-    lockstep: bool = False                 # one cycle per LCM command; the simulated bus one period per cycle
-    fast_read: bool = False                # Dynamixel FAST SYNC READ (servo firmware that has it)
-    bus_watchdog: Optional[NonNegative] = None   # s: Dynamixel Bus Watchdog (0 off); default 0.1 on Dynamixel
-    joints: list[ServoJoint] = field(default_factory=list)
+    # one cycle per LCM command, no command timeout, statuses stamped cycles / rate; the simulated bus
+    # moves its plant one period per SYNC READ (`hil regress`, link: servo)
+    lockstep: bool = False
+    # Dynamixel FAST SYNC READ: one answer packet for every servo (firmware X430/X540 v45+, X330 v46+;
+    # a servo without it does not answer)
+    fast_read: bool = False
+    # s: the Dynamixel Bus Watchdog, written at every connect: a servo with torque on that hears no
+    # instruction this long stops by itself; 20 ms units, 0 off, ≤ 2.54 s, ≥ 2/rate; default 0.1 on
+    # Dynamixel (firmware v38+), none on Feetech
+    bus_watchdog: Optional[NonNegative] = None
+    joints: list[ServoJoint] = field(default_factory=list)   # one per actuated joint of the robot, each once
     device: ServoDeviceConfig = field(default_factory=ServoDeviceConfig)
 
     @property

@@ -1,9 +1,10 @@
 """The `sim:` section of a run config (SimConfig) and the few other keys the standalone runner reads.
 
-Every key, its unit and default is documented in docs/sim.md. `load_sim_config(mapping)` validates a
-mapping (the YAML section) into a SimConfig (a loaded run config's `cfg.sim`, drivers.run_config);
-`SimConfig.validate()` runs the cross-field checks again on a config built in code. Errors are
-drivers.core.schema.ConfigError naming the key, e.g. `sim.faults[1].delay: is required for a latency fault`.
+Every key, its unit and default is in the config reference generated from these dataclasses
+(docs/gen/config_reference.py). `load_sim_config(mapping)` validates a mapping (the YAML section) into a
+SimConfig (a loaded run config's `cfg.sim`, drivers.run_config); `SimConfig.validate()` runs the
+cross-field checks again on a config built in code. Errors are drivers.core.schema.ConfigError naming
+the key, e.g. `sim.faults[1].delay: is required for a latency fault`.
 """
 from __future__ import annotations
 
@@ -41,7 +42,7 @@ class FaultSpec:
     """One injected fault, active while start <= t < stop (seconds of simulated time)."""
 
     type: Annotated[FaultType, Help("one of " + ", ".join(_FAULT_PARAMETERS))]
-    start: NonNegative = 0.0
+    start: NonNegative = 0.0                      # s of simulated time
     stop: Optional[float] = None                  # None: until the end of the run
     delay: Optional[float] = None                 # latency: s, a whole number of status periods
     probability: Optional[float] = None           # drop/duplicate_status: chance per status message
@@ -54,32 +55,32 @@ class FaultSpec:
 
 @dataclass
 class FrictionConfig:
-    static: NonNegative = 1.0
-    dynamic: NonNegative = 1.0
+    static: NonNegative = 1.0                     # combined with each geometry's, as Drake combines them
+    dynamic: NonNegative = 1.0                    # at most static
 
 
 @dataclass
 class GroundConfig:
-    enabled: bool = True
+    enabled: bool = True                          # a ground under the robot (with contact.enabled)
     height: float = 0.0                           # m: the ground is the half space z <= height in W
     friction: FrictionConfig = field(default_factory=FrictionConfig)
 
 
 @dataclass
 class ContactConfig:
-    enabled: bool = False
+    enabled: bool = False                         # point contact: the ground and, with between_bodies, the bodies
     ground: GroundConfig = field(default_factory=GroundConfig)
     stiffness: Positive = 1e5             # N/m per contact point
     dissipation: NonNegative = 2.0        # s/m, Hunt–Crossley
     stiction_tolerance: Positive = 1e-4   # m/s
     between_bodies: bool = False                  # also contacts between the model's bodies
-    exclude: list[list[str]] = field(default_factory=list)               # body-name pairs never in contact
+    exclude: list[list[str]] = field(default_factory=list)   # [[body, body], [body]]: pairs, bodies never in contact
     publish_rate: NonNegative = 60.0      # Hz of CONTACT_RESULTS; 0: off
 
 
 @dataclass
 class JointLimitsConfig:
-    enabled: bool = True
+    enabled: bool = True                          # springs and dampers at the model's joint limits
     stiffness: Any = None                         # N·m/rad: number or one per joint; None: automatic
     damping: Any = None                           # N·m·s/rad: number or one per joint; None: automatic
 
@@ -96,7 +97,8 @@ class PayloadConfig:
 
     mass: NonNegative = 0.0          # kg; 0: no payload
     com: Annotated[list[float], Len(3, 3)] = field(default_factory=lambda: [0.0, 0.0, 0.0])   # m, p_FBcm in F
-    inertia: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0])   # kg·m² about Bcm, in F: Ixx Iyy Izz
+    # kg·m² about Bcm, in F: Ixx Iyy Izz (and Ixy Ixz Iyz); physically valid
+    inertia: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0])
     frame: Optional[str] = None                   # F; default: robot.end_effector, else the model's last frame
 
 
@@ -116,24 +118,28 @@ class PushSpec:
 @dataclass
 class SimConfig:
     time_step: Positive = 0.001          # s, a whole number of ns
-    integrator: Literal["semi_implicit_euler", "rk4"] = "semi_implicit_euler"
-    initial_positions: Optional[list[float]] = None                     # nq, default: the model's
+    integrator: Literal["semi_implicit_euler", "rk4"] = "semi_implicit_euler"   # the fixed-step integrator
+    # nq values (a free body's: qw qx qy qz x y z), default: the model's
+    initial_positions: Optional[list[float]] = None
     initial_velocities: Optional[list[float]] = None                    # nv, default: zero
-    joints: Optional[list[str]] = None            # protocol joints; default: the actuated joints
+    joints: Optional[list[str]] = None            # protocol joints; default: the actuated joints, in velocity order
     status_period: Optional[float] = None         # s, a whole number of steps; None: every step
     utime: Literal["sim", "wall"] = "sim"         # status utime: simulated time or the wall clock
-    gravity_compensation: Literal["none", "internal"] = "none"
+    gravity_compensation: Literal["none", "internal"] = "none"   # internal: the firmware adds −τ_g(q), as a real iiwa's
+    # the arrays a command must carry (drake_sim); default: iiwa any, panda [torque]
     control_mode: Optional[list[Literal["position", "velocity", "torque"]]] = None
     position_control: PositionControlConfig = field(default_factory=PositionControlConfig)
     joint_limits: JointLimitsConfig = field(default_factory=JointLimitsConfig)
     command_timeout: Positive = 0.1      # s without a valid command
-    safe_command: Literal["zero_torque", "damping"] = "damping"
+    safe_command: Literal["zero_torque", "damping"] = "damping"   # after command_timeout without a valid command
     brakes: bool = False                          # hold the joints still until the first valid command
-    safe_damping: Any = None                      # N·m·s/rad: number or one per joint; None: automatic
+    safe_damping: Any = None                      # N·m·s/rad: number or one per joint; None: m_i/(2h) per joint
     contact: ContactConfig = field(default_factory=ContactConfig)
     payload: PayloadConfig = field(default_factory=PayloadConfig)
     joint_damping: Any = None                     # N·m·s/rad: number or one per velocity; None: the model's
-    joint_friction: Any = None                    # N·m Coulomb: number or one per velocity; None: none
+    # N·m Coulomb (static = dynamic): number or one per velocity; None: none (URDF <dynamics friction> is
+    # ignored, as Drake does)
+    joint_friction: Any = None
     faults: list[FaultSpec] = field(default_factory=list)
     pushes: list[PushSpec] = field(default_factory=list)
     seed: int = 0                                 # of every random fault

@@ -44,8 +44,8 @@ class KukaDriverConfig:
     start_command_guard: NonNegative = 0.25   # s after the first status
     ext_trq_limit: Positive = 60.0    # N·m, scaled per joint
     joint_ext_trq_limit: Optional[list[float]] = None                # 7 values; overrides ext_trq_limit
-    torque_only_kp_scale: NonNegative = 1.0
-    torque_only_kd_scale: NonNegative = 1.0
+    torque_only_kp_scale: NonNegative = 1.0      # torque_only: of the holding PD's stiffness
+    torque_only_kd_scale: NonNegative = 1.0      # torque_only: of the holding PD's damping
     velocity_filter_cutoff: Positive = 40.0   # Hz
     # Not flags: the Sunrise application's FRI client command mode (TORQUE: positions and torques;
     # POSITION: positions only) and how long FRI monitors before it commands.
@@ -57,7 +57,7 @@ class KukaDriverConfig:
 class FrankaDriverConfig:
     """franka_driver's flags (same names and defaults) that reach the LCM behaviour."""
 
-    control_mode: Literal["status_only", "velocity", "position", "torque"] = "velocity"
+    control_mode: Literal["status_only", "velocity", "position", "torque"] = "velocity"   # --control_mode
     expire_sec: NonNegative = 0.1      # |wall clock − command.utime| limit
     latch: bool = False                          # keep using the previous command when none is new
     joint_torque_limit: Positive = 100.0   # N·m: collision reflex

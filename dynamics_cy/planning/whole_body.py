@@ -58,24 +58,24 @@ class WholeBodyWeights:
     (``torque``: the minimum-torque force distribution) and the regularisation of v̇, of the contact
     forces and of a sole's moments."""
 
-    com: float = 1.0
-    com_kp: float = 100.0
-    com_kd: float = 20.0
-    base_orientation: float = 1.0
-    base_orientation_kp: float = 100.0
-    base_orientation_kd: float = 20.0
-    base_position: float = 0.0
-    base_position_kp: float = 100.0
-    base_position_kd: float = 20.0
+    com: float = 1.0                      # the centre of mass's task weight
+    com_kp: float = 100.0                 # 1/s²: its desired acceleration's stiffness
+    com_kd: float = 20.0                  # 1/s: and damping
+    base_orientation: float = 1.0         # the base's orientation task weight
+    base_orientation_kp: float = 100.0    # 1/s²
+    base_orientation_kd: float = 20.0     # 1/s
+    base_position: float = 0.0            # the base's position task weight (0: the CoM task places it)
+    base_position_kp: float = 100.0       # 1/s²
+    base_position_kd: float = 20.0        # 1/s
     posture: float | list[float] = 1e-2   # one weight, or one per actuated joint (v[6:])
-    posture_kp: float = 100.0
-    posture_kd: float = 20.0
-    swing: float = 1.0
-    swing_kp: float = 400.0
-    swing_kd: float = 40.0
-    torque: float = 0.0
-    vdot_regularization: float = 1e-6
-    force_regularization: float = 1e-6
+    posture_kp: float = 100.0             # 1/s²: toward the standing pose
+    posture_kd: float = 20.0              # 1/s
+    swing: float = 1.0                    # a foot out of contact: its task weight
+    swing_kp: float = 400.0               # 1/s²
+    swing_kd: float = 40.0                # 1/s
+    torque: float = 0.0                   # the weight of ‖τ‖² (> 0: the minimum-torque force distribution)
+    vdot_regularization: float = 1e-6     # of ‖v̇‖²
+    force_regularization: float = 1e-6    # of the contact forces' ‖λ‖²
     moment_regularization: float = 1e-4   # a sole's moments: keeps its CoP off the edges (docs/wbc.md)
 
 

@@ -110,17 +110,13 @@ def test_checks_that_need_the_robot(run_config, tmp_path):
 
 
 
-def test_every_key_is_documented():
-    """docs/serial_protocol.md lists every key: the section's in its YAML reference (section 11),
-    a board fault's in the faults table (section 10)."""
+def test_every_board_fault_key_is_documented():
+    """docs/serial_protocol.md's faults table (section 10) names every key of a board fault (the
+    section's keys are in the generated config reference: tests/test_docs_reference.py)."""
     from dataclasses import fields
 
-    from drivers.serial.config import BoardFaultSpec, DeviceConfig, ReconnectConfig
+    from drivers.serial.config import BoardFaultSpec
     text = (CONFIGS.parents[1] / "docs" / "serial_protocol.md").read_text()
-    reference = text[text.index("## 11."):text.index("## 12.")]
-    for cls in (SerialConfig, DeviceConfig, ReconnectConfig):
-        for f in fields(cls):
-            assert re.search(rf"[\s{{]{f.name}: ", reference), f"{cls.__name__}.{f.name}"
     faults = text[text.index("**Faults**"):text.index("## 11.")]
     for f in fields(BoardFaultSpec):
         assert re.search(rf"\b{f.name}\b", faults), f"BoardFaultSpec.{f.name}"
