@@ -157,7 +157,7 @@ class SafetyConfig:
 @dataclass
 class TelemetryConfig:
     rate_hz: Rate = 100.0   # at most loop.rate_hz
-    log: Optional[str] = None     # record the run's LCM traffic to this lcm-logger file (relative: to the current directory)
+    log: Optional[str] = None     # record the run's LCM traffic to this lcm-logger file (relative: to the cwd)
 
 
 @dataclass
