@@ -72,7 +72,7 @@ def run_one(campaign: Campaign, seed: int, log: str | None = None, on_tick: Call
         plant = _plant(r.model, r.weld, r.end_effector, (p.mass, tuple(p.com), tuple(p.inertia), p.frame))
         loop, sim = make_lockstep(cfg, plant=plant, robot=_robot(r.model, r.weld, r.end_effector, r.protocol,
                                                                    r.command))
-        hand = HandTracker(loop.robot)
+        hand = HandTracker()
         sim.publish_status()
         tick = hand if on_tick is None else (lambda lp: (hand(lp), on_tick(lp)))
         try:

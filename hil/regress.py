@@ -23,10 +23,7 @@ import concurrent.futures as cf
 import json
 import logging
 import multiprocessing
-import select
-import subprocess
 import sys
-import tempfile
 import time
 import traceback
 from pathlib import Path
@@ -35,7 +32,6 @@ import numpy as np
 
 from drivers.core.paths import CONFIGS, package_map
 from drivers.core.schema import ConfigError, read_yaml
-from messages.channels import private_lcm_url
 
 from .progress import ProgressBar
 from .scenario import Scenario, check, compare_golden, load_scenario, outcome, read_golden, write_golden
@@ -110,7 +106,7 @@ def run_scenario(path: str | Path, plots: str | None = None, logs: str | None = 
         if logs:
             sc.cfg.telemetry.log = str(Path(logs).resolve() / f"{sc.name}.lcmlog")
             result["log"] = sc.cfg.telemetry.log
-        summary, loop = {"serial": _run_serial, "servo": _run_servo}.get(sc.spec.link, _run_sim)(sc)
+        summary, loop = _run_chain(sc) if sc.spec.link in ("serial", "servo") else _run_sim(sc)
         result["summary"] = summary
         result["checks"] = check(sc.spec, summary, loop.period_ns * 1e-9)
         now = outcome(loop)
@@ -151,14 +147,17 @@ def _golden(sc: Scenario, now: dict, update: bool, golden_dir: str | None = None
 
 
 class HandTracker:
-    """The end effector's position error |p_WE(q_d) − p_WE(q)| over the RUNNING ticks (on_tick)."""
+    """The end effector's position error |p_WE(q_d) − p_WE(q)| over the RUNNING ticks (on_tick; the
+    robot is the loop's, known at the first tick)."""
 
-    def __init__(self, robot):
-        self.k, self.frame = robot.plant.kernels(), robot.end_effector
+    def __init__(self):
+        self.k = None
         self.X, self.X_d = np.zeros((4, 4)), np.zeros((4, 4))
         self.sumsq, self.max, self.count = 0.0, 0.0, 0
 
     def __call__(self, loop) -> None:
+        if self.k is None:
+            self.k, self.frame = loop.robot.plant.kernels(), loop.robot.end_effector
         if loop.safety.state.name != "RUNNING":
             return
         self.k.frame_pose(loop.q, self.frame, self.X)
@@ -174,7 +173,7 @@ class HandTracker:
 def _run_sim(sc: Scenario):
     from .lockstep import start_lockstep
     loop, sim = start_lockstep(sc.cfg, sc.spec.start_order, sc.spec.lead, trace_every=1)
-    hand = HandTracker(loop.robot)
+    hand = HandTracker()
     try:
         summary = loop.run(sc.spec.duration, on_tick=hand)
     finally:
@@ -187,86 +186,13 @@ def _run_sim(sc: Scenario):
 # In a serial scenario the board steps once per command and the loop waits this long for each status:
 # long enough that a busy machine does not make a tick run on a stale status (the run is deterministic),
 # short enough that a status lost to an injected link fault costs little.
-SERIAL_STATUS_WAIT_S = 0.5
-
-
-# The processes of each chain link: the config section whose port is made private, the device and the
-# driver commands, and the line each prints when ready.
-CHAINS = {"serial": ("serial", "serial-device", "device ready:", "serial"),
-          "servo": ("servo_bus", "servo-bus-device", "servo device ready:", "servo-bus")}
-
-
-def _run_servo(sc: Scenario):
-    """The loop against `hil servo-bus-device` and `hil servo-bus` on a private multicast group and pty."""
-    return _run_serial(sc, "servo")
-
-
-def _run_serial(sc: Scenario, link: str = "serial"):
-    """The loop against `hil serial-device` and `hil serial` on a private multicast group and pty."""
-    import lcm
-
-    from drivers.core.config import dump_config
-    from drivers.core.robot import load_robot
-    from drivers.run_config import parse_config
-
-    from .lifecycle import Mode
-    from .loop import ControlLoop
-    with tempfile.TemporaryDirectory(prefix="hil-regress-") as tmp:
-        url = private_lcm_url()
-        section, device, ready, driver = CHAINS[link]
-        data = {**sc.data, "lcm": {"url": url}, section: {**sc.data[section], "port": f"{tmp}/board"}}
-        cfg = parse_config(data, sc.path.resolve().parent, str(sc.path))
-        cfg.telemetry.log = sc.cfg.telemetry.log
-        config_file = Path(tmp) / f"{sc.name}.yaml"
-        config_file.write_text(dump_config(cfg))
-        limit = str(sc.spec.duration * 20 + 60)            # wall seconds: the processes end themselves
-        procs = {}
-        try:
-            # The loop subscribes before the driver starts, so that it cannot miss the first status.
-            loop = ControlLoop(cfg, load_robot(cfg.robot), lcm.LCM(url), Mode.LOCKSTEP,
-                               status_wait_s=SERIAL_STATUS_WAIT_S).configure()
-            procs["device"] = _spawn(device, config_file, limit)
-            _wait_line(procs["device"], ready, 30.0)
-            procs["driver"] = _spawn(driver, config_file, limit)
-            hand = HandTracker(loop.robot)
-            summary = loop.run(sc.spec.duration, on_tick=hand,
-                               stop=lambda: any(p.poll() is not None for p in procs.values()))
-            summary["hand_position_error_m"] = hand.summary()
-            ended = [name for name, p in procs.items() if p.poll() is not None]
-        finally:
-            outputs = {name: _stop(p) for name, p in procs.items()}
-        if ended:
-            raise RuntimeError(f"the {link} {ended[0]} process ended during the run; its output ends: "
-                               f"...{outputs[ended[0]][-2000:]}")
-        summary[link] = {name: out.strip().splitlines()[-3:] for name, out in outputs.items()}
-        return summary, loop
-
-
-def _spawn(command: str, config: Path, duration: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "hil", command, str(config), "--duration", duration],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-
-
-def _wait_line(p: subprocess.Popen, prefix: str, timeout: float) -> None:
-    end, seen = time.monotonic() + timeout, []
-    while time.monotonic() < end and select.select([p.stdout], [], [], end - time.monotonic())[0]:
-        line = p.stdout.readline()
-        if not line:
-            break
-        seen.append(line)
-        if line.startswith(prefix):
-            return
-    raise RuntimeError(f"`{' '.join(p.args[2:])}` did not print '{prefix}' within {timeout:g} s: {''.join(seen)}")
-
-
-def _stop(p: subprocess.Popen) -> str:
-    if p.poll() is None:
-        p.terminate()
-    try:
-        return p.communicate(timeout=10)[0] or ""
-    except subprocess.TimeoutExpired:
-        p.kill()
-        return p.communicate()[0] or ""
+def _run_chain(sc: Scenario):
+    """The loop against the scenario's serial or servo chain (hil.chain), the hand error tracked."""
+    from .chain import run_chain
+    hand = HandTracker()
+    summary, loop = run_chain(sc.cfg, sc.spec.link, sc.spec.duration, on_tick=hand)
+    summary["hand_position_error_m"] = hand.summary()
+    return summary, loop
 
 
 # --- running many ---------------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ ROBOTS = {
     "iiwa": ("demo.yaml", None),                                  # the iiwa14 behind Drake's simulated driver
     "panda": ("arms/panda_torque.yaml", "example-robot-data"),    # example-robot-data's Panda, franka_driver
     "go2": ("legged/go2.yaml", "example-robot-data"),             # the Unitree Go2 standing (floating base)
+    "dxl_arm": ("servo/dxl_arm.yaml", None),                      # 3 Dynamixel XM430s behind `hil servo-bus`
 }
 
 # The driver stand-ins (drivers.sim.real_drivers) and the protocol each speaks (None: the config's).
@@ -80,16 +81,21 @@ def merged(*layers: dict | None) -> dict:
 class Recorder:
     """The loop's on_tick callback: each tick's robot clock, measured q and v (the plant's: nq, nv),
     desired q, torque sent, external torque (MultibodyPlant's signs; n joints) and safety state, into
-    arrays preallocated for `ticks`."""
+    arrays for `ticks` ticks, allocated at the first (the loop's sizes)."""
 
-    def __init__(self, ticks: int, n: int, nq: int | None = None, nv: int | None = None):
-        self.k = 0
+    def __init__(self, ticks: int):
+        self.ticks, self.k, self.t = ticks, 0, None
+
+    def _allocate(self, loop) -> None:
+        ticks, n = self.ticks, loop.n
         self.t = np.zeros(ticks)
-        self.q, self.v = np.zeros((ticks, nq or n)), np.zeros((ticks, nv or n))
+        self.q, self.v = np.zeros((ticks, loop.q.size)), np.zeros((ticks, loop.v.size))
         self.q_d, self.tau, self.tau_external = (np.zeros((ticks, n)) for _ in range(3))
         self.safety = np.zeros(ticks, dtype=np.int8)
 
     def __call__(self, loop) -> None:
+        if self.t is None:
+            self._allocate(loop)
         k = self.k
         self.t[k] = loop.hardware.timing.robot_ns * 1e-9
         self.q[k] = loop.q
@@ -193,6 +199,7 @@ def simulate(config, controller=None, *, duration: float = 2.0, driver: str | No
     the sim section's keys (a payload may be a mass in kg). `overrides`: sections' keys, as hil.run's
     (the driver's keys win). `check_alloc`: measure what update() allocates (SimRun.allocations). The
     viewer is off (nobody sees memq://)."""
+    from .chain import CHAINS, link_of, run_chain
     from .lockstep import make_lockstep
     from .running import load
     cfg = load(config, overrides)
@@ -203,21 +210,30 @@ def simulate(config, controller=None, *, duration: float = 2.0, driver: str | No
         keys["payload"] = {"mass": float(payload)} if isinstance(payload, (int, float)) else dict(payload)
     if faults is not None:
         keys["faults"] = [dict(f) for f in faults]
+    link = link_of(cfg)
+    if link is not None and driver:
+        raise ValueError(f"driver={driver!r} puts a stand-in in front of the simulated robot; this config's robot is "
+                         f"behind its {link} chain, whose driver is `hil {CHAINS[link][3]}`")
     cfg = load(cfg, merged(driver_overrides(cfg, driver) if driver else None, {"sim": keys, "viz": False}))
-    loop, sim = make_lockstep(cfg, controller=controller, check_alloc=check_alloc)
-    period_ns = int(round(1e9 / cfg.loop.rate_hz))
-    plant = loop.robot.plant
-    record = Recorder(int(round(duration * 1e9 / period_ns)), loop.n, plant.num_positions(), plant.num_velocities())
-    try:
-        sim.publish_status()
-        summary = loop.run(duration, on_tick=record)
-    finally:
-        loop.close()
-        sim.close()
+    record = Recorder(int(round(duration * cfg.loop.rate_hz)))
+    if link is not None:            # the device and its driver in processes of their own (hil.chain)
+        summary, loop = run_chain(cfg, link, duration, controller=controller, on_tick=record, check_alloc=check_alloc)
+        plant_q = loop.q.copy()     # (the plant is in the device's process: its last measured q)
+    else:
+        loop, sim = make_lockstep(cfg, controller=controller, check_alloc=check_alloc)
+        try:
+            sim.publish_status()
+            summary = loop.run(duration, on_tick=record)
+        finally:
+            loop.close()
+            sim.close()
+        plant_q = sim.plant_state()["q"]
     k = record.k
+    if record.t is None:
+        record._allocate(loop)
     return SimRun(record.t[:k], record.q[:k], record.v[:k], record.q_d[:k], record.tau[:k],
                   record.tau_external[:k], record.safety[:k], summary, cfg, loop.robot.plant,
-                  loop.robot.end_effector, sim.plant_state()["q"])
+                  loop.robot.end_effector, plant_q)
 
 
 def allocation_problem(run: SimRun) -> str | None:
