@@ -17,7 +17,7 @@ Protocols (robot.protocol), a class each: IiwaHardware (lcmt_iiwa_*: the measure
 torques are negated on the wire) and PandaHardware (lcmt_panda_*: the external torque is). Drivers
 (robot.driver), a `Driver` policy each, as drivers/sim/real_drivers.py models them: drake_sim (Drake's
 simulated drivers) demands nothing; kuka_driver aborts on a command within its 250 ms
---start_command_guard, so the first waits KUKA_START_GUARD_S; franka_driver drops a command whose
+--start_command_guard, so the first waits robot.kuka_driver.start_guard; franka_driver drops a command whose
 utime is more than --expire_sec from its wall clock, so commands are stamped on it. `auto`: the iiwa's
 driver is told from its first status (IiwaHardware.identify), the Panda's is drake_sim. A legged
 robot's floating base is hil.floating_base.FloatingBaseHardware, on the same `Hardware` base.
@@ -38,7 +38,6 @@ from messages.codec import CommandDecoder, CommandEncoder, StatusDecoder
 
 log = logging.getLogger(__name__)
 
-KUKA_START_GUARD_S = 0.3      # kuka_driver aborts on a command within its --start_command_guard, 0.25 s
 COMMAND_FIELDS = {"torque": ("torque",), "position_and_torque": ("position", "torque"),
                   "position": ("position",), "velocity": ("velocity",)}
 
@@ -47,11 +46,11 @@ COMMAND_FIELDS = {"torque": ("torque",), "position_and_torque": ("position", "to
 class Driver:
     """What the driver in front of the arm demands of the commands."""
     name: str
-    start_guard_s: float = 0.0      # no command until this long after the first status (loop.start_guard: null)
+    start_guard: bool = False       # no command until robot.kuka_driver.start_guard after the first status
     stamp_wall: bool = False        # utime on its wall clock: the status's + the time since it arrived
 
 
-DRIVERS = {d.name: d for d in (Driver("drake_sim"), Driver("kuka_driver", start_guard_s=KUKA_START_GUARD_S),
+DRIVERS = {d.name: d for d in (Driver("drake_sim"), Driver("kuka_driver", start_guard=True),
                                Driver("franka_driver", stamp_wall=True))}
 
 
@@ -215,7 +214,7 @@ class ArmHardware(Hardware):
         self.tau_measured, self.tau_commanded, self.tau_external = np.zeros(n), np.zeros(n), np.zeros(n)
         self.auto = cfg.robot.driver == "auto"          # the driver is told from the first status
         self.driver = DRIVERS["drake_sim" if self.auto else cfg.robot.driver]
-        self.start_guard_s = cfg.loop.start_guard       # None: the driver's
+        self.start_guard_s = cfg.robot.kuka_driver.start_guard     # behind kuka_driver
         fields = COMMAND_FIELDS[cfg.robot.command]
         self.encoder = CommandEncoder(self.protocol, n, fields=fields, channel=channels.command)
         self.commands = CommandState(fields, n, self.encoder.size, q_step)
@@ -230,8 +229,7 @@ class ArmHardware(Hardware):
         return DRIVERS["drake_sim"]
 
     def _guard_ns(self) -> int:
-        guard = self.driver.start_guard_s if self.start_guard_s is None else self.start_guard_s
-        return round(guard * 1e9)
+        return round(self.start_guard_s * 1e9) if self.driver.start_guard else 0
 
     # --- read -----------------------------------------------------------------------------------
     def _decode(self, data: bytes) -> bool:

@@ -297,7 +297,7 @@ class ControlLoop(Lifecycle):
                 text += (f"; the controller's joint-damping compensation capped at m/T for joints {capped}: "
                          f"{[round(float(-self.controller.neg_damping[i]), 3) for i in capped]} N·m·s/rad")
         if hw.guard_ns:
-            text += f"; waiting {hw.guard_ns * 1e-9:g} s (loop.start_guard) before the first command"
+            text += f"; waiting {hw.guard_ns * 1e-9:g} s (robot.kuka_driver.start_guard) before the first command"
         log.info("%s", text)
         startup.text = text
 

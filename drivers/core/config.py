@@ -23,6 +23,15 @@ from .schema import ConfigError, Fraction, Help, NonNegative, Positive, Rate, Ti
 
 
 @dataclass
+class KukaDriverConfig:
+    """robot.kuka_driver: what the loop keeps behind drake-iiwa-driver's kuka_driver (robot.driver
+    kuka_driver, or auto when the first status is kuka_driver's)."""
+    # s after the first status before the first command: kuka_driver aborts on a command within its
+    # --start_command_guard (0.25 s)
+    start_guard: NonNegative = 0.3
+
+
+@dataclass
 class RobotConfig:
     # URDF or SDF file, or a package:// URI (e.g. package://example-robot-data/robots/...), parsed as Drake
     # parses it; protocol floating_base: a dynamics_cy.planning.legged_models preset (go2, g1)
@@ -40,6 +49,9 @@ class RobotConfig:
     # auto: an iiwa's driver is told from its first status (kuka_driver's utime −1 or NaN
     # joint_position_ipo: its start guard is kept), a Panda's is taken for drake_sim.
     driver: Literal["auto", "drake_sim", "kuka_driver", "franka_driver"] = "auto"
+    # the keys of one driver, used behind it: kuka_driver's start guard (franka_driver's command stamp on
+    # its wall clock and Drake's simulated drivers take none)
+    kuka_driver: KukaDriverConfig = field(default_factory=KukaDriverConfig)
     velocity_gain: NonNegative = 10.0   # 1/s: v_cmd = v_d + gain (q_d − q)
     # package name -> folder or package.xml (whose <name> must be that name; relative paths from the
     # config's folder), added to the default map (installed packages, e.g. example-robot-data, pydrake's
@@ -63,10 +75,6 @@ class LoopConfig:
     spin_us: NonNegative = 300.0           # sleep until deadline - spin, then spin
     duration: Optional[Positive] = None    # seconds; None runs until stopped
     start_timeout: Timeout = 5.0         # wait this long for the first status
-    # s after the first status before the first command; None: 0.3 for robot.driver kuka_driver, or
-    # auto behind a status that is kuka_driver's (its
-    # --start_command_guard is 0.25 s), else 0
-    start_guard: Optional[NonNegative] = None
     cpus: Optional[list[int]] = None          # pin the loop's process to these CPUs (sched_setaffinity)
     priority: Optional[Annotated[int, Ge(1), Le(99)]] = None   # SCHED_FIFO priority (root, CAP_SYS_NICE or ulimit -r)
     lock_memory: bool = False                 # mlockall: no page faults in the loop (root, CAP_IPC_LOCK, ulimit -l)
@@ -210,6 +218,9 @@ def _validate_core(cfg: RunConfig) -> None:
         raise ConfigError("controller.type", f"unknown controller {kind!r}{hint}: a built-in ("
                                              f"{', '.join(BUILTIN_CONTROLLERS)}) or a law's import path "
                                              "'package.module:Name'")
+    if cfg.robot.driver in ("drake_sim", "franka_driver") and cfg.robot.kuka_driver != KukaDriverConfig():
+        raise ConfigError("robot.kuka_driver", f"applies behind kuka_driver (robot.driver kuka_driver, or auto), "
+                                               f"not {cfg.robot.driver}")
     if cfg.controller.type == "whole_body" and protocol != "floating_base":
         raise ConfigError("controller.type", "whole_body drives a legged robot: robot.protocol floating_base")
     if (command == "velocity" and protocol != "panda") or (command == "position_and_torque" and protocol != "iiwa"):

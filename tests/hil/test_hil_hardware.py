@@ -9,6 +9,7 @@ import pytest
 from drivers.core.clock import LockstepClock
 from drivers.core.config import channels_for
 from drivers.core.robot import load_robot
+from drivers.core.schema import ConfigError
 from drivers.run_config import load_config
 from hil.hardware import IiwaHardware, PandaHardware, hardware_for
 from messages.codec import CommandDecoder, CommandEncoder, StatusEncoder
@@ -80,7 +81,7 @@ def test_robot_driver_auto_tells_kuka_driver_from_its_first_status():
     publish_status(hw, lc, -1)
     hw.read(0)
     assert (hw.driver.name, hw.guard_ns) == ("drake_sim", 0)
-    cfg = load_config("configs/demo.yaml", {"viz": False, "loop": {"start_guard": 0.1}})   # loop.start_guard wins
+    cfg = load_config("configs/demo.yaml", {"viz": False, "robot": {"kuka_driver": {"start_guard": 0.1}}})   # its own
     hw = hardware_for(cfg, load_robot(cfg.robot), lc, channels_for(cfg), LockstepClock(1_000_000), np.zeros(7))
     publish_status(hw, lc, -1)
     hw.read(0)
@@ -158,3 +159,14 @@ def test_a_command_this_interface_did_not_send_is_a_second_commander():
     lc.publish(channels.command, other.tobytes())
     hw.read(4)
     assert hw.foreign.seen == 2                       # no longer listening
+
+
+def test_a_drivers_keys_apply_behind_that_driver_only():
+    """robot.kuka_driver is kuka_driver's own section: set behind another driver it is refused, naming it;
+    the old loop.start_guard is an unknown key."""
+    with pytest.raises(ConfigError, match="robot.kuka_driver: applies behind kuka_driver"):
+        load_config("configs/real/franka_torque.yaml", {"robot": {"kuka_driver": {"start_guard": 0.5}}})
+    with pytest.raises(ConfigError, match="loop.start_guard"):
+        load_config("configs/demo.yaml", {"loop": {"start_guard": 0.3}})
+    assert load_config("configs/real/kuka_position_torque.yaml",
+                       {"robot": {"kuka_driver": {"start_guard": 0.5}}}).robot.kuka_driver.start_guard == 0.5

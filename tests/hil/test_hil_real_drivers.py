@@ -66,7 +66,7 @@ def test_kuka_startup_waits_the_guard_bridges_utime_minus_one_and_learns_200_hz(
     assert summary["status"]["period_ms"] == pytest.approx(5.0)
     assert summary["status"]["clock_jumps"] == 1                  # −1 → the host's wall clock, bridged
     assert "utime -1: the driver is synchronising its clock" in summary["startup"]
-    assert "waiting 0.3 s (loop.start_guard)" in summary["startup"]
+    assert "waiting 0.3 s (robot.kuka_driver.start_guard)" in summary["startup"]
     assert "status timeout 15.0 ms" in summary["startup"]
     # the trajectory clock ran on across the switch: 2 s of robot time for 2 s of run, no 1.7e9 s jump
     assert 1.9e9 < loop.hardware.timing.robot_ns < 2.6e9
@@ -74,7 +74,8 @@ def test_kuka_startup_waits_the_guard_bridges_utime_minus_one_and_learns_200_hz(
 
 def test_without_the_guard_the_kuka_driver_aborts():
     """What the issue measured: a loop that commands 5 ms after the first status kills the driver."""
-    cfg = load_config("configs/real/kuka_position_torque.yaml", {"viz": False, "loop": {"start_guard": 0.0}})
+    cfg = load_config("configs/real/kuka_position_torque.yaml",
+                      {"viz": False, "robot": {"kuka_driver": {"start_guard": 0.0}}})
     lc = lcm.LCM("memq://")
     sim = SimulatedRobot(build_plant(cfg.robot), cfg.sim, "iiwa", channels_for(cfg), lc)
     loop = ControlLoop(cfg, load_robot(cfg.robot), lc, mode="lockstep", sim=sim).configure()
@@ -93,11 +94,11 @@ def test_a_config_that_does_not_name_the_driver_keeps_kuka_drivers_guard(order):
     del data["robot"]["driver"]
     cfg = parse_config(data, Path("configs/real").resolve(), "auto.yaml",
                        {"viz": False, "trajectory": {"type": "hold"}})
-    assert cfg.robot.driver == "auto" and cfg.loop.start_guard is None
+    assert cfg.robot.driver == "auto" and cfg.robot.kuka_driver.start_guard == 0.3
     loop, sim = start_lockstep(cfg, order, 1.0, lcm.LCM("memq://"))
     summary = run(loop, 1.0)
     assert sim.exited is None and sim.commands_received > 0
-    assert ("waiting 0.3 s (loop.start_guard)" in summary["startup"]) == (order == "loop_first")
+    assert ("waiting 0.3 s (robot.kuka_driver.start_guard)" in summary["startup"]) == (order == "loop_first")
     assert summary["final_state"] == "RUNNING" and summary["faults"] == []
 
 

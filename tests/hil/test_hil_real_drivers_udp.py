@@ -19,7 +19,7 @@ def check_pair(name: str, run, sim) -> dict:
     assert summary["status"]["foreign_commands"] == 0
     assert "hil run: waiting for the status on" in run_err and "hil run: first status on" in run_err
     if name.startswith("kuka"):
-        assert "waiting 0.3 s (loop.start_guard)" in run_err
+        assert "waiting 0.3 s (robot.kuka_driver.start_guard)" in run_err
     # the status period learned over UDP from the drivers' steady clocks (franka robot_utime: exact;
     # kuka utime: the FRI timestamp + TimeSyncFilter's host − robot, which drifts for ~100 statuses
     # after the simulated robot itself stalled), not from wall-clock stamps that stalls bunch
