@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from collections import deque
 
 import numpy as np
 
@@ -33,7 +32,7 @@ from messages.validation import MessageDecoder
 from .controller_api import ContactState
 from .hardware import Hardware
 
-OWN_COMMANDS = 8           # the newest commands sent, to know ours when they loop back
+OWN_COMMANDS = 64          # the newest commands sent, to know ours when they loop back
 
 
 @dataclasses.dataclass
@@ -81,35 +80,37 @@ class FloatingBaseHardware(Hardware):
         self._order = np.zeros(len(self.contact.names), dtype=np.int64)
         self.status = lcmt_hil_floating_base_status()     # the newest valid status (utime 0 until one)
         self.decoder = MessageDecoder(lcmt_hil_floating_base_status, channels.status)
-        self._foreign_decoder = MessageDecoder(lcmt_hil_joint_command, channels.command)
+        self._command_decoder = MessageDecoder(lcmt_hil_joint_command, channels.command)
         self.last_error = ""
         self.safe_damping = [float(cfg.controller.whole_body.safe_damping)] * na
         self.zeros = [0.0] * na
         self.cmd = lcmt_hil_joint_command()
         self.cmd.num_joints = na
         self.commands = Commands()
-        self.own = deque(maxlen=OWN_COMMANDS)
+        self.write(0, None, None, None, commanding=False, publish=False)     # the largest command: the ring's size
+        self.sent = _control.SentRing(len(self._encoded), OWN_COMMANDS)
         self.first_base: np.ndarray | None = None
         super().__init__(cfg, lc, channels, clock)
 
     # --- read -----------------------------------------------------------------------------------
-    def _decode(self, data: bytes) -> bool:
-        """The status into q, v, the joints' torque and the contacts (lcm-python's decode allocates the
-        message: this protocol's statuses are Python objects)."""
+    def _decode(self, data: bytes) -> int | None:
+        """The status into q, v, the joints' torque and the contacts; −1 (no steady clock), or None for
+        an invalid one (lcm-python's decode allocates the message: this protocol's statuses are Python
+        objects)."""
         msg = self.decoder.decode(data)
         if msg is None:
             self.last_error = self.decoder.last_error
-            return False
+            return None
         if msg.num_joints != self.na:
             self.last_error = f"the status has {msg.num_joints} joints, the model {self.na}"
-            return False
+            return None
         contact, names = self.contact, tuple(msg.contact_names)
         if names != self._names:                          # the first status, or its feet changed
             missing = [foot for foot in contact.names if foot not in names]
             if missing:
                 self.last_error = f"the status reports no contact for foot {', '.join(missing)} (it reports " \
                                   f"{', '.join(names) or 'none'})"
-                return False
+                return None
             self._order[:] = [names.index(foot) for foot in contact.names]
             self._names = names
         q, v = self.q, self.v
@@ -120,18 +121,16 @@ class FloatingBaseHardware(Hardware):
             contact.in_contact[i] = msg.contact[j]
             contact.force[i] = msg.contact_force[j]
         self.status = msg
-        return True
+        return -1
 
     def _first_status(self) -> None:
         self.first_base = self.q[4:7].copy()
 
-    def _foreign(self, data: bytes) -> bool:
-        if data in self.own:
-            return False                    # our own, looped back
-        return self._foreign_decoder.decode(data) is not None
+    def _valid_command(self, data: bytes) -> bool:
+        return self._command_decoder.decode(data) is not None
 
     # --- write ----------------------------------------------------------------------------------
-    def write(self, now_ns: int, tau, q, v, commanding: bool) -> bool:
+    def write(self, now_ns: int, tau, q, v, commanding: bool, publish: bool = True) -> bool:
         """The command: `tau` (num_pd 0) while commanding, else the safe command (the drives' damping);
         stamped with the newest status's utime. False if `tau` is not finite (nothing sent)."""
         cmd = self.cmd
@@ -145,10 +144,11 @@ class FloatingBaseHardware(Hardware):
             cmd.tau, cmd.num_pd = self.zeros, self.na
             cmd.q_desired = cmd.v_desired = cmd.kp = self.zeros
             cmd.kd = self.safe_damping
-        data = cmd.encode()
-        self.lc.publish(self.channels.command, data)
-        self.own.append(data)
-        self.commands.sent += 1
+        self._encoded = data = cmd.encode()
+        if publish:
+            self.lc.publish(self.channels.command, data)
+            self.sent.store(data)
+            self.commands.sent += 1
         return True
 
     def write_exit(self, now_ns: int, tau) -> bool:

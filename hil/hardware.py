@@ -92,8 +92,10 @@ class ForeignCommands:
 class Hardware:
     """What every protocol shares: the status subscription and its timing, the command channel
     watched for a second commander, reading and awaiting statuses, the driver's start guard. A
-    subclass decodes (`_decode(data)`: True for a valid status, else False with `last_error`), tells
-    its own commands from another's (`_foreign(data)`), and writes.
+    subclass decodes (`_decode(data)`: for a valid status the robot's steady clock in µs where the
+    protocol carries one, else −1; None for an invalid one, with `last_error`), keeps the commands it
+    sent in `sent` (a _control.SentRing: its own, looped back, are not another commander's), checks
+    a command (`_valid_command(data)`), and writes.
 
     Its arrays, refreshed in place on each valid status: q, v (the plant's positions and velocities),
     q_joints, v_joints (the actuated joints' part of them: what the safety checks and the trajectory
@@ -125,11 +127,12 @@ class Hardware:
     # --- read -----------------------------------------------------------------------------------
     def _on_status(self, channel: str, data: bytes) -> None:
         timing = self.timing
-        if self._decode(data):
+        steady_us = self._decode(data)
+        if steady_us is not None:
             timing.last_tick = self.tick
             timing.received += 1
             timing.arrived_ns = now = self.clock.now_ns()
-            timing.robot_ns = timing.clock.update(self.status.utime, now, self._steady_utime())
+            timing.robot_ns = timing.clock.update(self.status.utime, now, steady_us)
             if timing.first_ns < 0:
                 timing.first_ns = now
                 self._first_status()
@@ -138,15 +141,13 @@ class Hardware:
             if timing.rejected <= 10 or timing.rejected % 1000 == 0:
                 log.warning("rejected status #%d on %s: %s", timing.rejected, channel, self.last_error)
 
-    def _steady_utime(self) -> int:
-        """The robot's steady clock where the protocol carries one (µs), else −1."""
-        return -1
-
     def _first_status(self) -> None:
         """Called once, on the first valid status."""
 
     def _on_command(self, channel: str, data: bytes) -> None:
-        if self._foreign(data):
+        if self.sent.seen(data):
+            return                          # our own, looped back
+        if self._valid_command(data):       # a garbled message commands nothing: the driver drops it
             self.foreign.seen += 1
 
     def read(self, tick: int, limit: int = 64) -> None:
@@ -219,7 +220,8 @@ class ArmHardware(Hardware):
         self.encoder = CommandEncoder(self.protocol, n, fields=fields, channel=channels.command)
         self.commands = CommandState(fields, n, self.encoder.size, q_step)
         self.sends_setpoints = self.commands.send_q or self.commands.send_v   # the law's command.q / .v
-        self._foreign_decoder = CommandDecoder(self.protocol, n, channels.command)
+        self._command_decoder = CommandDecoder(self.protocol, n, channels.command)
+        self.sent = self.commands.ring
         super().__init__(cfg, lc, channels, clock)
         self.guard_ns = self._guard_ns()
 
@@ -232,28 +234,23 @@ class ArmHardware(Hardware):
         return round(self.start_guard_s * 1e9) if self.driver.start_guard else 0
 
     # --- read -----------------------------------------------------------------------------------
-    def _decode(self, data: bytes) -> bool:
+    def _decode(self, data: bytes) -> int | None:
         status = self.status
         if not status.decode(data):
             self.last_error = status.last_error
-            return False
+            return None
         sm, sc, se = self.torque_signs
         _control.scale3(status.torque_measured, sm, self.tau_measured, status.torque_commanded, sc,
                         self.tau_commanded, status.torque_external, se, self.tau_external)
-        return True
-
-    def _steady_utime(self) -> int:
-        return self.status.robot_utime      # panda: the robot's steady clock; else 0 (unused)
+        return status.robot_utime           # panda: the robot's steady clock; else 0 (unused)
 
     def _first_status(self) -> None:
         if self.auto:
             self.driver = self.identify()
             self.guard_ns = self._guard_ns()
 
-    def _foreign(self, data: bytes) -> bool:
-        if self.commands.ring.seen(data):
-            return False                    # our own, looped back
-        return self._foreign_decoder.decode(data)   # a garbled message commands nothing: the driver drops it
+    def _valid_command(self, data: bytes) -> bool:
+        return self._command_decoder.decode(data)
 
     # --- write ----------------------------------------------------------------------------------
     def command_utime(self, now_ns: int) -> int:
