@@ -2,8 +2,8 @@
 own, validated once into their dataclasses on the RunConfig: `viz` (drivers.viz.VizConfig), `sim`
 (drivers.sim.config.SimConfig), `serial` (drivers.serial.config.SerialConfig), `servo_bus`
 (drivers.serial.servo_config.ServoBusConfig) and, for robot.protocol floating_base, the legged preset
-and the whole-body weights (planning). Every entry point that reads a run config (`hil`, `python -m
-drivers.sim`, the tests) loads it here, and its users read the typed sections."""
+and the whole-body weights (planning). Every entry point that reads a run config (`hil`, `hil.run`, the
+fixtures, the tests) loads it here, and its users read the typed sections."""
 from __future__ import annotations
 
 from pathlib import Path

@@ -46,9 +46,9 @@ def hil_sim(request):
     duration: seconds of the robot's clock. driver: the stand-in in front of the arm, commanded in
     torque: "drake_sim" (Drake's simulated driver), "kuka_driver" (drake-iiwa-driver's --torque_only:
     its start guard, FRI monitoring), "franka_driver" (drake-franka-driver's --control_mode=torque: the
-    panda protocol, commands stamped on its clock); None: the config's. No servo bus: its stand-in is
-    two processes (the simulated servos on a pty, the servo-bus driver) over UDP multicast, not a step
-    of this process; `hil regress` runs those chains (configs/scenarios/servo_*.yaml).
+    panda protocol, commands stamped on its clock); None: the config's. A config with a servo_bus (or
+    serial) section runs behind its chain instead: the simulated servos on a pty and the servo-bus
+    driver as processes of their own, in lockstep (hil.chain; hil_config("dxl_arm")).
     pushes: external wrenches, sim.pushes ({body, force, torque, start, duration, point}); payload:
     sim.payload (a mapping, or a mass in kg); faults: sim.faults (docs/sim.md); overrides: sections'
     keys. check_alloc: trace update()'s allocations and fail the test if it allocates (None: the
@@ -79,8 +79,10 @@ def hil_sim(request):
 def hil_config():
     """A function from a shipped robot's name to its config's path, so a test needs no YAML of its own:
     hil_config("iiwa") (configs/demo.yaml: the iiwa14 behind Drake's simulated driver), hil_config("panda")
-    (configs/arms/panda_torque.yaml: example-robot-data's Panda behind franka_driver; the test skips
-    without example-robot-data). Pass `overrides` to hil_sim to change a section (e.g. the trajectory)."""
+    (configs/arms/panda_torque.yaml: example-robot-data's Panda behind franka_driver), hil_config("go2")
+    (configs/legged/go2.yaml: the Go2 standing, a floating base) and hil_config("dxl_arm")
+    (configs/servo/dxl_arm.yaml: Dynamixel servos behind the servo bus); a test whose robot's models are
+    not installed (example-robot-data) skips. Pass `overrides` to hil_sim to change a section (e.g. the trajectory)."""
     from hil.testing import config_path, missing_module
 
     def path(name: str):

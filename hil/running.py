@@ -40,9 +40,18 @@ def run(config, controller=None, *, duration: float | None = None, mode: Mode | 
     """Runs `config` (a path, a mapping or a RunConfig) with `controller` (a hil.Controller, its class,
     or a function law(state, command); None: the config's controller.type) for `duration` seconds of
     the robot's time (None: loop.duration) and returns the run's summary (a dict, as `hil run --json`).
-    mode "lockstep": against the simulated robot of the config's sim section, in this process;
-    "realtime": paced to the wall clock against the driver on the config's lcm.url."""
+    mode "lockstep": against the simulated robot of the config's sim section, in this process (a
+    config with a serial or servo_bus section: behind that chain, hil.chain); "realtime": paced to the
+    wall clock against the driver on the config's lcm.url."""
     cfg = load(config, overrides)
+    from .chain import link_of
+    if Mode(mode) is Mode.LOCKSTEP and link_of(cfg) is not None:     # behind its serial or servo chain
+        from .chain import run_chain
+        duration = duration if duration is not None else cfg.loop.duration
+        if duration is None:
+            raise ValueError("a run behind a serial or servo chain needs a duration (or loop.duration)")
+        return run_chain(cfg, link_of(cfg), duration, controller=controller, on_tick=on_tick,
+                         check_alloc=check_alloc)[0]
     if Mode(mode) is Mode.LOCKSTEP:
         from .lockstep import make_lockstep
         loop, sim = make_lockstep(cfg, controller=controller, check_alloc=check_alloc)
@@ -51,6 +60,7 @@ def run(config, controller=None, *, duration: float | None = None, mode: Mode | 
             return loop.run(duration, on_tick=on_tick)
         finally:
             loop.close()
+            sim.close()
     from drivers.core.config import open_lcm
 
     from .hardware import robot_for

@@ -36,3 +36,14 @@ def test_a_users_law_holds_the_dynamixel_arm_behind_the_servo_bus():
 def test_a_driver_stand_in_is_refused_for_a_chain():
     with pytest.raises(ValueError, match="servo chain"):
         simulate(config_path("dxl_arm"), GravityPD, duration=0.1, driver="kuka_driver", overrides=HOLD)
+
+
+def test_hil_run_and_the_allocation_check_go_behind_the_chain():
+    """hil.run and hil.check_allocations of a servo config run the same chain as the fixtures; the check
+    finds GravityPD's temporary (`0.05 * state.v` allocates an array each tick)."""
+    import hil
+    summary = hil.run(config_path("dxl_arm"), GravityPD, duration=0.3, overrides=HOLD)
+    assert summary["final_state"] == "RUNNING" and set(summary["servo"]) == {"device", "driver"}
+    report = hil.check_allocations(config_path("dxl_arm"), GravityPD, duration=0.3, overrides=HOLD)
+    assert report["ticks"] > 100 and report["allocates"] and report["allocating_ticks"] == report["ticks"], report
+    assert report["median_bytes"] >= 3 * 8
