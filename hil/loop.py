@@ -129,8 +129,6 @@ class ControlLoop(Lifecycle):
                                      trace_every=self.trace_every)
         self.telemetry = TelemetryPublisher(lc, self.channels, n, cfg.telemetry.rate_hz, self.period_ns,
                                             self.controller.name)
-        if self.sim is not None:
-            self.update = self._lockstep_update        # the scheduler (without one, no extra call per tick)
         self.tick_index = 0
         self.tracking_error = 0.0
         self.transitions = HeadTail()       # 'tick N: text', the first and the last
@@ -205,17 +203,16 @@ class ControlLoop(Lifecycle):
             return e
         return None
 
-    def _lockstep_update(self) -> None:
-        """update() with a simulator in this process (configure() installs it): the scheduler, the
-        loop's tick, then the simulator's step (sim.step_lockstep: it takes the command just sent and
-        advances once), alternately; nothing else steps the simulator."""
-        ControlLoop.update(self)
+    def update(self) -> None:
+        """One tick (ACTIVE): allocation-free in steady state; raises nothing (a failure is a FAULT). With
+        a simulator in this process it is the scheduler: the loop's tick, then the simulator's step
+        (sim.step_lockstep: it takes the command just sent and advances once), alternately; nothing
+        else steps the simulator."""
+        self._tick()
         if self.sim is not None:
             self.sim.step_lockstep()
 
-    def update(self) -> None:
-        """One tick (ACTIVE): allocation-free in steady state; raises nothing (a failure is a FAULT). With
-        a simulator (lockstep) the simulator's step follows it (_lockstep_update)."""
+    def _tick(self) -> None:
         start, lateness = self.clock.wait()
         hw, k = self.hardware, self.tick_index
         if self.status_wait_s:
