@@ -229,8 +229,8 @@ def law_params(cfg: ControllerConfig, law, named: bool):
                                                            "its parameters under controller.params")
         if not is_class and cfg.params:
             raise ConfigError("controller.params", f"{cfg.type} is a function: it takes no params")
-    if builtin:                     # whole_body's keys: its own section
-        source = cfg.whole_body if law is WholeBody else cfg
+    if builtin:                     # a built-in with a section of its own (whole_body) reads its keys there
+        source = getattr(cfg, law.name) if dataclasses.is_dataclass(getattr(cfg, law.name, None)) else cfg
         return law.Params(**{f.name: getattr(source, f.name) for f in dataclasses.fields(law.Params)})
     return cfg.params if is_class else None
 
