@@ -8,7 +8,7 @@ logs, replay, report and MCAP export (runlog, replay, report, legged_log, mcap_e
 it (DESIGN.md, tests/test_architecture.py).
 
 Its public API (docs/controllers.md): `Controller`, `State`, `Command`, `ContactState`, `FunctionController`
-(hil.controller_api), `run` and `check_allocations` (hil.running), the pytest fixtures, and
+(hil.controller_api), `run`, `check_allocations` and `make_law` (hil.running), the pytest fixtures, and
 `HilstackError`, the root of every exception the stack raises (dynamics_cy.errors)."""
 
 from importlib import metadata as _metadata
@@ -23,12 +23,13 @@ except _metadata.PackageNotFoundError:       # a checkout that was never install
     __version__ = "0+unknown"
 
 __all__ = ["Command", "ContactState", "Controller", "FunctionController", "HilstackError", "State", "__version__",
-           "check_allocations", "run"]
+           "check_allocations", "make_law", "run"]
 
 
 def __getattr__(name: str):
-    """hil.run and hil.check_allocations (hil.running), imported on first use: `hil --help` stays quick."""
-    if name in ("run", "check_allocations"):
+    """hil.run, hil.check_allocations and hil.make_law (hil.running), imported on first use: `hil --help`
+    stays quick."""
+    if name in ("run", "check_allocations", "make_law"):
         from . import running
         return getattr(running, name)
     raise AttributeError(f"module 'hil' has no attribute {name!r}")

@@ -141,7 +141,8 @@ class Controller(Lifecycle):
     (the law's own allocation-free dynamics_cy Kernels), `n` (the actuated joints: command.tau's
     size), `nq`, `nv` (the plant's positions and velocities: state.q's and state.v's sizes; an arm's
     are n), `joint_names`, `end_effector` (the frame Cartesian laws use), `contacts` (a legged
-    robot's feet: drivers.legged_contacts' contact points and surfaces), `period` (s), `params`.
+    robot's feet: drivers.legged_contacts' contact points and surfaces), `q0` (a legged robot's
+    standing positions, else None), `period` (s), `params`.
 
     `adds_bias`: the law's τ includes C(q, v) v + d∘v (a model-based law); behind a driver that runs
     its own inverse dynamics (robot.command position_and_torque) the loop subtracts it.
@@ -173,7 +174,7 @@ class Controller(Lifecycle):
             return load(cls.Params, data, key)
         return _load_model(cls.Params, data, key)
 
-    def bind(self, plant, *, period: float, joint_names=None, end_effector=None, contacts=()) -> "Controller":
+    def bind(self, plant, *, period: float, joint_names=None, end_effector=None, contacts=(), q0=None) -> "Controller":
         """Attaches the law to the robot (the loop does this before configure()); returns self."""
         self.plant, self.period = plant, float(period)
         self.kernels = plant.kernels()
@@ -181,10 +182,41 @@ class Controller(Lifecycle):
         self.joint_names = list(joint_names or [])
         self.n = len(self.joint_names) or self.nv
         self.end_effector, self.contacts = end_effector, list(contacts)
+        self.q0 = None if q0 is None else np.array(q0, dtype=float)
         self.neg_damping = -plant.GetDampingVector()[self.nv - self.n:]
         self.params = self.validate_params(getattr(self, "_params_in", None))   # (an __init__ without super())
         self.name = self.display_name() if not self.name else self.name
         return self
+
+    def new_state(self, **arrays) -> State:
+        """A State shaped for this bound law, outside the loop (tests, notebooks): the arrays named
+        (q, v: nq and nv; tau_measured, ..., q_d, v_d, a_d: n) copied, q else the plant's default
+        positions (a legged robot: the config's standing pose when built by hil.make_law), every
+        other array zeros; a legged robot's `contact` has its feet, all in contact, no force."""
+        names = ("q", "v", "tau_measured", "tau_commanded", "tau_external", "q_d", "v_d", "a_d")
+        unknown = set(arrays) - set(names)
+        if unknown:
+            raise TypeError(f"new_state: unknown arrays {sorted(unknown)}; known: {', '.join(names)}")
+        q0 = self.q0
+        sizes = dict(q=self.nq, v=self.nv)
+        values = []
+        for name in names:
+            default = (self.plant.GetDefaultPositions() if q0 is None else q0) if name == "q" else \
+                np.zeros(sizes.get(name, self.n))
+            value = np.array(arrays.get(name, default), dtype=float)
+            if value.shape != (sizes.get(name, self.n),):
+                raise ValueError(f"new_state: {name} needs {sizes.get(name, self.n)} values, got {value.shape}")
+            values.append(value)
+        contact = None
+        if self.contacts:
+            feet = [c.frame.name() for c in self.contacts]
+            contact = ContactState(dict.fromkeys(feet))
+            contact.in_contact[:] = True
+        return State(*values, period=self.period, contact=contact)
+
+    def new_command(self) -> Command:
+        """A Command for this bound law (its n joints)."""
+        return Command(self.n)
 
     def update(self, state: State, command: Command) -> None:
         """The law: write command.tau (and command.q / command.v in those modes); allocate nothing."""

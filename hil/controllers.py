@@ -236,7 +236,7 @@ def law_params(cfg: ControllerConfig, law, named: bool):
 
 
 def make_controller(plant, cfg: ControllerConfig, end_effector=None, *, period: float = 1e-3, joint_names=None,
-                    controller=None, search=(), contacts=()) -> Controller:
+                    controller=None, search=(), contacts=(), q0=None) -> Controller:
     """The law, bound to the plant and configured: `controller` (a Controller instance, subclass or a
     function) if given, else the one cfg.type names, its parameters from cfg (law_params)."""
     law = controller if controller is not None else controller_class(cfg.type, search)
@@ -248,7 +248,7 @@ def make_controller(plant, cfg: ControllerConfig, end_effector=None, *, period: 
         elif not isinstance(law, Controller):
             law_params(cfg, law, named=controller is None)
             law = FunctionController(law)
-        law.bind(plant, period=period, joint_names=joint_names, end_effector=end_effector, contacts=contacts)
+        law.bind(plant, period=period, joint_names=joint_names, end_effector=end_effector, contacts=contacts, q0=q0)
         return law.configure()
     except ConfigError:
         raise

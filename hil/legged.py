@@ -33,7 +33,8 @@ class WholeBody(Controller):
             raise ValueError("whole_body needs the robot's feet (a legged robot: robot.protocol floating_base)")
         weights = load(WholeBodyWeights, dict(p.weights), "controller.whole_body.weights")
         self.wbc = WholeBodyController(self.plant, self.contacts, mu=p.mu, f_min=p.f_min,
-                                       effort_limits=p.effort_limit, weights=weights)
+                                       effort_limits=p.effort_limit, weights=weights,
+                                       friction_facets=p.friction_facets)
         groups = len(self.wbc.groups)
         self.touched, self.lost = np.zeros(groups, dtype=bool), np.zeros(groups, dtype=np.int64)
         self.foot_of_group: np.ndarray | None = None     # each group's index in state.contact

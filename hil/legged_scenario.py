@@ -4,9 +4,10 @@ in lockstep over memq:// LCM, applies the scenario's events, and checks its crit
 
     legged:
       robot: go2                     # a dynamics_cy.planning.legged_models preset: go2 or g1
-      mu: 0.6                        # friction coefficient of the controller's pyramids
+      mu: 0.6                        # friction coefficient of the controller's friction cones
+      friction_facets: 8             # faces of a point foot's pyramid inscribed in its cone
       f_min: 0.0                     # N, least normal force on a foot in contact
-      effort_limit: null             # N·m, every joint (null: none)
+      effort_limit: null             # N·m, tightening the model's (URDF effort); null: the model's
       weights: {posture: 1.0e-2}     # WholeBodyWeights fields
       sim: {contact: {enabled: true}}        # drivers.sim SimConfig (initial_positions: the preset)
       events:
@@ -31,6 +32,7 @@ from typing import Annotated, Optional
 
 import lcm
 import numpy as np
+from annotated_types import Ge
 
 from drivers.core.schema import ConfigError, Help, NonNegative, Positive, load, read_yaml
 from drivers.sim.config import SimConfig
@@ -55,9 +57,10 @@ class LeggedRun:
     """The legged robot, its whole-body controller and what happens to it."""
 
     robot: str                                  # a dynamics_cy.planning.legged_models preset: go2 or g1
-    mu: Positive = 0.6                          # friction coefficient of the controller's pyramids
+    mu: Positive = 0.6                          # friction coefficient of the controller's friction cones
+    friction_facets: Annotated[int, Ge(3)] = 8  # faces of a point foot's pyramid inscribed in its cone
     f_min: NonNegative = 0.0                    # N, least normal force on a foot in contact
-    effort_limit: Optional[float] = None        # N·m, every joint (None: none)
+    effort_limit: Optional[float] = None        # N·m, tightening the model's (URDF effort); None: the model's
     weights: WholeBodyWeights = field(default_factory=WholeBodyWeights)
     sim: SimConfig = field(default_factory=SimConfig)          # initial_positions: the preset's
     events: list[LeggedEvent] = field(default_factory=list)
@@ -180,7 +183,7 @@ def run_legged_scenario(path: str | Path, *, realtime: bool = False, lcm_url: st
     if duration is not None:
         spec.duration = duration
     rig = LeggedRig(run.robot, run.sim, lcm_url=lcm_url, viz=viz, mu=run.mu, f_min=run.f_min,
-                    effort_limit=run.effort_limit, weights=run.weights)
+                    friction_facets=run.friction_facets, effort_limit=run.effort_limit, weights=run.weights)
     rig.cfg.telemetry.log = log
     h = rig.robot.config.time_step
     torque_max = np.zeros(rig.robot.na)

@@ -88,7 +88,8 @@ class ControlLoop(Lifecycle):
             RealTimeClock(self.period_ns, int(cfg.loop.spin_us * 1e3))
         self.controller = make_controller(robot.plant, cfg.controller, robot.end_effector,
                                           period=self.period_ns * 1e-9, joint_names=robot.joint_names,
-                                          controller=self._law, search=config_folders(cfg), contacts=robot.contacts)
+                                          controller=self._law, search=config_folders(cfg), contacts=robot.contacts,
+                                          q0=robot.q0)
         budget_us = cfg.controller.budget_us or self.period_ns * 0.5e-3
         self.guard = ControllerGuard(int(budget_us * 1e3), cfg.controller.overrun_limit,
                                      fault_on_overrun=self._fault_on_overrun, check_alloc=self._check_alloc)

@@ -6,6 +6,7 @@ config's channels (`hil sim`, a real robot's driver).
     summary = hil.run("my_robot.yaml", MyLaw(params), duration=5.0)              # lockstep
     summary = hil.run("my_robot.yaml", MyLaw(params), duration=5.0, mode="realtime")
     report = hil.check_allocations("my_robot.yaml", MyLaw(params))            # what update() allocates
+    law = hil.make_law("configs/legged/go2.yaml")       # the config's law, bound and configured, no loop
 """
 from __future__ import annotations
 
@@ -71,6 +72,22 @@ def run(config, controller=None, *, duration: float | None = None, mode: Mode | 
         return loop.run(duration, on_tick=on_tick)
     finally:
         loop.close()
+
+
+def make_law(config, controller=None, *, overrides: dict | None = None):
+    """The control law of `config` (a path, a mapping or a RunConfig) as `hil run` builds it, bound
+    to the config's robot and configured, outside any loop: `controller` (a hil.Controller, its
+    class, or a function law(state, command); None: the config's controller.type). Drive it with
+    ``law.activate()``, then ``law.update(state, command)`` on ``law.new_state(q=..., v=...)`` and
+    ``law.new_command()``; a legged robot's state starts at its standing pose (``law.q0``)."""
+    cfg = load(config, overrides)
+    from .controllers import config_folders, make_controller
+    from .hardware import robot_for
+    robot = robot_for(cfg)
+    law = make_controller(robot.plant, cfg.controller, robot.end_effector, period=1.0 / cfg.loop.rate_hz,
+                          joint_names=robot.joint_names, controller=controller, search=config_folders(cfg),
+                          contacts=robot.contacts, q0=robot.q0)
+    return law
 
 
 def check_allocations(config, controller=None, *, duration: float = 2.0, overrides: dict | None = None) -> dict:

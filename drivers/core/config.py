@@ -11,7 +11,7 @@ import dataclasses
 import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Callable, Literal, Optional
+from typing import Annotated, Any, Callable, Literal, Optional, Union
 
 import yaml
 from annotated_types import Ge, Gt, Le, Len, Lt
@@ -87,9 +87,12 @@ Gains = list[float]
 @dataclass
 class WholeBodyConfig:
     """controller.type whole_body (dynamics_cy.planning.whole_body, docs/wbc.md): the QP's contact model and weights."""
-    mu: Positive = 0.6               # friction coefficient of the pyramids
+    mu: Positive = 0.6               # friction coefficient: no foot is asked for more than μ f_n
+    # faces of a point foot's pyramid inscribed in its friction cone (4: the inner pyramid)
+    friction_facets: Annotated[int, Ge(3)] = 8
     f_min: NonNegative = 0.0         # N, least normal force on a foot in contact
-    effort_limit: Optional[Positive] = None   # N·m, every joint (None: none)
+    # N·m: one limit or one per actuated joint, tightening the model's (URDF effort); None: the model's
+    effort_limit: Optional[Union[Positive, list[Positive]]] = None
     weights: Any = field(default_factory=dict)   # dynamics_cy.planning.whole_body.WholeBodyWeights fields
     # the feet (drivers.legged_contacts): [{frame, point: [x, y, z]} or {frame, sole: {center, length,
     # width}}]; None: the preset's

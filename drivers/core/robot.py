@@ -9,6 +9,7 @@ import numpy as np
 
 from dynamics_cy import MultibodyPlant, Parser, RotationalInertia, SpatialInertia
 from dynamics_cy.errors import DynamicsError, ModelError
+from dynamics_cy.parsing.urdf import add_simple_transmissions
 
 from .config import RobotConfig
 from .paths import package_map
@@ -124,11 +125,7 @@ def _actuated_urdf(cfg: RobotConfig) -> str | None:
                 joint.remove(mimic)
     for t in transmissions:
         root.remove(t)
-    for name in driven:
-        t = ET.SubElement(root, "transmission", name=f"{name}_trans")
-        ET.SubElement(t, "type").text = "transmission_interface/SimpleTransmission"
-        ET.SubElement(t, "joint", name=name)
-        ET.SubElement(t, "actuator", name=f"{name}_motor")
+    add_simple_transmissions(root, driven)
     return ET.tostring(root, encoding="unicode")
 
 

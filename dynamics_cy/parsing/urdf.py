@@ -46,6 +46,18 @@ def _rotation_z_to(axis: np.ndarray) -> RotationMatrix:
     return RotationMatrix(np.eye(3) + s * K + (1 - c) * K @ K)
 
 
+
+def add_simple_transmissions(root, joints) -> None:
+    """Appends to a URDF's <robot> element (xml.etree) one SimpleTransmission per joint named in
+    `joints`, with an actuator `<joint>_motor`: parsed, each gives the joint an actuator with its
+    <limit effort> (a model written without transmissions, actuated as Drake would parse it)."""
+    import xml.etree.ElementTree as ET
+    for name in joints:
+        t = ET.SubElement(root, "transmission", name=f"{name}_trans")
+        ET.SubElement(t, "type").text = "transmission_interface/SimpleTransmission"
+        ET.SubElement(t, "joint", name=name)
+        ET.SubElement(t, "actuator", name=f"{name}_motor")
+
 class UrdfParser(ModelParser):
     """Parses one URDF document into a plant (use through Parser.AddModels)."""
 

@@ -221,7 +221,7 @@ cdef class Assembly:
         self.tau, self.x, self.q, self.v = ctl.tau, ctl.x, ctl._q, ctl._v
         rows, pt = [], 0
         for g in ctl.groups:
-            rows.append([g.var, g.size, g.flat, 3 * pt, g.ineq, 17 if g.flat else 5])
+            rows.append([g.var, g.size, g.flat, 3 * pt, g.ineq, g.n_ineq])
             pt += 0 if g.flat else 1
         self.grp = np.array(rows, dtype=np.int_)
         self.nz = np.zeros(ctl.n, dtype=np.int_)

@@ -2,7 +2,7 @@
 contact points and a standing posture (the presets the tests, benchmarks and configs share)."""
 from __future__ import annotations
 
-import re
+import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -10,6 +10,7 @@ import numpy as np
 
 from dynamics_cy.errors import HilstackError
 from dynamics_cy.parsing import PackageMap
+from dynamics_cy.parsing.urdf import add_simple_transmissions
 
 from .whole_body import ContactPoint, ContactSurface
 
@@ -85,10 +86,13 @@ def load_legged(name: str, root: Path | None = None, simulation: bool = False, f
     becomes a ContactPoint, a sole a ContactSurface); FootError names a foot whose frame the model
     does not have.
 
+    Every revolute joint gets an actuator with its URDF effort limit (the model has no
+    <transmission>: a SimpleTransmission per joint, as Drake parses one), in the joints' order.
+
     simulation: the model's own collision geometry (meshes, which the simulator does not collide) is
-    replaced by a sphere of FOOT_RADIUS per contact point and an actuator (no effort limit) is added on
-    every revolute joint. A point foot's sphere is centred on its contact point; a flat foot's corner
-    sphere sits on its contact point (centre r above it along the foot's z).
+    replaced by a sphere of FOOT_RADIUS per contact point. A point foot's sphere is centred on its
+    contact point; a flat foot's corner sphere sits on its contact point (centre r above it along the
+    foot's z).
 
     q_standing is the same either way: the base raised so that the feet rest on z = 0 (a point foot's
     sphere of FOOT_RADIUS, the real foot's size, on the ground; a sole's corners on it)."""
@@ -105,11 +109,15 @@ def load_legged(name: str, root: Path | None = None, simulation: bool = False, f
     plant = MultibodyPlant(0.0)
     parser = Parser(plant, nonphysical_inertia="warn")
     parser.package_map().Add("example-robot-data", str(root))
-    if not simulation:
-        parser.AddModels(str(root / "robots" / model.urdf))
-    else:
-        text = re.sub(r"<collision>.*?</collision>", "", (root / "robots" / model.urdf).read_text(), flags=re.S)
-        parser.AddModelsFromString(text, "urdf")
+    path = root / "robots" / model.urdf
+    urdf = ET.fromstring(path.read_text())
+    if simulation:
+        for link in urdf.findall("link"):
+            for collision in link.findall("collision"):
+                link.remove(collision)
+    add_simple_transmissions(urdf, [j.get("name") for j in urdf.findall("joint") if j.get("type") == "revolute"])
+    parser._parse(ET.tostring(urdf, encoding="unicode"), "urdf", str(path))
+    if simulation:
         r = FOOT_RADIUS[name]
         points = _points_per_frame(feet)
         for i, foot in enumerate(feet):
@@ -119,9 +127,6 @@ def load_legged(name: str, root: Path | None = None, simulation: bool = False, f
                 X_BG = F.GetFixedPoseInBodyFrame() @ RigidTransform(center)
                 plant.RegisterCollisionGeometry(F.body(), X_BG, Sphere(r), f"{foot.frame}_{i}_{k}",
                                                 CoulombFriction(1.0, 1.0))
-        for j in list(plant._joints):
-            if j.type_name() == "revolute":
-                plant.AddJointActuator(j.name(), j)
     plant.Finalize()
     contacts = []
     for i, foot in enumerate(feet):

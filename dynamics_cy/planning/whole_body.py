@@ -11,14 +11,19 @@ a sole) and u / a the base's six and the actuated rows of M v̇ + h = Sᵀτ + J
                 Jᵢ v̇ = −J̇ᵢ v        for a point Cᵢ in contact              (rigid contact, 3 rows)
                 J_F v̇ = −J̇_F v      for a flat foot F in contact          (6 rows: α_WF = 0, a_WFo = 0)
                 λ_g = 0             for a foot g not in contact
-                |f_x|, |f_y| ≤ μ f_z;  f_min ≤ f_z ≤ f_max                 (friction pyramid)
+                (cos φₖ t̂₁ + sin φₖ t̂₂)·f ≤ μ cos(π/N) n̂·f, φₖ = 2πk/N  (a point: the friction cone's
+                f_min ≤ n̂·f ≤ f_max                                       inscribed N-sided pyramid)
                 |τ_x| ≤ Y f_z, |τ_y| ≤ X f_z, τ_min(f, τ) ≤ τ_z ≤ τ_max(f, τ)  (a sole: its contact wrench cone)
                 τ_min − h_a ≤ M_a v̇ − J_λ,aᵀ λ ≤ τ_max − h_a              (torque limits)
 
-and then τ = M_a v̇ + h_a − J_λ,aᵀ λ. The sole's rows are the linearised contact wrench cone of a
-rectangle (Caron, Pham and Nakamura, RSS 2015): the wrenches that four corner forces in their
-friction pyramids can make (the CoP inside the sole and the yaw torque bound, 16 rows), for a
-point foot the pyramid is in W (flat ground, normal ẑ). The tasks are accelerations of a PD law
+and then τ = M_a v̇ + h_a − J_λ,aᵀ λ. A point foot's pyramid is in its contact frame C (n̂ the
+ground's normal, t̂₁ W's x projected on the ground, t̂₂ = n̂ × t̂₁): its N faces touch the cone
+‖f_t‖ ≤ μ f_n along their bisectors, so no force it admits exceeds μ f_n (N = 4: the inner
+pyramid). The sole's rows are the linearised contact wrench cone of a rectangle (Caron, Pham and
+Nakamura, RSS 2015): the wrenches that four corner forces in their inner friction pyramids
+(|f_x|, |f_y| ≤ μ f_z/√2 in F's axes) can make (the CoP inside the sole and the yaw torque
+bound, 16 rows), so the sole's net force stays in its cone too. The torque limits are the
+model's (its actuators' effort limits), tightened by ``effort_limits``. The tasks are accelerations of a PD law
 with feed-forward: CoM (J_com v̇ = a* − J̇_com v), base orientation (the free joint's v̇[0:3] = α_WB),
 base position (v̇[3:6] = a_WBo), posture of the actuated joints and swing feet (J v̇ = a* − J̇ v).
 
@@ -112,6 +117,7 @@ class ContactGroup:
     p: np.ndarray                          # p_FC (point) or p_FS (sole) in F
     half_length: float = 0.0
     half_width: float = 0.0
+    n_ineq: int = 0                        # its inequality rows (the last bounds the normal force)
     lam: np.ndarray | None = None
     J: np.ndarray | None = None            # J_F (6, nv) of a sole, the point's rows (3 of 6) otherwise
     Jdot_v: np.ndarray | None = None
@@ -140,11 +146,15 @@ class WholeBodyController:
     and a fixed list of contacts; ``solve(q, v)`` fills ``vdot``, ``lam`` and ``tau``.
 
     ``contacts``: ContactPoint and ContactSurface; four ContactPoints on one frame at the corners
-    of a rectangle are that rectangle's sole, one or two on a frame are point feet."""
+    of a rectangle are that rectangle's sole, one or two on a frame are point feet.
+    ``friction_facets``: N, the faces of a point foot's pyramid inscribed in its friction cone
+    (at least 3; 4 is the inner pyramid); ``ground_normal``: n̂ in W (the ground is flat).
+    ``effort_limits``: one limit or one per actuated joint (N·m), which can only tighten the
+    model's (each joint's actuator's effort limit; a joint without one: none)."""
 
     def __init__(self, plant, contacts: list, *, mu: float = 0.6, f_min: float = 0.0,
                  f_max: float = _INF, effort_limits=None, weights: WholeBodyWeights | None = None,
-                 ):
+                 friction_facets: int = 8, ground_normal=(0.0, 0.0, 1.0)):
         nv = plant.num_velocities()
         floating = [j for j in plant._joints if j.type_name() == "quaternion_floating"]
         if len(floating) != 1 or floating[0].velocity_start() != 0:
@@ -156,10 +166,18 @@ class WholeBodyController:
             raise ValueError("WholeBodyController: at least one contact point is needed")
         if not mu > 0:
             raise ValueError(f"WholeBodyController: friction coefficient mu must be positive, got {mu}")
+        if int(friction_facets) != friction_facets or friction_facets < 3:
+            raise ValueError(f"WholeBodyController: friction_facets must be a whole number of at least 3, "
+                             f"got {friction_facets}")
+        n_hat = np.asarray(ground_normal, float).reshape(-1)
+        if n_hat.shape != (3,) or not np.linalg.norm(n_hat) > 0 or not np.all(np.isfinite(n_hat)):
+            raise ValueError(f"WholeBodyController: ground_normal must be a non-zero 3-vector, got {ground_normal!r}")
         self.plant, self.k = plant, plant.kernels()
         self.base_frame = floating[0].child_body().body_frame()
         self.w = weights or WholeBodyWeights()
         self.mu, self.f_min, self.f_max = float(mu), float(f_min), float(f_max)
+        self.facets = int(friction_facets)
+        self.R_WC = _contact_frame(n_hat / np.linalg.norm(n_hat))    # a point foot's contact frame: [t̂₁ t̂₂ n̂]
         self.nv, self.na = nv, nv - 6
         self.groups = self._group(contacts)
         ng = len(self.groups)
@@ -167,13 +185,17 @@ class WholeBodyController:
         points = [g for g in self.groups if not g.flat]
         self.point_frames = [g.frame for g in points]
         self.p_FC = np.ascontiguousarray([g.p for g in points]).reshape(-1, 3)
-        lim = np.full(self.na, np.inf) if effort_limits is None else np.broadcast_to(
-            np.asarray(effort_limits, float), (self.na,)).copy()
-        if np.any(~(lim > 0)):
-            raise ValueError("WholeBodyController: effort limits must be positive")
+        self.model_effort_limits = model_effort_limits(plant)
+        lim = self.model_effort_limits.copy()
+        if effort_limits is not None:
+            given = np.asarray(effort_limits, float)
+            if given.ndim > 1 or (given.ndim == 1 and given.shape != (self.na,)) or np.any(~(given > 0)):
+                raise ValueError(f"WholeBodyController: effort_limits must be one positive limit or {self.na} "
+                                 f"(one per actuated joint), got {effort_limits!r}")
+            np.minimum(lim, given, out=lim)
         self.effort_limits = np.minimum(lim, _INF)
         self.limited = bool(np.any(self.effort_limits < _INF))   # without limits, no torque rows in the QP
-        n_fric = sum(17 if g.flat else 5 for g in self.groups)
+        n_fric = sum(g.n_ineq for g in self.groups)
         self.n, self.n_eq = nv + self.n_lam, 6 + self.n_lam
         self.n_in = n_fric + (self.na if self.limited else 0)
         # kinematics and dynamics (filled by the kernels)
@@ -266,26 +288,32 @@ class WholeBodyController:
                     raise ValueError(f"WholeBodyController: the sole on frame {frame.name()} needs a positive "
                                      f"length and width, got {s.length} x {s.width}")
                 groups.append(ContactGroup(frame.name(), frame, True, var, ineq,
-                                           np.asarray(s.p_FS, float).reshape(3).copy(), s.length / 2, s.width / 2))
+                                           np.asarray(s.p_FS, float).reshape(3).copy(), s.length / 2, s.width / 2,
+                                           n_ineq=17))
                 var, ineq = var + 6, ineq + 17
             if not surfaces:
                 for c in cs:
                     groups.append(ContactGroup(frame.name(), frame, False, var, ineq,
-                                               np.asarray(c.p_FC, float).reshape(3).copy()))
-                    var, ineq = var + 3, ineq + 5
+                                               np.asarray(c.p_FC, float).reshape(3).copy(), n_ineq=self.facets + 1))
+                    var, ineq = var + 3, ineq + self.facets + 1
         return groups
 
     def _friction_rows(self) -> None:
         """The constant rows of C for a foot in contact (bounds in _l_contact, _u_contact): a point's
-        pyramid ±f_x − μ f_z ≤ 0, ±f_y − μ f_z ≤ 0 and f_min ≤ f_z ≤ f_max; a sole's wrench cone."""
-        mu = self.mu
+        inscribed pyramid (cos φₖ t̂₁ + sin φₖ t̂₂ − μ cos(π/N) n̂)·f ≤ 0 and f_min ≤ n̂·f ≤ f_max; a
+        sole's wrench cone with the corners' inner pyramids (μ/√2 per axis)."""
+        t1, t2, n_hat = self.R_WC.T
         for grp in self.groups:
             r, c = grp.ineq, grp.var
             rows = []
             if not grp.flat:
-                fx, fy, fz = c, c + 1, c + 2
-                rows = [{fx: s, fz: -mu} for s in (1.0, -1.0)] + [{fy: s, fz: -mu} for s in (1.0, -1.0)]
+                mu = self.mu * np.cos(np.pi / self.facets)
+                for k in range(self.facets):
+                    phi = 2 * np.pi * k / self.facets
+                    a = np.cos(phi) * t1 + np.sin(phi) * t2 - mu * n_hat
+                    rows.append({c + i: a[i] for i in range(3)})
             else:
+                mu = self.mu / np.sqrt(2.0)
                 tx, ty, tz, fx, fy, fz = range(c, c + 6)
                 X, Y = grp.half_length, grp.half_width
                 rows = ([{fx: s, fz: -mu} for s in (1.0, -1.0)] + [{fy: s, fz: -mu} for s in (1.0, -1.0)]
@@ -300,7 +328,10 @@ class WholeBodyController:
                     self.C[r + k, col] = val
                 self._l_contact[r + k], self._u_contact[r + k] = -_INF, 0.0
             r_n = r + len(rows)                       # the normal force's bounds
-            self.C[r_n, c + (5 if grp.flat else 2)] = 1.0
+            if grp.flat:
+                self.C[r_n, c + 5] = 1.0
+            else:
+                self.C[r_n, c:c + 3] = n_hat
             self._l_contact[r_n], self._u_contact[r_n] = self.f_min, self.f_max
 
     def hold(self, q: np.ndarray) -> None:
@@ -367,7 +398,37 @@ class WholeBodyController:
         r[6:] -= self.tau
         return r
 
+    def friction_excess(self) -> float:
+        """max over the feet in contact of ‖f_t‖ − μ f_n (N) in the last solution (a point's f in its
+        contact frame, a sole's net force in F): ≤ 0 (up to the solver's tolerance) when no foot is
+        asked for more tangential force than μ f_n."""
+        worst = -np.inf
+        for gi, grp in enumerate(self.groups):
+            if self.active[gi]:
+                f = grp.lam[3:] if grp.flat else self.R_WC.T @ grp.lam      # [f_t; f_n]
+                worst = max(worst, float(np.hypot(f[0], f[1]) - self.mu * f[2]))
+        return worst
+
     def force_W(self, gi: int) -> np.ndarray:
         """The force of foot gi on the robot in W (a sole's f rotated by R_WF of the last setup)."""
         grp = self.groups[gi]
         return grp.X[:3, :3] @ grp.lam[3:] if grp.flat else grp.lam.copy()
+
+
+def model_effort_limits(plant) -> np.ndarray:
+    """Each actuated joint's (v[6:]) effort limit from the plant's actuators; inf without one."""
+    nv = plant.num_velocities()
+    limits = np.full(nv - 6, np.inf)
+    for i in plant.GetJointActuatorIndices():
+        a = plant.get_joint_actuator(i)
+        if a.joint().velocity_start() >= 6:
+            limits[a.joint().velocity_start() - 6] = a.effort_limit()
+    return limits
+
+
+def _contact_frame(n_hat: np.ndarray) -> np.ndarray:
+    """R_WC = [t̂₁ t̂₂ n̂]: t̂₁ W's x projected on the plane normal to n̂ (W's y if n̂ is along x)."""
+    axis = np.array([1.0, 0.0, 0.0]) if abs(n_hat[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
+    t1 = axis - (axis @ n_hat) * n_hat
+    t1 /= np.linalg.norm(t1)
+    return np.column_stack([t1, np.cross(n_hat, t1), n_hat])

@@ -305,3 +305,33 @@ def test_params_as_a_pydantic_model_and_a_law_with_its_own_init():
         Scaled.validate_params({"gian": 1})
     summary = hil.run(REPO_CONFIG, Scaled("mine"), duration=0.05, overrides=HOLD)
     assert summary["controller"].endswith("Scaled") and summary["controller_timing"]["errors"] == 0
+
+
+def test_make_law_builds_the_configs_law_as_the_loop_does_and_takes_states_you_make(robot_data, tmp_path,
+                                                                                    monkeypatch):
+    """hil.make_law from outside the repository: the Go2's whole_body law, fed the standing state it
+    makes, gives the torques of the same QP built by hand on the same plant (and holds every foot
+    inside its friction cone); an arm's config with a user's law gets states of its n joints; a
+    state array of the wrong size is refused naming it."""
+    from dynamics_cy.planning.whole_body import WholeBodyController
+    from hil.testing import config_path
+    monkeypatch.chdir(tmp_path)
+    law = hil.make_law(config_path("go2"))
+    law.activate()
+    state, command = law.new_state(), law.new_command()
+    assert state.q.shape == (19,) and state.v.shape == (18,) and command.tau.shape == (12,)
+    assert list(state.contact.names) == ["FL_foot", "FR_foot", "RL_foot", "RR_foot"] and state.contact.in_contact.all()
+    law.update(state, command)
+    by_hand = WholeBodyController(law.plant, law.contacts, mu=law.params.mu, weights=law.wbc.w)
+    assert by_hand.solve(law.q0, np.zeros(18))
+    np.testing.assert_allclose(command.tau, by_hand.tau, atol=1e-9)
+    assert law.wbc.friction_excess() <= 1e-9 and np.abs(command.tau).max() > 1.0
+    seen = []
+    arm = hil.make_law(config_path("iiwa"), lambda s, c: seen.append(s.q.copy()))
+    arm.activate()
+    arm.update(arm.new_state(q=np.full(7, 0.1)), arm.new_command())
+    np.testing.assert_array_equal(seen[0], np.full(7, 0.1))
+    with pytest.raises(ValueError, match="q needs 7 values"):
+        arm.new_state(q=np.zeros(6))
+    with pytest.raises(TypeError, match="unknown arrays"):
+        arm.new_state(qd=np.zeros(7))

@@ -35,14 +35,16 @@ def perturbed(q0, nv, seed):
 
 
 def in_cone(c, grp, lam, tol):
-    """The friction pyramid of a point (in W); a sole's wrench cone (Caron et al. 2015, in closed
-    form: CoP inside the rectangle, |f_t| ≤ μ f_z, τ_min ≤ τ_z ≤ τ_max)."""
+    """A point's friction cone ‖f_t‖ ≤ μ f_n (flat ground: f_n = f_z); a sole's wrench cone (Caron
+    et al. 2015, in closed form, for corner forces in their inner pyramids μ/√2: CoP inside the
+    rectangle, |f_x|, |f_y| ≤ μ f_z / √2, τ_min ≤ τ_z ≤ τ_max), whose net force is in the cone too."""
     if not grp.flat:
-        return lam[2] >= c.f_min - tol and np.all(np.abs(lam[:2]) <= c.mu * lam[2] + tol)
-    (tx, ty, tz, fx, fy, fz), X, Y, mu = lam, grp.half_length, grp.half_width, c.mu
+        return lam[2] >= c.f_min - tol and np.hypot(lam[0], lam[1]) <= c.mu * lam[2] + tol
+    (tx, ty, tz, fx, fy, fz), X, Y, mu = lam, grp.half_length, grp.half_width, c.mu / np.sqrt(2)
     t_max = mu * (X + Y) * fz - abs(Y * fx + mu * tx) - abs(X * fy + mu * ty)
     t_min = -mu * (X + Y) * fz + abs(Y * fx - mu * tx) + abs(X * fy - mu * ty)
     return (fz >= c.f_min - tol and abs(fx) <= mu * fz + tol and abs(fy) <= mu * fz + tol
+            and np.hypot(fx, fy) <= c.mu * fz + tol
             and abs(tx) <= Y * fz + tol and abs(ty) <= X * fz + tol and t_min - tol <= tz <= t_max + tol)
 
 
@@ -145,7 +147,7 @@ def test_bad_arguments(robot_data):
         WholeBodyController(plant, [])
     with pytest.raises(ValueError, match="mu must be positive"):
         WholeBodyController(plant, contacts, mu=0.0)
-    with pytest.raises(ValueError, match="effort limits"):
+    with pytest.raises(ValueError, match="effort_limits must be one positive limit"):
         WholeBodyController(plant, contacts, effort_limits=-1.0)
     with pytest.raises(ValueError, match="weights.posture must be one non-negative weight or 12"):
         WholeBodyController(plant, contacts, weights=WholeBodyWeights(posture=[1.0] * 11))
@@ -211,7 +213,8 @@ def test_agrees_with_placo_dynamics_solver(robot_data, name):
 
 def test_sole_rows_are_the_contact_wrench_cone_of_four_corners(robot_data):
     """The 17 rows of a sole (G1's: 0.17 m x 0.05 m, off the frame origin) are the wrench cone of
-    four corner forces in their pyramids: every corner force's wrench at S satisfies them, each
+    four corner forces in their inner pyramids (|f_x|, |f_y| ≤ μ f_z/√2, inscribed in the friction
+    cone): every corner force's wrench at S satisfies them, each
     row is reached by one of the 16 extreme rays (4 corners x 4 pyramid edges), and a wrench outside
     any one row is outside the closed form."""
     plant, contacts, q = load_legged("g1", robot_data)
@@ -220,7 +223,7 @@ def test_sole_rows_are_the_contact_wrench_cone_of_four_corners(robot_data):
     assert grp.flat and [grp.half_length, grp.half_width] == pytest.approx([0.085, 0.025])
     np.testing.assert_allclose(grp.p, [0.035, 0.0, -0.035], atol=1e-12)
     rows = c.C[grp.ineq:grp.ineq + 16, grp.var:grp.var + 6]
-    X, Y, mu = grp.half_length, grp.half_width, c.mu
+    X, Y, mu = grp.half_length, grp.half_width, c.mu / np.sqrt(2)
     rays = []
     for x in (X, -X):
         for y in (Y, -Y):
@@ -327,3 +330,73 @@ def test_one_standing_posture_for_the_controller_and_the_simulator(name, robot_d
     _, _, q = load_legged(name, robot_data)
     _, _, q_sim = load_legged(name, robot_data, simulation=True)
     np.testing.assert_array_equal(q, q_sim)
+
+
+def test_a_point_foot_pyramid_is_inscribed_in_its_friction_cone(robot_data):
+    """A point foot's N rows in its contact frame: the pyramid's edges lie on the cone ‖f_t‖ = μ f_n
+    (each edge on two faces), every force the rows admit is inside the cone, and its faces touch
+    the cone (N = 4: the inner pyramid, μ/√2 along t̂₁). On sloped ground the same holds about the
+    ground's normal."""
+    plant, contacts, q = load_legged("go2", robot_data)
+    rng = np.random.default_rng(7)
+    for facets, normal in ((4, (0, 0, 1)), (8, (0, 0, 1)), (16, (0, 0, 1)), (8, (0.2, -0.1, 1.0))):
+        c = WholeBodyController(plant, contacts, mu=0.6, friction_facets=facets, ground_normal=normal)
+        grp = c.groups[0]
+        rows = c.C[grp.ineq:grp.ineq + facets, grp.var:grp.var + 3]
+        normal_row = c.C[grp.ineq + facets, grp.var:grp.var + 3]
+        t1, t2, n = c.R_WC.T
+        np.testing.assert_allclose(normal_row, np.asarray(normal) / np.linalg.norm(normal), atol=1e-15)
+        for k in range(facets):                     # the edges: on the cone, two faces active
+            th = 2 * np.pi * (k + 0.5) / facets
+            f = 0.6 * (np.cos(th) * t1 + np.sin(th) * t2) + n
+            values = rows @ f
+            assert values.max() < 1e-12 and np.sum(np.abs(values) < 1e-12) == 2
+        f = rng.normal(size=(20000, 3))
+        inside = np.all(f @ rows.T <= 0.0, axis=1) & (f @ n > 0)
+        ratio = np.linalg.norm(f[inside] - np.outer(f[inside] @ n, n), axis=1) / (0.6 * (f[inside] @ n))
+        assert ratio.max() <= 1.0 + 1e-12 and ratio.max() > np.cos(np.pi / facets)
+        along_t1 = 0.6 * np.cos(np.pi / facets) * t1 + n     # a face's midpoint: on that face
+        assert rows[0] @ along_t1 == pytest.approx(0.0, abs=1e-12)
+
+
+def test_a_lateral_demand_meets_the_cone_not_the_box(robot_data):
+    """A CoM acceleration the feet cannot give (2 g sideways): the QP asks the loaded feet for as
+    much tangential force as their pyramid allows and never more than μ f_n (the world-axes box
+    asked √2 μ f_n of its corners); a finer pyramid gets closer to the cone along its faces."""
+    plant, contacts, q = load_legged("go2", robot_data)
+    v = np.zeros(plant.num_velocities())
+
+    def usage(c, d=None):       # ‖f_t‖ / (μ f_n) of the most loaded foot, or its tangential force along d
+        f = max((g.lam for g in c.groups), key=lambda lam: lam[2])
+        return (np.hypot(f[0], f[1]) if d is None else f[:2] @ d) / (c.mu * f[2])
+
+    for facets in (4, 8, 16):
+        c = WholeBodyController(plant, contacts, mu=0.6, friction_facets=facets,
+                                weights=WholeBodyWeights(base_orientation=0.0, posture=1e-4))
+        c.hold(q)
+        for a_ff in ([20.0, 20.0, 0.0], [0.0, 20.0, 0.0]):     # the diagonal; along t̂₂
+            c.com_acceleration_ff = a_ff
+            assert c.solve(q, v)
+            check_solution(c, q, v)
+            assert c.friction_excess() <= 1e-9
+            d = np.array(a_ff[:2]) / np.linalg.norm(a_ff[:2])
+            if facets == 4 and a_ff[0]:     # an edge of the inner pyramid: on the cone
+                assert usage(c) == pytest.approx(1.0, abs=1e-6)
+            else:                           # the middle of a face: f_t·d ≤ μ cos(π/N) f_n binds
+                assert usage(c, d) == pytest.approx(np.cos(np.pi / facets), abs=1e-6)
+
+
+def test_torque_limits_are_the_models_and_can_only_be_tightened(robot_data):
+    """The URDF's effort limits (Go2: 23.7 N·m hips and thighs, 45.43 N·m knees) bound the QP by
+    default; a given limit tightens them joint by joint and never loosens them."""
+    plant, contacts, q = load_legged("go2", robot_data)
+    urdf = np.array([23.7, 23.7, 45.43] * 4)
+    np.testing.assert_array_equal(WholeBodyController(plant, contacts).effort_limits, urdf)
+    np.testing.assert_array_equal(WholeBodyController(plant, contacts, effort_limits=30.0).effort_limits,
+                                  np.minimum(urdf, 30.0))
+    np.testing.assert_array_equal(WholeBodyController(plant, contacts, effort_limits=1e3).effort_limits, urdf)
+    per_joint = np.arange(1.0, 13.0)
+    np.testing.assert_array_equal(WholeBodyController(plant, contacts, effort_limits=per_joint).effort_limits,
+                                  per_joint)
+    with pytest.raises(ValueError, match="12 \\(one per actuated joint\\)"):
+        WholeBodyController(plant, contacts, effort_limits=[1.0, 2.0])
