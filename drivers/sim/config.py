@@ -223,7 +223,8 @@ def _check_engine(cfg: SimConfig, path: str) -> None:
         if cfg.mujoco != MujocoConfig():
             raise ConfigError(f"{path}.mujoco", "applies with engine: mujoco")
         return
-    ours, limits = ContactConfig(), "belongs to our engine's limit springs; MuJoCo's joint limits are its soft constraints"
+    ours = ContactConfig()
+    limits = "belongs to our engine's limit springs; MuJoCo's joint limits are its soft constraints"
     unsupported = [("integrator", cfg.integrator == "rk4", "rk4 is our engine's; MuJoCo's is mujoco.integrator"),
                    ("joint_limits.stiffness", cfg.joint_limits.stiffness is not None, limits),
                    ("joint_limits.damping", cfg.joint_limits.damping is not None, limits)]

@@ -60,7 +60,8 @@ class Physics:
         if not plant.is_finalized():
             raise ValueError("Physics needs a finalized plant (call plant.Finalize())")
         if config.engine != "hilstack":
-            raise ConfigError(f"{path}.engine", f"Physics is the hilstack engine; make_physics builds {config.engine}'s")
+            raise ConfigError(f"{path}.engine", f"Physics is the hilstack engine; make_physics builds "
+                                                f"{config.engine}'s")
         self.plant, self.config = plant, config
         self.time_step_ns = config.time_step_ns
         nv = plant.num_velocities()
