@@ -9,7 +9,7 @@ frame is MuJoCo's body frame), in the plant's tree order,
 
 - the pose in its parent P at q = 0, X_PB = X_PF X_FM(0) X_MB (F, M the joint's frames on P and B);
 - the spatial inertia: mass m, p_BoBcm_B and the central inertia I_Bcm = I_Bo − m (|c|² 1 − c cᵀ) by its
-  principal moments and axes;
+  principal moments and axes (each at least MIN_INERTIA, as MuJoCo needs);
 - its inboard joint: revolute → hinge, prismatic → slide (axis R_BM â_F through p_BM, the position
   limits when sim.joint_limits.enabled, damping = sim.joint_damping or the model's, frictionloss =
   sim.joint_friction, armature = the actuators' reflected inertia), quaternion_floating → free, weld →
@@ -35,6 +35,10 @@ from .config import SimConfig, per_joint
 
 GROUND = "ground"
 """The name of the ground plane's geom."""
+
+MIN_INERTIA = 1e-12
+"""kg and kg·m²: the least mass and principal moment of a body (MuJoCo refuses a moving body without
+them, e.g. a point mass on a hinge or a massless link between two joints)."""
 
 
 def _quat(R) -> np.ndarray:
@@ -100,8 +104,8 @@ class Coordinates:
     def from_mujoco(self, qpos, qvel, q, v, views) -> None:
         """q, v of qpos, qvel; views: per free body (ω_B in qvel, its quaternion in qpos, ω_W in v), views
         made once (free_views), so this allocates nothing."""
-        np.take(qpos, self.q_of, out=q)
-        np.take(qvel, self.v_of, out=v)
+        qpos.take(self.q_of, out=q)
+        qvel.take(self.v_of, out=v)
         for w_B, quat, w_W in views:
             self._mujoco.mju_rotVecQuat(w_W, w_B, quat)
 
@@ -117,7 +121,7 @@ class Coordinates:
     def generalized_force(self, tau_mj, tau, views) -> None:
         """τ = Tᵀ τ_mj: the same numbers for 1-dof joints; a free body's [τ_W; f_W] from [f_W; τ_B] with
         τ_W = R_WB τ_B (R_WB the state's at which τ_mj was taken, in `views`)."""
-        np.take(tau_mj, self.v_of, out=tau)
+        tau_mj.take(self.v_of, out=tau)
         for tau_B, quat, tau_W in views:
             self._mujoco.mju_rotVecQuat(tau_W, tau_B, quat)
 
@@ -141,6 +145,7 @@ def build_model(plant, config: SimConfig, contact=None, path: str = "sim"):
     spec.compiler.inertiafromgeom = mujoco.mjtInertiaFromGeom.mjINERTIAFROMGEOM_FALSE
     spec.compiler.autolimits = False
     spec.compiler.degree = False                        # hinge ranges in radians
+    spec.compiler.boundmass = spec.compiler.boundinertia = MIN_INERTIA
     mj = config.mujoco
     option = spec.option
     option.timestep = config.time_step
@@ -148,6 +153,7 @@ def build_model(plant, config: SimConfig, contact=None, path: str = "sim"):
     option.integrator = getattr(mujoco.mjtIntegrator, f"mjINT_{mj.integrator.upper()}")
     option.cone = getattr(mujoco.mjtCone, f"mjCONE_{mj.cone.upper()}")
     option.impratio = mj.impratio
+    option.disableflags |= mujoco.mjtDisableBit.mjDSBL_AUTORESET   # a diverged step raises (MujocoPhysics.step)
     nv = plant.num_velocities()
     damping = per_joint(config.joint_damping, nv, f"{path}.joint_damping", plant.GetDampingVector())
     friction = per_joint(config.joint_friction, nv, f"{path}.joint_friction", np.zeros(nv))

@@ -15,15 +15,18 @@ and integrates. tau_contact = Tᵀ J_cᵀ λ_c, the contact rows of the constrai
 them last: equality, friction loss, limits, contacts), in our coordinates (mujoco_model: τ = Tᵀ τ_mj).
 
 Allocation: mj_step1/mj_step2 allocate nothing and q, v, the torques are written into preallocated
-arrays through views made once; a step with an active joint limit, friction loss or equality makes a
-numpy view of MuJoCo's variable-size constraint force, and a pushed step a few 3-vectors.
-contact_results() and contact_forces() allocate (meant for the status and ~60 Hz messages).
+arrays through views made once; a step keeps nothing but its new step count (a Python int) and makes
+no more than a few hundred bytes of transient Python objects; a step with an active joint limit,
+friction loss or equality also makes numpy views of MuJoCo's variable-size constraint force, and a
+pushed step a few 3-vectors. contact_results() and contact_forces() allocate (meant for the status
+and ~60 Hz messages).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from dynamics_cy import ContactResults, PenetrationAsPointPair, PointPairContactInfo
+from dynamics_cy.errors import DynamicsError
 
 from .config import SimConfig
 from .contact import ContactModel
@@ -111,7 +114,11 @@ class MujocoPhysics:
         self.tau_contact, self.tau_external = np.zeros(nv), np.zeros(nv)
         """J_cᵀ λ_c of the last step's contacts (nv); tau_contact + the pushes' J_Bqᵀ F_Bq_W."""
         self._effort = plant.GetEffortUpperLimits()
+        self._neg_effort = -self._effort
         self._qpos, self._qvel, self._ctrl, self._xfrc = d.qpos, d.qvel, d.ctrl, d.xfrc_applied
+        self._qfrc_constraint = d.qfrc_constraint
+        self._bad = [d.warning[w] for w in (mujoco.mjtWarning.mjWARN_BADQPOS, mujoco.mjtWarning.mjWARN_BADQVEL,
+                                            mujoco.mjtWarning.mjWARN_BADQACC)]
         self._tau_mj, self._push_mj, self._tau_push = np.zeros(nv), np.zeros(nv), np.zeros(nv)
         self._efc = np.zeros(64)
         c = self.coordinates
@@ -164,19 +171,25 @@ class MujocoPhysics:
         return pushed
 
     def step(self, u) -> None:
-        """One step under actuation u (num_actuators; None without actuators) and the pushes."""
+        """One step under actuation u (num_actuators; None without actuators) and the pushes; DynamicsError
+        when MuJoCo finds q, v or v̇ not finite or huge (its automatic reset is off: the state stays)."""
         m, d, mj = self.model, self.data, self.mujoco
         if self.u_commanded.size:
-            np.clip(u, -self._effort, self._effort, out=self.u_commanded)
+            np.minimum(u, self._effort, out=self.u_commanded)
+            np.maximum(self.u_commanded, self._neg_effort, out=self.u_commanded)
             np.multiply(self.u_commanded, self.actuator_enabled, out=self.u_applied)
             self._ctrl[:] = self.u_applied
         mj.mj_step1(m, d)
         if self._pushes:
             self._apply_pushes(self.steps)
         mj.mj_step2(m, d)
+        for bad, what in zip(self._bad, ("positions", "velocities", "accelerations")):
+            if bad.number:
+                raise DynamicsError(f"MuJoCo's simulation diverged at t = {self.time_ns * 1e-9:.3f} s ({what} not "
+                                    f"finite or huge at DOF {bad.lastinfo})")
         c0 = d.ne + d.nf + d.nl                  # the first contact row of the constraint force
         if c0 == 0:
-            self._tau_mj[:] = d.qfrc_constraint
+            self._tau_mj[:] = self._qfrc_constraint
         else:
             n = d.nefc
             if n > self._efc.size:
