@@ -35,18 +35,15 @@ from .physics import body_forces, check_push, initial_state, schedule_pushes
 
 
 class MujocoContact:
-    """The contacts of a MuJoCo-backed plant: the geometries, pairs and friction our engine would use
-    (`model`, a ContactModel), and MuJoCo's contacts of the last step as ours (`contact_results()`)."""
+    """MuJoCo's contacts of the last step (mujoco's model and data) as ours: `model` is the ContactModel
+    whose geometries, pairs and friction the MuJoCo model was built with (drivers.sim.mujoco_model)."""
 
-    def __init__(self, plant, config: SimConfig, path: str):
-        self.model = ContactModel(plant, config.contact, config.time_step, f"{path}.contact")
-        self.body_names = self.model.body_names
+    def __init__(self, contact: ContactModel, mujoco, model, data):
+        self.model, self.mujoco, self.m, self.d = contact, mujoco, model, data
+        self.body_names = contact.body_names
         """Bodies as Drake's ContactResultsToLcmSystem names them: name(model instance index)."""
-        self._a_first = set(self.model.pairs)
-
-    def bind(self, mujoco, model, data) -> None:
-        self.mujoco, self.m, self.d = mujoco, model, data
-        self._geom = [model.geom(f"g{i}").id for i in range(len(self.model.geometries))]
+        self._a_first = set(contact.pairs)
+        self._geom = [model.geom(f"g{i}").id for i in range(len(contact.geometries))]
         self._ours = np.full(model.ngeom, -1)            # MuJoCo geom id → index in model.geometries (-1: ground)
         self._ours[self._geom] = range(len(self._geom))
         self._force = np.zeros(6)
@@ -102,11 +99,11 @@ class MujocoPhysics:
         self.mujoco, self.plant, self.config = mujoco, plant, config
         self.time_step_ns = config.time_step_ns
         q0, v0 = initial_state(plant, config, path)
-        self.contact = MujocoContact(plant, config, path) if config.contact.enabled else None
-        self.model, self.coordinates = build_model(plant, config, self.contact and self.contact.model, path)
-        m, d = self.model, self.data = self.model, mujoco.MjData(self.model)
-        if self.contact is not None:
-            self.contact.bind(mujoco, m, d)
+        contact = ContactModel(plant, config.contact, config.time_step, f"{path}.contact") \
+            if config.contact.enabled else None
+        self.model, self.coordinates = build_model(plant, config, contact, path)
+        self.data = d = mujoco.MjData(self.model)
+        self.contact = MujocoContact(contact, mujoco, self.model, d) if contact is not None else None
         nv, nu = plant.num_velocities(), plant.num_actuators()
         self.q, self.v = np.zeros(plant.num_positions()), np.zeros(nv)
         self.u_commanded, self.u_applied, self.actuator_enabled = np.zeros(nu), np.zeros(nu), np.ones(nu)
