@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml setup.py
 	$(PY) -m pip install -q --no-build-isolation -e '.[test,docs]'
 	@# Independent implementations used for cross-checks; the tests that need them skip without.
 	$(PY) -m pip install -q drake pin example-robot-data toppra proxsuite osqp clarabel \
-	  dynamixel-sdk feetech-servo-sdk ray pyarrow \
+	  dynamixel-sdk feetech-servo-sdk ray pyarrow mujoco \
 	  || echo "note: cross-check packages unavailable; the tests that need them will skip"
 	touch $(STAMP)
 

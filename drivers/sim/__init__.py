@@ -9,7 +9,10 @@ helpers), the simulated drivers' firmware and LCM protocol, fault injection and 
 
 - config      SimConfig (the run config's `sim:` section), load_sim_config
 - physics     Physics: fixed-step semi-implicit Euler / RK4 on dynamics_cy, damping, limits, effort clamp,
-              pushes (external wrenches on a body, in the robot's external torque)
+              pushes (external wrenches on a body, in the robot's external torque); make_physics picks
+              the engine (sim.engine)
+- mujoco_model, mujoco_physics  MujocoPhysics: MuJoCo as the plant (sim.engine: mujoco), its model
+              generated from the plant
 - contact     ContactModel: point contact (Hunt–Crossley, regularized Coulomb) → Drake's ContactResults
 - contact_lcm ContactResultsPublisher: lcmt_contact_results_for_viz as Drake publishes it
 - faults      FaultInjector: latency, drops, duplicates, frozen or noisy sensors, dead joints, silence,

@@ -116,7 +116,26 @@ class PushSpec:
 
 
 @dataclass
+class MujocoConfig:
+    """MuJoCo's own settings, with sim.engine: mujoco (docs/sim.md, MuJoCo as the plant)."""
+
+    cone: Literal["pyramidal", "elliptic"] = "pyramidal"   # the friction cone (MuJoCo's default: pyramidal)
+    # implicitfast (MuJoCo's recommended): joint damping and other velocity-dependent forces implicit,
+    # at Euler's cost, as our semi-implicit Euler treats joint damping; rk4 is not offered (it has no
+    # step1/step2 split, which the pushes and the contact torque need)
+    integrator: Literal["euler", "implicitfast", "implicit"] = "implicitfast"
+    impratio: Positive = 1.0                      # frictional-to-normal constraint impedance ratio (MuJoCo's 1)
+    # [timeconst s, dampratio] of every contact; None: MuJoCo's default [0.02, 1]
+    solref: Optional[Annotated[list[float], Len(2, 2)]] = None
+    # [dmin, dmax, width m, midpoint, power] of every contact; None: MuJoCo's default [0.9, 0.95, 0.001, 0.5, 2]
+    solimp: Optional[Annotated[list[float], Len(5, 5)]] = None
+
+
+@dataclass
 class SimConfig:
+    # the physics: our integrator (hilstack) or MuJoCo's (mujoco: pip install 'hilstack[mujoco]')
+    engine: Literal["hilstack", "mujoco"] = "hilstack"
+    mujoco: MujocoConfig = field(default_factory=MujocoConfig)   # MuJoCo's settings (engine: mujoco)
     time_step: Positive = 0.001          # s, a whole number of ns
     integrator: Literal["semi_implicit_euler", "rk4"] = "semi_implicit_euler"   # the fixed-step integrator
     # nq values (a free body's: qw qx qy qz x y z), default: the model's
@@ -189,11 +208,32 @@ class SimConfig:
                                                        f"settings are under {path}.{self.driver}")
         if self.driver == "kuka_driver":
             self.steps(self.kuka_driver.time_step, f"{path}.kuka_driver.time_step")
+        _check_engine(self, path)
         for i, fault in enumerate(self.faults):
             _check_fault(self, fault, f"{path}.faults[{i}]")
         for i, push in enumerate(self.pushes):
             _check_push(self, push, f"{path}.pushes[{i}]")
         return self
+
+
+def _check_engine(cfg: SimConfig, path: str) -> None:
+    """The keys one engine does not honour: sim.mujoco without MuJoCo; with MuJoCo, our integrator's and
+    contact model's parameters (MuJoCo's counterparts are under sim.mujoco)."""
+    if cfg.engine != "mujoco":
+        if cfg.mujoco != MujocoConfig():
+            raise ConfigError(f"{path}.mujoco", "applies with engine: mujoco")
+        return
+    ours = ContactConfig()
+    limits = "belongs to our engine's limit springs; MuJoCo's joint limits are its soft constraints"
+    unsupported = [("integrator", cfg.integrator == "rk4", "rk4 is our engine's; MuJoCo's is mujoco.integrator"),
+                   ("joint_limits.stiffness", cfg.joint_limits.stiffness is not None, limits),
+                   ("joint_limits.damping", cfg.joint_limits.damping is not None, limits)]
+    unsupported += [(f"contact.{key}", getattr(cfg.contact, key) != getattr(ours, key), "belongs to our point "
+                     "contact; MuJoCo's contact softness is mujoco.solref and mujoco.solimp")
+                    for key in ("stiffness", "dissipation", "stiction_tolerance")]
+    for key, given, why in unsupported:
+        if given:
+            raise ConfigError(f"{path}.{key}", f"{why} (engine: mujoco)")
 
 
 def _check_fault(cfg: SimConfig, fault: FaultSpec, key: str) -> None:

@@ -12,33 +12,32 @@ import numpy as np
 
 from messages import lcmt_contact_results_for_viz, lcmt_point_pair_contact_info_for_viz
 
-from .contact import ContactModel
-
 
 class ContactResultsPublisher:
-    """Encodes a ContactModel's last recorded contacts (allocates a message: meant for ~60 Hz).
-    Counts the messages published, those with a contact, and the largest contact force |f| in them."""
+    """Encodes the last recorded contacts of `contact` (a physics' contact: its contact_results() and
+    body_names; allocates a message: meant for ~60 Hz). Counts the messages published, those with a
+    contact, and the largest contact force |f| in them."""
 
-    def __init__(self, contact: ContactModel, channel: str):
+    def __init__(self, contact, channel: str):
         self.contact, self.channel = contact, channel
         self.published = self.with_contact = 0
         self.max_force = 0.0
 
     def message(self, utime: int) -> lcmt_contact_results_for_viz:
-        c, names = self.contact.point_contact, self.contact.body_names
+        results, names = self.contact.contact_results(), self.contact.body_names
         msg = lcmt_contact_results_for_viz()
         msg.timestamp = utime
-        for i in range(c.num_contacts):
+        n = results.num_point_pair_contacts()
+        for c in (results.point_pair_contact_info(i) for i in range(n)):
             info = lcmt_point_pair_contact_info_for_viz()
             info.timestamp = utime
-            info.body1_name, info.body2_name = names[c.body_A[i]], names[c.body_B[i]]
-            info.contact_point, info.contact_force, info.normal = (c.p_WC[i].tolist(), c.f_Bc_W[i].tolist(),
-                                                                   c.nhat_BA_W[i].tolist())
+            info.body1_name, info.body2_name = names[int(c.bodyA_index())], names[int(c.bodyB_index())]
+            info.contact_point, info.contact_force = c.contact_point().tolist(), c.contact_force().tolist()
+            info.normal = c.point_pair().nhat_BA_W.tolist()
             msg.point_pair_contact_info.append(info)
-        msg.num_point_pair_contacts = c.num_contacts
-        if c.num_contacts:
-            self.with_contact += 1
-            self.max_force = max(self.max_force, float(np.linalg.norm(c.f_Bc_W[:c.num_contacts], axis=1).max()))
+            self.max_force = max(self.max_force, float(np.linalg.norm(c.contact_force())))
+        msg.num_point_pair_contacts = n
+        self.with_contact += n > 0
         return msg
 
     def publish(self, lc, utime: int) -> None:

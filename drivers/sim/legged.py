@@ -33,7 +33,7 @@ from messages.validation import MessageDecoder
 
 from .config import SimConfig
 from .contact_lcm import ContactResultsPublisher
-from .physics import Physics
+from .physics import make_physics
 
 
 class SimulatedLeggedRobot:
@@ -45,7 +45,7 @@ class SimulatedLeggedRobot:
                  command_channel: str = JOINT_COMMAND, contact_channel: str = CONTACT_RESULTS,
                  safe_damping: float = 2.0, viz=None):
         self.plant, self.lc, self.config = plant, lc, config
-        self.physics = Physics(plant, config, "sim")
+        self.physics = make_physics(plant, config, "sim")
         if self.physics.contact is None:
             raise ValueError("SimulatedLeggedRobot: the robot needs sim.contact.enabled (it stands on the ground)")
         self.nv = plant.num_velocities()
@@ -56,14 +56,16 @@ class SimulatedLeggedRobot:
             raise ValueError("SimulatedLeggedRobot: every joint after the free body needs one actuator, in order")
         self.joint_names = [a.joint().name() for a in actuators]
         self.feet = {name: int(frame.body().index()) for name, frame in feet.items()}
+        self._feet = list(self.feet.values())
+        self._touching, self._foot_force = np.zeros(len(self.feet), dtype=bool), np.zeros((len(self.feet), 3))
+        self.base_name = next(j.child_body().name() for j in (plant.get_joint(i) for i in range(plant.num_joints()))
+                              if j.type_name() == "quaternion_floating")
         self.status_channel, self.contact_channel = status_channel, contact_channel
         self.safe_damping = float(safe_damping)
         self.u = np.zeros(self.na)
         self.tau_ff, self.q_d, self.v_d = np.zeros(self.na), np.zeros(self.na), np.zeros(self.na)
         self.kp, self.kd = np.zeros(self.na), np.zeros(self.na)
         self.last_command_ns = None
-        self.push_force, self.push_until_ns = np.zeros(3), -1
-        self._k, self._M, self._push_tau = plant.kernels(), np.zeros((self.nv, self.nv)), np.zeros(self.nv)
         self.decoder = MessageDecoder(lcmt_hil_joint_command, command_channel)
         self.contacts = ContactResultsPublisher(self.physics.contact, contact_channel)
         self._next_contact_ns = 0
@@ -85,9 +87,9 @@ class SimulatedLeggedRobot:
 
     # ------------------------------------------------------------------------------------------
     def push(self, force_W, duration: float) -> None:
-        """Apply the force F (N, in W) at the base origin for `duration` seconds from now."""
-        self.push_force[:] = force_W
-        self.push_until_ns = self.physics.time_ns + int(round(duration * 1e9))
+        """Apply the force F (N, in W) at the base origin for `duration` seconds from now (physics.push)."""
+        t = self.physics.time_ns
+        self.physics.push(self.base_name, [0.0, 0.0, 0.0, *force_W], t, t + int(round(duration * 1e9)))
 
     def _on_command(self, channel, data) -> None:
         msg = self.decoder.decode(data)
@@ -175,12 +177,7 @@ class SimulatedLeggedRobot:
         else:
             self.u[:] = self.tau_ff + self.kp * (self.q_d - q[7:]) + self.kd * (self.v_d - v[6:])
         self._v_prev[:] = v[3:6]
-        pushing = ph.time_ns < self.push_until_ns
         ph.step(self.u)
-        if pushing:      # a force F at Bo (in W) is the generalized force [0; F; 0] on v: Δv = h M⁻¹ [0; F; 0]
-            self._push_tau[3:6] = self.push_force
-            self._k.mass_matrix(ph.q, self._M)
-            ph.v[:] += self.config.time_step * np.linalg.solve(self._M, self._push_tau)
         if self.viewer is not None:
             self.viewer.tick(ph.time_ns, ph.q, ph.time_ns // 1000)
         if self.contacts and self.config.contact.publish_rate > 0 and ph.time_ns >= self._next_contact_ns:
@@ -202,14 +199,7 @@ class SimulatedLeggedRobot:
         m.imu_angular_velocity = (R.T @ v[:3]).tolist()
         m.imu_linear_acceleration = (R.T @ a_W).tolist()
         m.joint_position, m.joint_velocity, m.joint_torque = q[7:].tolist(), v[6:].tolist(), self.u.tolist()
-        pc = ph.contact.point_contact
-        touching = {b: np.zeros(3) for b in self.feet.values()}
-        for i in range(pc.num_contacts):
-            for body, sign in ((int(pc.body_B[i]), 1.0), (int(pc.body_A[i]), -1.0)):
-                if body in touching:
-                    touching[body] += sign * pc.f_Bc_W[i]
-        in_contact = {b for i in range(pc.num_contacts) for b in (int(pc.body_A[i]), int(pc.body_B[i]))}
-        m.contact = [b in in_contact for b in self.feet.values()]
-        m.contact_force = [touching[b].tolist() for b in self.feet.values()]
+        ph.contact_forces(self._feet, self._touching, self._foot_force)
+        m.contact, m.contact_force = self._touching.tolist(), self._foot_force.tolist()
         self.lc.publish(self.status_channel, m.encode())
         self.published += 1

@@ -59,19 +59,15 @@ class Physics:
         config = (config or SimConfig()).validate(path)
         if not plant.is_finalized():
             raise ValueError("Physics needs a finalized plant (call plant.Finalize())")
+        if config.engine != "hilstack":
+            raise ConfigError(f"{path}.engine", f"Physics is the hilstack engine; make_physics builds "
+                                                f"{config.engine}'s")
         self.plant, self.config = plant, config
         self.time_step_ns = config.time_step_ns
         nv = plant.num_velocities()
-        q0 = self._initial(config.initial_positions, plant.GetDefaultPositions(), f"{path}.initial_positions",
-                           "positions")
-        v0 = self._initial(config.initial_velocities, np.zeros(nv), f"{path}.initial_velocities", "velocities")
+        q0, v0 = initial_state(plant, config, path)
         joints = [plant.get_joint(i) for i in range(plant.num_joints())]
         quaternions = [j.position_start() for j in joints if j.type_name() == "quaternion_floating"]
-        for s in quaternions:
-            norm = np.linalg.norm(q0[s:s + 4])
-            if not norm > 0:
-                raise ConfigError(f"{path}.initial_positions", f"the quaternion at q[{s}:{s + 4}] is zero")
-            q0[s:s + 4] /= norm
         actuators = sorted((plant.get_joint_actuator(i) for i in plant.GetJointActuatorIndices()),
                            key=lambda a: a.input_start())
         m = joint_inertias(plant, q0) if nv else np.zeros(0)
@@ -100,13 +96,7 @@ class Physics:
         self.step, self.hold = self.stepper.step, self.stepper.hold
         """step(u): one step under actuation u (num_actuators; None without actuators) and the pushes.
         hold(): one step held still (q kept, v = 0), the pushes in tau_external only (Stepper.hold)."""
-        for i, push in enumerate(config.pushes):
-            start = round(push.start * 1e9)
-            try:
-                self.push(push.body, [*push.torque, *push.force], start, start + round(push.duration * 1e9),
-                          push.point)
-            except ValueError as e:
-                raise ConfigError(f"{path}.pushes[{i}].body", str(e)) from None
+        schedule_pushes(self, config, path)
         self.q, self.v = self.stepper.q, self.stepper.v
         self.u_commanded, self.u_applied = self.stepper.u_commanded, self.stepper.u_applied
         """Actuation of the last step: clamped to the effort limits; then masked by actuator_enabled."""
@@ -120,31 +110,9 @@ class Physics:
         """Pushes the spatial force F_Bq_W = [τ; f] (N·m, N, in W) at the point Bq of the frame named `frame`
         (a body's or any frame; p_BoBq_B in m, in B) on the steps that start in [start_ns, stop_ns)
         (Stepper's Pushes). ValueError for an unknown frame, or values not finite or of the wrong size."""
-        plant = self.plant
-        if not plant.HasFrameNamed(frame):
-            bodies = [plant.get_body(b).name() for b in range(plant.num_bodies())]
-            raise ValueError(f"{frame!r} is not a body or frame of the model (bodies: {bodies})")
-        try:
-            B = plant.GetFrameByName(frame)
-        except RuntimeError as e:                # the name is in several model instances
-            raise ValueError(str(e)) from None
-        F, p = np.array(F_Bq_W, dtype=float), np.array(p_BoBq_B, dtype=float)
-        if F.shape != (6,) or not np.all(np.isfinite(F)):
-            raise ValueError(f"F_Bq_W must be 6 finite numbers [τ; f], got {F_Bq_W!r}")
-        if p.shape != (3,) or not np.all(np.isfinite(p)):
-            raise ValueError(f"p_BoBq_B must be 3 finite numbers, got {p_BoBq_B!r}")
+        B, F, p = check_push(self.plant, frame, F_Bq_W, p_BoBq_B)
         h = self.time_step_ns                    # steps k with start <= k h < stop: ceil(start/h) <= k < ceil(stop/h)
         self.stepper.pushes.add(int(B.index()), p, F, -(-start_ns // h), -(-stop_ns // h))
-
-    def _initial(self, value, default: np.ndarray, key: str, what: str) -> np.ndarray:
-        if value is None:
-            return np.array(default, dtype=float)
-        x = np.array(value, dtype=float)
-        if x.shape != default.shape:
-            raise ConfigError(key, f"must have {default.size} entries (the model's {what}), got {len(value)}")
-        if not np.all(np.isfinite(x)):
-            raise ConfigError(key, "must be finite")
-        return x
 
     @property
     def steps(self) -> int:
@@ -161,3 +129,91 @@ class Physics:
     def contact_results(self) -> ContactResults:
         """The contacts of the last step, at its start state (empty without contact)."""
         return self.contact.contact_results() if self.contact else ContactResults()
+
+    def contact_forces(self, bodies, touching: np.ndarray, force: np.ndarray) -> None:
+        """Per body index of `bodies`: touched by a contact of the last step, and the net contact force on it (W)."""
+        c = self.contact.point_contact if self.contact else None
+        body_forces(((c.body_A[i], c.body_B[i], c.f_Bc_W[i]) for i in range(c.num_contacts)) if c else (),
+                    bodies, touching, force)
+
+
+def body_forces(contacts, bodies, touching: np.ndarray, force: np.ndarray) -> None:
+    """touching[k]: a contact of `contacts` ((body A, body B, f_Bc_W), f_Bc_W the force on B) involves
+    bodies[k]; force[k]: the net contact force on it (f_Bc_W on B, −f_Bc_W on A)."""
+    touching[:], force[:] = False, 0.0
+    for A, B, f in contacts:
+        for k, body in enumerate(bodies):
+            if body == A or body == B:
+                touching[k] = True
+                force[k] += f if body == B else -f
+
+
+def make_physics(plant, config: SimConfig | None = None, path: str = "sim"):
+    """The physics of `plant` per config.engine: Physics (hilstack) or drivers.sim.mujoco_physics.MujocoPhysics
+    (mujoco; ConfigError naming {path}.engine when the mujoco package is missing)."""
+    config = (config or SimConfig()).validate(path)
+    if config.engine == "hilstack":
+        return Physics(plant, config, path)
+    if not plant.is_finalized():
+        raise ValueError("MujocoPhysics needs a finalized plant (call plant.Finalize())")
+    try:
+        import mujoco  # noqa: F401
+    except ImportError:
+        raise ConfigError(f"{path}.engine", "mujoco needs the mujoco package: pip install 'hilstack[mujoco]'") from None
+    from .mujoco_physics import MujocoPhysics
+    return MujocoPhysics(plant, config, path)
+
+
+def initial_state(plant, config: SimConfig, path: str) -> tuple[np.ndarray, np.ndarray]:
+    """(q0, v0) of sim.initial_positions / initial_velocities (default: the model's, zero), the free bodies'
+    quaternions normalized; ConfigError naming the key of a wrong size, non-finite value or zero quaternion."""
+    q0 = _initial(config.initial_positions, plant.GetDefaultPositions(), f"{path}.initial_positions", "positions")
+    v0 = _initial(config.initial_velocities, np.zeros(plant.num_velocities()), f"{path}.initial_velocities",
+                  "velocities")
+    for j in (plant.get_joint(i) for i in range(plant.num_joints())):
+        if j.type_name() == "quaternion_floating":
+            s = j.position_start()
+            norm = np.linalg.norm(q0[s:s + 4])
+            if not norm > 0:
+                raise ConfigError(f"{path}.initial_positions", f"the quaternion at q[{s}:{s + 4}] is zero")
+            q0[s:s + 4] /= norm
+    return q0, v0
+
+
+def _initial(value, default: np.ndarray, key: str, what: str) -> np.ndarray:
+    if value is None:
+        return np.array(default, dtype=float)
+    x = np.array(value, dtype=float)
+    if x.shape != default.shape:
+        raise ConfigError(key, f"must have {default.size} entries (the model's {what}), got {len(value)}")
+    if not np.all(np.isfinite(x)):
+        raise ConfigError(key, "must be finite")
+    return x
+
+
+def check_push(plant, frame: str, F_Bq_W, p_BoBq_B):
+    """(the frame B named `frame`, F_Bq_W, p_BoBq_B as float arrays) of a push; ValueError for an unknown
+    frame, or values not finite or of the wrong size."""
+    if not plant.HasFrameNamed(frame):
+        bodies = [plant.get_body(b).name() for b in range(plant.num_bodies())]
+        raise ValueError(f"{frame!r} is not a body or frame of the model (bodies: {bodies})")
+    try:
+        B = plant.GetFrameByName(frame)
+    except RuntimeError as e:                # the name is in several model instances
+        raise ValueError(str(e)) from None
+    F, p = np.array(F_Bq_W, dtype=float), np.array(p_BoBq_B, dtype=float)
+    if F.shape != (6,) or not np.all(np.isfinite(F)):
+        raise ValueError(f"F_Bq_W must be 6 finite numbers [τ; f], got {F_Bq_W!r}")
+    if p.shape != (3,) or not np.all(np.isfinite(p)):
+        raise ValueError(f"p_BoBq_B must be 3 finite numbers, got {p_BoBq_B!r}")
+    return B, F, p
+
+
+def schedule_pushes(physics, config: SimConfig, path: str) -> None:
+    """physics.push of each of config.pushes; ConfigError naming {path}.pushes[i].body for a bad one."""
+    for i, push in enumerate(config.pushes):
+        start = round(push.start * 1e9)
+        try:
+            physics.push(push.body, [*push.torque, *push.force], start, start + round(push.duration * 1e9), push.point)
+        except ValueError as e:
+            raise ConfigError(f"{path}.pushes[{i}].body", str(e)) from None

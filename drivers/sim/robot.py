@@ -54,7 +54,7 @@ from .config import SimConfig, per_joint
 from .contact import ground_visual
 from .contact_lcm import ContactResultsPublisher
 from .faults import FaultInjector
-from .physics import ONE_DOF, Physics, joint_inertias
+from .physics import ONE_DOF, joint_inertias, make_physics
 from .real_drivers import DriverExit, FrankaDriver, KukaDriver, wall_us
 
 MODE_BITS = {"position": 1, "velocity": 2, "torque": 4}
@@ -75,7 +75,7 @@ class SimulatedRobot:
                  channels: Channels | None = None, lcm=None, path: str = "sim", viz=None):
         if protocol not in ("iiwa", "panda"):
             raise ValueError(f"protocol must be 'iiwa' or 'panda', got {protocol!r}")
-        self.physics = physics = Physics(plant, config, path)
+        self.physics = physics = make_physics(plant, config, path)
         cfg = self.config = physics.config
         self.protocol, self.lc, self._iiwa = protocol, lcm, protocol == "iiwa"
         self.channels = channels or Channels.for_robot(protocol)
