@@ -6,10 +6,11 @@ A trial (hil.legged_scenario.LeggedRig: the loop, controller whole_body at its d
 the simulated robot): stand 0.5 s, push the base along +y with a force of impulse/0.1 s for 0.1 s,
 then 3 s. Recovered: no fault latched and the base within 5 cm of its height before the push. The
 largest recovered impulse is found by doubling from 4 N·s to the first failure, then bisection to
-0.5 N·s (--quick: the Go2 only, to 2 N·s). Plants: ours at its defaults (contact μ 1.0), MuJoCo with
-the pyramidal cone at μ 0.6 and 0.8 and the elliptic cone at μ 0.8 (μ the combined friction of the
-foot and the ground, sim.contact.ground.friction set so). Arms: the shipped iiwa and Panda configs'
-computed-torque trajectories (4 s, --quick 2 s), max and RMS |q − q_d| over the running ticks.
+0.5 N·s (--quick: the Go2 only, to 2 N·s). Plants: ours at its defaults (rubber feet on a floor: μ 0.8
+static, 0.7 dynamic) and at μ 0.6, MuJoCo with the pyramidal cone at μ 0.6 and 0.8 and the elliptic cone
+at μ 0.8 (μ the combined friction of the foot and the ground, sim.contact.ground.friction set so).
+Arms: the shipped iiwa and Panda configs' computed-torque trajectories (4 s, --quick 2 s), max and RMS
+|q − q_d| over the running ticks.
 
     .venv/bin/python benchmarks/bench_push_recovery.py [--quick] [--json PATH]
 """
@@ -24,21 +25,23 @@ from hil.legged_scenario import LeggedRig
 from hil.testing import config_path, simulate
 
 DURATION, SETTLE, AFTER = 0.1, 0.5, 3.0     # s: the push, standing before it, watched after it starts
-PLANTS = (("ours (μ 1.0)", "hilstack", None, None), ("MuJoCo pyramidal μ 0.6", "mujoco", "pyramidal", 0.6),
+PLANTS = (("ours (defaults, μ 0.8)", "hilstack", None, None), ("ours μ 0.6", "hilstack", None, 0.6),
+          ("MuJoCo pyramidal μ 0.6", "mujoco", "pyramidal", 0.6),
           ("MuJoCo pyramidal μ 0.8", "mujoco", "pyramidal", 0.8), ("MuJoCo elliptic μ 0.8", "mujoco", "elliptic", 0.8))
 
 
 def sim_section(name: str, engine: str, cone: str | None, mu: float | None) -> dict:
-    """The sim section of a plant: MuJoCo's with the ground's friction g making the foot's combined
-    μ = 2 μ_f g / (μ_f + g) equal to `mu`, i.e. g = μ μ_f / (2 μ_f − μ)."""
-    if engine == "hilstack":
+    """The sim section of a plant: the ground's friction g making the foot's combined
+    μ = 2 μ_f g / (μ_f + g) equal to `mu`, i.e. g = μ μ_f / (2 μ_f − μ); mu None: the defaults."""
+    if mu is None:
         return {}
     plant = load_legged(name, simulation=True)[0]
     mu_f = {g.friction.static_friction() for b in range(plant.num_bodies())
             for g in plant.GetCollisionGeometriesForBody(plant.get_body(b))}.pop()
     g = mu * mu_f / (2 * mu_f - mu)
     friction = {"static": g, "dynamic": g}
-    return {"engine": engine, "mujoco": {"cone": cone}, "contact": {"ground": {"friction": friction}}}
+    section = {"contact": {"ground": {"friction": friction}}}
+    return section if engine == "hilstack" else {"engine": engine, "mujoco": {"cone": cone}, **section}
 
 
 def recovers(name: str, sim: dict, impulse: float) -> bool:

@@ -190,7 +190,7 @@ def run_legged_scenario(path: str | Path, *, realtime: bool = False, lcm_url: st
     shifts = []                                    # (start step, end step, from, to)
 
     def each_step(r):
-        np.maximum(torque_max, np.abs(r.robot.u), out=torque_max)
+        np.maximum(torque_max, np.abs(r.robot.physics.u_applied), out=torque_max)
         step = r.robot.physics.steps
         for s0, s1, a, b in shifts:
             if s0 <= step <= s1:

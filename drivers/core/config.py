@@ -97,7 +97,9 @@ class WholeBodyConfig:
     # the feet (drivers.legged_contacts): [{frame, point: [x, y, z]} or {frame, sole: {center, length,
     # width}}]; None: the preset's
     contacts: Any = None
-    foot_loss_ticks: Annotated[int, Ge(1)] = 5    # statuses without contact: safe state
+    foot_loss_ticks: Annotated[int, Ge(1)] = 5    # statuses in a row of a foot loss (docs/wbc.md): safe state
+    # a foot reporting no contact is lost when the QP asks it for more than this share of m g / feet
+    foot_loss_load: NonNegative = 0.5
     safe_damping: NonNegative = 2.0  # N·m·s/rad of the safe (damping) command
 
 

@@ -55,8 +55,10 @@ class FaultSpec:
 
 @dataclass
 class FrictionConfig:
-    static: NonNegative = 1.0                     # combined with each geometry's, as Drake combines them
-    dynamic: NonNegative = 1.0                    # at most static
+    # a floor's (rubber on dry concrete or wood: 0.6–0.85 static, docs/sim.md), combined with each
+    # geometry's as Drake combines them
+    static: NonNegative = 0.8
+    dynamic: NonNegative = 0.7                    # at most static
 
 
 @dataclass
@@ -70,7 +72,7 @@ class GroundConfig:
 class ContactConfig:
     enabled: bool = False                         # point contact: the ground and, with between_bodies, the bodies
     ground: GroundConfig = field(default_factory=GroundConfig)
-    stiffness: Positive = 1e5             # N/m per contact point
+    stiffness: Positive = 1e5             # N/m per contact point (a hard rubber pad's, docs/sim.md)
     dissipation: NonNegative = 2.0        # s/m, Hunt–Crossley
     stiction_tolerance: Positive = 1e-4   # m/s
     between_bodies: bool = False                  # also contacts between the model's bodies

@@ -11,7 +11,8 @@
                                      # its clock runs)
 
 The drives model Unitree's low-level command: each step, per joint, τ = tau + kp (q_d − q) + kd
-(v_d − v) with the command's gains (kp = kd = 0 or num_pd = 0: torque only), from the newest command.
+(v_d − v) with the command's gains (kp = kd = 0 or num_pd = 0: torque only), from the newest command,
+saturated to the joint's effort limit (the URDF's); the status reports the torque applied.
 Without a command for config.command_timeout the drives damp: τ = −d_safe v (the safe command).
 
 The status is ground truth (base_source "ground_truth"): the base pose and twist, an IMU on the base
@@ -198,7 +199,7 @@ class SimulatedLeggedRobot:
         m.imu_quaternion = q[:4].tolist()
         m.imu_angular_velocity = (R.T @ v[:3]).tolist()
         m.imu_linear_acceleration = (R.T @ a_W).tolist()
-        m.joint_position, m.joint_velocity, m.joint_torque = q[7:].tolist(), v[6:].tolist(), self.u.tolist()
+        m.joint_position, m.joint_velocity, m.joint_torque = q[7:].tolist(), v[6:].tolist(), ph.u_applied.tolist()
         ph.contact_forces(self._feet, self._touching, self._foot_force)
         m.contact, m.contact_force = self._touching.tolist(), self._foot_force.tolist()
         self.lc.publish(self.status_channel, m.encode())

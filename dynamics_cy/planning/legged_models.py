@@ -78,6 +78,9 @@ def example_robot_data_root() -> Path | None:
 FOOT_RADIUS = {"go2": 0.022, "g1": 0.005}
 """Radius (m) of the collision sphere at each contact point when simulated."""
 
+FOOT_FRICTION = (0.8, 0.7)
+"""Static and dynamic friction of the simulated feet: rubber on a dry floor (docs/sim.md, Contact defaults)."""
+
 
 def load_legged(name: str, root: Path | None = None, simulation: bool = False, feet: list[Foot] | None = None):
     """(plant, contacts, q_standing) for a model in LEGGED, parsed by dynamics_cy.
@@ -126,7 +129,7 @@ def load_legged(name: str, root: Path | None = None, simulation: bool = False, f
                 center = p + (np.array([0.0, 0.0, r]) if points[foot.frame] > 1 else 0.0)
                 X_BG = F.GetFixedPoseInBodyFrame() @ RigidTransform(center)
                 plant.RegisterCollisionGeometry(F.body(), X_BG, Sphere(r), f"{foot.frame}_{i}_{k}",
-                                                CoulombFriction(1.0, 1.0))
+                                                CoulombFriction(*FOOT_FRICTION))
     plant.Finalize()
     contacts = []
     for i, foot in enumerate(feet):

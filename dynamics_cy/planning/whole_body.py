@@ -409,6 +409,14 @@ class WholeBodyController:
                 worst = max(worst, float(np.hypot(f[0], f[1]) - self.mu * f[2]))
         return worst
 
+    def normal_force(self, gi: int) -> float:
+        """Foot gi's normal force in the last solution (N): a point's n̂·f, a sole's f_z."""
+        grp = self.groups[gi]
+        if grp.flat:
+            return float(grp.lam[5])
+        n = self.R_WC[:, 2]
+        return float(n[0] * grp.lam[0] + n[1] * grp.lam[1] + n[2] * grp.lam[2])
+
     def force_W(self, gi: int) -> np.ndarray:
         """The force of foot gi on the robot in W (a sole's f rotated by R_WF of the last setup)."""
         grp = self.groups[gi]

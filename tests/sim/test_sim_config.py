@@ -23,7 +23,7 @@ def test_defaults():
     assert (c.contact.enabled, c.contact.stiffness, c.contact.dissipation, c.contact.stiction_tolerance,
             c.contact.publish_rate) == (False, 1e5, 2.0, 1e-4, 60.0)
     assert (c.contact.ground.height, c.contact.ground.friction.static, c.contact.ground.friction.dynamic) == \
-        (0.0, 1.0, 1.0)
+        (0.0, 0.8, 0.7)
     assert c.joint_limits.enabled and c.joint_limits.stiffness is None and c.position_control.kp == 1000.0
 
 

@@ -140,10 +140,11 @@ def test_regularized_friction(ratio):
     mu_s, mu_d, vs = 0.9, 0.6, 0.01
     plant = MultibodyPlant(0.0)
     ball = plant.AddRigidBody("sphere", SpatialInertia(1.0, np.zeros(3), UnitInertia.SolidSphere(0.1)))
-    # Against the default ground (μs = μd = 1), a geometry with μ/(2 − μ) makes the pair's
+    # Against the default ground (μs = g_s, μd = g_d), a geometry with μ g/(2g − μ) makes the pair's
     # 2μ₁μ₂/(μ₁ + μ₂) equal to μ.
-    plant.RegisterCollisionGeometry(ball, RigidTransform(), Sphere(0.1), "sphere",
-                                    CoulombFriction(mu_s / (2 - mu_s), mu_d / (2 - mu_d)))
+    ground = SimConfig().contact.ground.friction
+    plant.RegisterCollisionGeometry(ball, RigidTransform(), Sphere(0.1), "sphere", CoulombFriction(
+        mu_s * ground.static / (2 * ground.static - mu_s), mu_d * ground.dynamic / (2 * ground.dynamic - mu_d)))
     plant.Finalize()
     scene = Scene(plant, stiction_tolerance=vs, dissipation=0.0)
     s = ratio * vs
