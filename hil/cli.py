@@ -250,7 +250,8 @@ def cmd_sim(args) -> int:
     """The simulated robot as its own process, paced to the wall clock.
 
     Speaks the robot's LCM protocol on the config's channels (sim section; docs/sim.md); the
-    simulated legged robot for a floating_base config."""
+    simulated legged robot for a floating_base config. Our integrator steps the plant, or MuJoCo's
+    with sim.engine: mujoco (pip install 'hilstack[mujoco]')."""
     from drivers.sim.realtime import run_sim
     cfg = _load(args.config, args.lcm_url)
     if cfg.robot.protocol == "floating_base":            # the simulated legged robot (docs/wbc.md)

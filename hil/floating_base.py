@@ -191,7 +191,7 @@ def run_legged_sim(cfg: RunConfig, duration: float | None = None, stop=None, viz
                             viz=viz_cfg if viz_cfg.enabled else None)
     print(f"hil sim: {cfg.robot.model} ({robot.na} joints, {len(robot.feet)} feet), protocol floating_base, "
           f"status {ch.status}, command {ch.command}, contact {ch.contact_results}, LCM {cfg.lcm.url}, "
-          f"step {robot.config.time_step * 1e3:g} ms", file=out, flush=True)
+          f"step {robot.config.time_step * 1e3:g} ms {robot.config.stepper()}", file=out, flush=True)
     summary = robot.run_realtime(duration, stop)
     print(f"hil sim: {summary['steps']} steps, {summary['sim_time_s']:g} s simulated in {summary['wall_time_s']:g} s; "
           f"late steps {summary['late_steps']}, resyncs {summary['resyncs']}; commands received "

@@ -22,9 +22,10 @@ on the others.
 from __future__ import annotations
 
 import numpy as np
+from dynamics_cy.planning._wbc_qp import FootLoss
 
 from drivers.core.config import WholeBodyConfig
-from drivers.core.schema import load
+from drivers.core.schema import ConfigError, load
 from dynamics_cy.planning.whole_body import WholeBodyController, WholeBodyWeights, qp_status_text
 
 from .controller_api import Controller
@@ -42,24 +43,24 @@ class WholeBody(Controller):
         if not self.contacts:
             raise ValueError("whole_body needs the robot's feet (a legged robot: robot.protocol floating_base)")
         weights = load(WholeBodyWeights, dict(p.weights), "controller.whole_body.weights")
+        if isinstance(p.effort_limit, list) and len(p.effort_limit) != self.n:
+            raise ConfigError("controller.whole_body.effort_limit", f"needs one limit or {self.n} (one per actuated "
+                                                                    f"joint), got {len(p.effort_limit)}")
         self.wbc = WholeBodyController(self.plant, self.contacts, mu=p.mu, f_min=p.f_min,
                                        effort_limits=p.effort_limit, weights=weights,
                                        friction_facets=p.friction_facets)
-        groups = len(self.wbc.groups)
-        self.touched, self.lost = np.zeros(groups, dtype=bool), np.zeros(groups, dtype=np.int64)
-        self.airborne = 0
         weight = -self.plant.CalcTotalMass(self.plant.CreateDefaultContext()) * \
             self.plant.gravity_field().gravity_vector()[2]
-        self.loss_force = p.foot_loss_load * weight / groups     # N: the QP's force on a foot it may lose
-        self.foot_of_group: np.ndarray | None = None     # each group's index in state.contact
+        self.loss_force = p.foot_loss_load * weight / len(self.wbc.groups)   # N: asked of a foot it may lose
+        self.feet: FootLoss | None = None                # bound to the contact state it first sees
+        self._contact = None
         self.hold_pending = True
 
     def on_activate(self) -> None:
         """The targets are set anew from the first state: the robot held where it is."""
         self.hold_pending = True
-        self.touched[:] = False
-        self.lost[:] = 0
-        self.airborne = 0
+        if self.feet is not None:
+            self.feet.reset()
 
     def update(self, state, command) -> None:
         if self.hold_pending:
@@ -72,28 +73,27 @@ class WholeBody(Controller):
         np.copyto(command.tau, self.wbc.tau)
 
     def _check_feet(self, contact) -> None:
-        """The foot-loss check (the module's rule): raises for a lost foot."""
-        if self.foot_of_group is None:
-            names = list(contact.names)
-            missing = [g.name for g in self.wbc.groups if g.name not in names]
-            if missing:
-                raise RuntimeError(f"the status reports no contact for foot {', '.join(missing)}")
-            self.foot_of_group = np.array([names.index(g.name) for g in self.wbc.groups])
-        limit, wbc = self.params.foot_loss_ticks, self.wbc
-        held = off = 0
-        for gi, fi in enumerate(self.foot_of_group):
-            touching = bool(contact.in_contact[fi])
-            self.touched[gi] |= touching
-            if not (wbc.active[gi] and self.touched[gi]):
-                self.lost[gi] = 0
-                continue
-            held += 1
-            off += not touching
-            asked = wbc.normal_force(gi)          # the last solution's: what the command relied on
-            self.lost[gi] = self.lost[gi] + 1 if not touching and asked > self.loss_force else 0
-            if self.lost[gi] >= limit:
-                raise RuntimeError(f"foot {wbc.groups[gi].name} lost contact for {self.lost[gi]} ticks while the "
-                                   f"whole-body QP asks it for {asked:.0f} N")
-        self.airborne = self.airborne + 1 if held and off == held else 0
-        if self.airborne >= limit:
-            raise RuntimeError(f"every foot lost contact for {self.airborne} ticks: the robot is off the ground")
+        """The foot-loss check (the module's rule, counted by dynamics_cy.planning._wbc_qp.FootLoss):
+        raises for a lost foot or a robot off the ground. Short on purpose: this frame runs every tick
+        (a larger one, with the binding and the messages inline, allocated 8 B a tick)."""
+        if contact is not self._contact:                 # the first status (or another state object)
+            self._bind_feet(contact)
+        gi = self.feet.update()
+        if gi >= 0:
+            self._lost(gi)
+
+    def _bind_feet(self, contact) -> None:
+        names = list(contact.names)
+        missing = [g.name for g in self.wbc.groups if g.name not in names]
+        if missing:
+            raise RuntimeError(f"the status reports no contact for foot {', '.join(missing)}")
+        order = [names.index(g.name) for g in self.wbc.groups]
+        self.feet = FootLoss(self.wbc, contact.in_contact, order, self.loss_force, self.params.foot_loss_ticks)
+        self._contact = contact
+
+    def _lost(self, gi: int) -> None:
+        if gi == len(self.wbc.groups):
+            raise RuntimeError(f"every foot lost contact for {self.feet.ticks(gi)} ticks: the robot is off the ground")
+        asked = self.wbc.normal_forces(np.zeros(len(self.wbc.groups)))[gi]
+        raise RuntimeError(f"foot {self.wbc.groups[gi].name} lost contact for {self.feet.ticks(gi)} ticks while the "
+                           f"whole-body QP asks it for {asked:.0f} N")

@@ -8,6 +8,8 @@ in lockstep over memq:// LCM, applies the scenario's events, and checks its crit
       friction_facets: 8             # faces of a point foot's pyramid inscribed in its cone
       f_min: 0.0                     # N, least normal force on a foot in contact
       effort_limit: null             # N·m, tightening the model's (URDF effort); null: the model's
+      foot_loss_ticks: 5             # statuses in a row of a foot loss (docs/wbc.md, Foot loss)
+      foot_loss_load: 0.5            # of m g / feet: a foot asked more while reporting no contact is lost
       weights: {posture: 1.0e-2}     # WholeBodyWeights fields
       sim: {contact: {enabled: true}}        # drivers.sim SimConfig (initial_positions: the preset)
       events:
@@ -28,7 +30,7 @@ import dataclasses
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Optional, Union
 
 import lcm
 import numpy as np
@@ -60,7 +62,10 @@ class LeggedRun:
     mu: Positive = 0.6                          # friction coefficient of the controller's friction cones
     friction_facets: Annotated[int, Ge(3)] = 8  # faces of a point foot's pyramid inscribed in its cone
     f_min: NonNegative = 0.0                    # N, least normal force on a foot in contact
-    effort_limit: Optional[float] = None        # N·m, tightening the model's (URDF effort); None: the model's
+    # N·m: one limit or one per joint, tightening the model's (URDF effort); None: the model's
+    effort_limit: Optional[Union[Positive, list[Positive]]] = None
+    foot_loss_ticks: Annotated[int, Ge(1)] = 5  # statuses in a row of a foot loss (docs/wbc.md): the fault
+    foot_loss_load: NonNegative = 0.5           # a foot reporting no contact is lost when asked > this × m g / feet
     weights: WholeBodyWeights = field(default_factory=WholeBodyWeights)
     sim: SimConfig = field(default_factory=SimConfig)          # initial_positions: the preset's
     events: list[LeggedEvent] = field(default_factory=list)
@@ -171,6 +176,44 @@ class LeggedRig:
         return p
 
 
+def push_recovered(name: str, impulse: float, sim: SimConfig | None = None, *, settle: float = 0.5,
+                   duration: float = 0.1, after: float = 3.0) -> bool:
+    """One push trial: the robot stands `settle` s, its base is pushed along +y with `impulse` N·s over
+    `duration` s, then watched for `after` s; recovered = no fault latched and the base height back
+    within 5 cm. A simulation that gives up (a fallen robot) is not recovered."""
+    rig = LeggedRig(name, sim)
+    try:
+        rig.run(settle)
+        z0 = rig.base()[2]
+        rig.robot.push([0.0, impulse / duration, 0.0], duration)
+        for _ in range(int(round(after / 0.1))):
+            rig.run(0.1)
+            if rig.fault is not None:
+                return False
+        return abs(rig.base()[2] - z0) < 0.05
+    except RuntimeError:
+        return False
+    finally:
+        rig.close()
+
+
+def largest_push_recovered(name: str, sim: SimConfig | None = None, resolution: float = 0.5,
+                           start: float = 4.0, largest: float = 64.0) -> tuple[float, float, int]:
+    """(the largest impulse recovered, the smallest that failed, trials) of push_recovered: doubling
+    from `start` N·s to the first failure (up to `largest`), then bisection to `resolution`."""
+    lo, hi, trials = 0.0, start, 0
+    while hi <= largest:
+        trials += 1
+        if not push_recovered(name, hi, sim):
+            break
+        lo, hi = hi, 2 * hi
+    while hi - lo > resolution:
+        mid = 0.5 * (lo + hi)
+        trials += 1
+        lo, hi = (mid, hi) if push_recovered(name, mid, sim) else (lo, mid)
+    return lo, hi, trials
+
+
 def run_legged_scenario(path: str | Path, *, realtime: bool = False, lcm_url: str = "memq://", viz: bool = False,
                         duration: float | None = None, log: str | None = None,
                         plot: str | None = None) -> tuple[dict, list[dict], LeggedScenarioSpec]:
@@ -183,7 +226,8 @@ def run_legged_scenario(path: str | Path, *, realtime: bool = False, lcm_url: st
     if duration is not None:
         spec.duration = duration
     rig = LeggedRig(run.robot, run.sim, lcm_url=lcm_url, viz=viz, mu=run.mu, f_min=run.f_min,
-                    friction_facets=run.friction_facets, effort_limit=run.effort_limit, weights=run.weights)
+                    friction_facets=run.friction_facets, effort_limit=run.effort_limit, weights=run.weights,
+                    foot_loss_ticks=run.foot_loss_ticks, foot_loss_load=run.foot_loss_load)
     rig.cfg.telemetry.log = log
     h = rig.robot.config.time_step
     torque_max = np.zeros(rig.robot.na)

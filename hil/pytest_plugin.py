@@ -80,7 +80,8 @@ def hil_config():
     """A function from a shipped robot's name to its config's path, so a test needs no YAML of its own:
     hil_config("iiwa") (configs/demo.yaml: the iiwa14 behind Drake's simulated driver), hil_config("panda")
     (configs/arms/panda_torque.yaml: example-robot-data's Panda behind franka_driver), hil_config("go2")
-    (configs/legged/go2.yaml: the Go2 standing, a floating base) and hil_config("dxl_arm")
+    (configs/legged/go2.yaml: the Go2 standing, a floating base), hil_config("g1") (configs/legged/g1.yaml:
+    the G1 humanoid on two soles) and hil_config("dxl_arm")
     (configs/servo/dxl_arm.yaml: Dynamixel servos behind the servo bus); a test whose robot's models are
     not installed (example-robot-data) skips. Pass `overrides` to hil_sim to change a section (e.g. the trajectory)."""
     from hil.testing import config_path, missing_module

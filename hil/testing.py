@@ -24,6 +24,7 @@ ROBOTS = {
     "iiwa": ("demo.yaml", None),                                  # the iiwa14 behind Drake's simulated driver
     "panda": ("arms/panda_torque.yaml", "example-robot-data"),    # example-robot-data's Panda, franka_driver
     "go2": ("legged/go2.yaml", "example-robot-data"),             # the Unitree Go2 standing (floating base)
+    "g1": ("legged/g1.yaml", "example-robot-data"),               # the Unitree G1 humanoid standing on two soles
     "dxl_arm": ("servo/dxl_arm.yaml", None),                      # 3 Dynamixel XM430s behind `hil servo-bus`
 }
 

@@ -2,7 +2,17 @@
 modules import it as tests.plants)."""
 import numpy as np
 
-from dynamics_cy import FixedOffsetFrame, MultibodyPlant, RevoluteJoint, RigidTransform, SpatialInertia
+from dynamics_cy import FixedOffsetFrame, MultibodyPlant, Parser, RevoluteJoint, RigidTransform, SpatialInertia
+
+
+def parsed(model, gravity=None) -> MultibodyPlant:
+    """The finalized plant of a model file (URDF or SDF), optionally with another gravity vector."""
+    plant = MultibodyPlant(0.0)
+    Parser(plant).AddModels(str(model))
+    if gravity is not None:
+        plant.mutable_gravity_field().set_gravity_vector(gravity)
+    plant.Finalize()
+    return plant
 
 
 def double_pendulum(m1=1.5, m2=0.8, l1=0.6, l2=0.45, damping=0.0):

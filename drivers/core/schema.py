@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Annotated
 
 import yaml
-from annotated_types import Ge, Gt, Le
+from annotated_types import Ge, Gt, Le, Lt
 
 from dynamics_cy.errors import HilstackError
 
@@ -275,6 +275,19 @@ def _kind(tp) -> str:
     return {float: "a number", int: "an integer", str: "a string", bool: "true or false"}.get(tp, f"a {tp}")
 
 
+_META_BOUNDS = ((Gt, "gt", ">"), (Ge, "ge", ">="), (Lt, "lt", "<"), (Le, "le", "<="))
+
+
+def _describe(tp) -> str:
+    """What a value of type `tp` must be, with its bounds: "a number > 0", "a list of numbers > 0"."""
+    tp, meta = _unwrap(tp)
+    if typing.get_origin(tp) in (list, tuple) and typing.get_args(tp):
+        item = _describe(typing.get_args(tp)[0]).split(" ", 1)[1]
+        return "a list of " + item.replace("number", "numbers", 1).replace("integer", "integers", 1)
+    bounds = [f"{sign} {getattr(m, attr):g}" for m in meta for kind, attr, sign in _META_BOUNDS if isinstance(m, kind)]
+    return _kind(tp) + (" " + " and ".join(bounds) if bounds else "")
+
+
 _BOUND = {"greater_than": ("gt", ">"), "greater_than_equal": ("ge", ">="), "less_than": ("lt", "<"),
           "less_than_equal": ("le", "<=")}
 _TYPE = {"float_type": "must be a number", "int_type": "must be an integer",
@@ -296,7 +309,7 @@ def _message(cls, error: dict, data) -> ConfigError:
         help_ = next((f" ({m})" for m in meta if isinstance(m, Help)), "")
         return ConfigError(path, f"is required{help_}")
     if union:
-        names = " or ".join(_kind(a) for a in typing.get_args(tp) if a is not type(None))
+        names = " or ".join(_describe(a) for a in typing.get_args(tp) if a is not type(None))
         return ConfigError(path, f"must be {names}, got {_shown(value)}")
     shown = _shown(error["input"])
     if kind in _BOUND:

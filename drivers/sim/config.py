@@ -181,6 +181,10 @@ class SimConfig:
             raise ConfigError(key, f"must be a positive multiple of time_step ({self.time_step:g} s), got {seconds:g}")
         return n
 
+    def stepper(self) -> str:
+        """What steps the plant, for start lines: our integrator's name, or MuJoCo's."""
+        return self.integrator if self.engine == "hilstack" else f"MuJoCo {self.mujoco.integrator}"
+
     def validate(self, path: str = "sim") -> "SimConfig":
         """Cross-field checks that need no model; returns self."""
         ns = self.time_step * 1e9

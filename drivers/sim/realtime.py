@@ -59,7 +59,7 @@ def run_sim(cfg: RunConfig, duration: float | None = None, stop_event=None, out=
           + (f", viewer {channels.viewer_load_robot} / {channels.viewer_draw} at {viz_cfg.draw_rate_hz:g} Hz"
              if robot.viewer is not None else "")
           + f", LCM {cfg.lcm.url}, step {sim.time_step * 1e3:g} ms "
-          + (sim.integrator if sim.engine == "hilstack" else f"MuJoCo {sim.mujoco.integrator}")
+          + sim.stepper()
           + (f", driver {sim.driver}" if sim.driver != "drake_sim" else "")
           + (f", {len(sim.faults)} faults" if sim.faults else "")
           + (f", {len(sim.pushes)} pushes" if sim.pushes else ""), file=out, flush=True)

@@ -200,7 +200,8 @@ cdef class Assembly:
     cdef long[:, ::1] grp            # per group: first variable, size (3 or 6), flat, first row in Jc, first inequality row, rows
                                      # (the last of which bounds the normal force)
     cdef Py_ssize_t nv, ng, n_eq, n_lam
-    cdef object w
+    cdef object w, frame_jacobian_bias, frame_pose
+    cdef list frames, J_views, Jdv_views, X_views
 
     def __init__(self, ctl):
         self.w = ctl.w
@@ -226,6 +227,22 @@ cdef class Assembly:
         self.grp = np.array(rows, dtype=np.int_)
         self.nz = np.zeros(ctl.n, dtype=np.int_)
         self.nv, self.ng, self.n_eq, self.n_lam = ctl.nv, len(ctl.groups), ctl.n_eq, ctl.n_lam
+        self.frame_jacobian_bias, self.frame_pose = ctl.k.frame_jacobian_bias, ctl.k.frame_pose
+        self.frames = [g.frame for g in ctl.groups]
+        self.J_views, self.Jdv_views, self.X_views = [g.J for g in ctl.groups], [g.Jdot_v for g in ctl.groups], \
+            [g.X for g in ctl.groups]
+
+    def feet(self, q, v, bint swing):
+        """The groups' kinematics for fill(): per sole J_F, J̇_F v and X_WF; per point foot in the air
+        (with a swing task) X_WF. A loop over C indices and bound kernel methods: no iterator or
+        tuple per tick (a Python loop over the groups made 120 B of them)."""
+        cdef Py_ssize_t gi
+        for gi in range(self.ng):
+            if self.grp[gi, 2]:
+                self.frame_jacobian_bias(q, v, self.frames[gi], self.J_views[gi], self.Jdv_views[gi])
+                self.frame_pose(q, self.frames[gi], self.X_views[gi])
+            elif swing and not self.active[gi]:
+                self.frame_pose(q, self.frames[gi], self.X_views[gi])
 
     cdef void _torque_cost_sym(self, double w) noexcept nogil:
         """½ w ‖τ‖², τ = C_τ x + h_a: H += w C_τᵀ C_τ, g += w C_τᵀ h_a, per row of C_τ over the pairs of
@@ -395,3 +412,73 @@ cdef class Assembly:
                 for j in range(m):
                     s = s - self.J_lam[j, i] * self.x[nv + j]
                 self.tau[i - 6] = s
+
+
+cdef class FootLoss:
+    """The foot-loss count of a whole-body controller's feet (hil.legged's rule, docs/wbc.md): per
+    foot held in contact (``active``, and reported in contact once), the statuses in a row it
+    reports no contact while the last solution asks it for more than ``threshold`` N of normal
+    force; and the statuses in a row in which no held foot reports contact. Bound at construction
+    to the controller's arrays and the status's contact flags (``in_contact``, bool, the status's
+    order; ``order[gi]``: group gi's index in it), so ``update()`` allocates nothing (numpy's
+    ufuncs and reductions on these small arrays allocate on every call)."""
+
+    cdef unsigned char[::1] in_contact, active, touched
+    cdef long[::1] order, lost
+    cdef double[:, ::1] N
+    cdef double[::1] lam
+    cdef double threshold
+    cdef long limit, airborne
+    cdef object arrays
+
+    def __init__(self, ctl, in_contact, order, double threshold, long limit):
+        self.arrays = (in_contact, ctl.active)
+        self.in_contact, self.active = in_contact.view(np.uint8), ctl.active.view(np.uint8)
+        self.order = np.ascontiguousarray(order, dtype=np.int_)
+        ng = len(ctl.groups)
+        if self.order.shape[0] != ng or (ng and not 0 <= min(order) <= max(order) < in_contact.shape[0]):
+            raise ValueError(f"FootLoss: order needs {ng} indices into the {in_contact.shape[0]} contact flags")
+        self.touched, self.lost = np.zeros(ng, np.uint8), np.zeros(ng, dtype=np.int_)
+        self.N, self.lam = ctl.N_lam, ctl.lam
+        self.threshold, self.limit, self.airborne = threshold, limit, 0
+
+    def reset(self):
+        """No foot touched yet, no count (a new activation)."""
+        self.touched[:] = 0
+        self.lost[:] = 0
+        self.airborne = 0
+
+    def update(self):
+        """Counts this status; −1, or a foot's group index when its count reaches the limit, or the
+        number of groups when the robot's is (every held foot off for `limit` statuses)."""
+        cdef Py_ssize_t gi, j, ng = self.order.shape[0]
+        cdef long held = 0, off = 0, found = -1
+        cdef bint touching
+        cdef double fn
+        with nogil:
+            for gi in range(ng):
+                touching = self.in_contact[self.order[gi]] != 0
+                if touching:
+                    self.touched[gi] = 1
+                if not (self.active[gi] and self.touched[gi]):
+                    self.lost[gi] = 0
+                    continue
+                held += 1
+                if touching:
+                    self.lost[gi] = 0
+                    continue
+                off += 1
+                fn = 0.0
+                for j in range(self.lam.shape[0]):
+                    fn += self.N[gi, j] * self.lam[j]
+                self.lost[gi] = self.lost[gi] + 1 if fn > self.threshold else 0
+                if self.lost[gi] >= self.limit and found < 0:
+                    found = gi
+            self.airborne = self.airborne + 1 if held > 0 and off == held else 0
+            if found < 0 and self.airborne >= self.limit:
+                found = ng
+        return found
+
+    def ticks(self, Py_ssize_t gi):
+        """The count of foot gi (gi = the number of groups: the robot's, every held foot off)."""
+        return self.airborne if gi == self.order.shape[0] else self.lost[gi]

@@ -243,6 +243,12 @@ class WholeBodyController:
         self._J_grp, self._Jdot_v_grp, self._X_grp = np.zeros((ng, 6, nv)), np.zeros((ng, 6)), np.zeros((ng, 4, 4))
         # the solution
         self.vdot, self.lam, self.tau = np.zeros(nv), np.zeros(self.n_lam), np.zeros(self.na)
+        self.N_lam = np.zeros((ng, self.n_lam))          # row gi · lam: foot gi's normal force
+        for gi, grp in enumerate(self.groups):
+            if grp.flat:
+                self.N_lam[gi, grp.var - nv + 5] = 1.0
+            else:
+                self.N_lam[gi, grp.var - nv:grp.var - nv + 3] = self.R_WC[:, 2]
         self.x = np.zeros(self.n)
         self._x_v, self._x_f = self.x[:nv], self.x[nv:]
         for gi, grp in enumerate(self.groups):
@@ -364,12 +370,7 @@ class WholeBodyController:
             k.center_of_mass(q, v, self.p_com, self.J_com, self.J_com_dot_v)
         if w.base_orientation > 0 or w.base_position > 0:
             k.frame_pose(q, self.base_frame, self.X)
-        for gi, grp in enumerate(self.groups):
-            if grp.flat:
-                k.frame_jacobian_bias(q, v, grp.frame, grp.J, grp.Jdot_v)
-                k.frame_pose(q, grp.frame, grp.X)
-            elif not self.active[gi] and w.swing > 0:
-                k.frame_pose(q, grp.frame, grp.X)
+        self._asm.feet(q, v, w.swing > 0)
         np.copyto(self._q, q)
         np.copyto(self._v, v)
         self._asm.fill(self.f_min, self.f_max)
@@ -409,13 +410,10 @@ class WholeBodyController:
                 worst = max(worst, float(np.hypot(f[0], f[1]) - self.mu * f[2]))
         return worst
 
-    def normal_force(self, gi: int) -> float:
-        """Foot gi's normal force in the last solution (N): a point's n̂·f, a sole's f_z."""
-        grp = self.groups[gi]
-        if grp.flat:
-            return float(grp.lam[5])
-        n = self.R_WC[:, 2]
-        return float(n[0] * grp.lam[0] + n[1] * grp.lam[1] + n[2] * grp.lam[2])
+    def normal_forces(self, out: np.ndarray) -> np.ndarray:
+        """Each foot's normal force in the last solution (N) into `out` (one per group): a point's
+        n̂·f, a sole's f_z. Allocates nothing."""
+        return np.dot(self.N_lam, self.lam, out=out)
 
     def force_W(self, gi: int) -> np.ndarray:
         """The force of foot gi on the robot in W (a sole's f rotated by R_WF of the last setup)."""

@@ -3,14 +3,7 @@ changed there is seen by all), each owns its Data; checked against the physics o
 import numpy as np
 import pytest
 
-from dynamics_cy import MultibodyPlant, Parser
-
-
-def plant_of(urdf):
-    plant = MultibodyPlant(0.0)
-    Parser(plant).AddModels(str(urdf))
-    plant.Finalize()
-    return plant
+from tests.plants import parsed
 
 
 def test_kernels_share_the_plants_one_model_and_own_their_data(iiwa):
@@ -63,7 +56,7 @@ def test_a_payload_set_after_finalize_matches_one_compiled_in(iiwa_urdf, iiwa, t
     assert text.index(old, link7) < text.index("</link>", link7)
     edited = text[:link7] + text[link7:].replace(old, f'<mass value="{heavier!r}"/>', 1)
     (tmp_path / "heavier.urdf").write_text(edited)
-    other = plant_of(tmp_path / "heavier.urdf")
+    other = parsed(tmp_path / "heavier.urdf")
     M = other.GetBodyByName("iiwa_link_7").default_spatial_inertia()
     assert M.get_mass() == heavier
     iiwa.compiled_model().set_body_inertia(int(iiwa.GetBodyByName("iiwa_link_7").index()), heavier, M.get_com(),
@@ -75,7 +68,7 @@ def test_a_payload_set_after_finalize_matches_one_compiled_in(iiwa_urdf, iiwa, t
     Ma, Mb = np.zeros((n, n)), np.zeros((n, n))
     iiwa.kernels().inverse_dynamics(q, v, vdot, a)
     other.kernels().inverse_dynamics(q, v, vdot, b)
-    plant_of(iiwa_urdf).kernels().inverse_dynamics(q, v, vdot, before)
+    parsed(iiwa_urdf).kernels().inverse_dynamics(q, v, vdot, before)
     iiwa.kernels().mass_matrix(q, Ma)
     other.kernels().mass_matrix(q, Mb)
     assert np.linalg.norm(a - before) > 0.1

@@ -196,6 +196,15 @@ def test_the_built_in_laws_pass_the_allocation_check(kind):
     assert report["ticks"] > 400 and not report["allocates"], report
 
 
+@pytest.mark.parametrize("robot", ["go2", "g1"])
+def test_the_whole_body_law_passes_the_allocation_check(robot, robot_data):
+    """Its QP (kernels, compiled assembly, DAQP) and its foot-loss count allocate nothing per tick, as
+    `hil run configs/legged/go2.yaml --check-alloc` reports."""
+    from drivers.core.paths import CONFIGS
+    report = hil.check_allocations(CONFIGS / "legged" / f"{robot}.yaml", duration=0.5)
+    assert report["ticks"] > 400 and not report["allocates"] and report["final_state"] == "RUNNING", report
+
+
 def test_the_state_is_read_only_and_torques_are_in_the_plants_signs():
     seen = {}
 

@@ -124,7 +124,7 @@ def test_golden_comparison_reports_transitions_and_shapes():
     (lambda d: d.pop("scenario"), "scenario: is required"),
     (lambda d: d["scenario"].pop("duration"), "scenario.duration: is required (seconds of simulated time)"),
     (lambda d: d["scenario"]["criteria"].update(tracking_rms="small"),
-     "scenario.criteria.tracking_rms: must be a number or a list, got 'small'"),
+     "scenario.criteria.tracking_rms: must be a number or a list of numbers, got 'small'"),
     (lambda d: d["scenario"]["criteria"].update(trips=[{"fault": "STATUS_TIMOUT", "at": 1}]),
      "scenario.criteria.trips[0].fault: unknown fault 'STATUS_TIMOUT'"),
     (lambda d: d["scenario"].update(link="can"), "scenario.link: must be one of 'sim', 'serial', 'servo', got 'can'"),

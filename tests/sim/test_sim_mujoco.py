@@ -12,8 +12,9 @@ from drivers.core.schema import ConfigError
 from drivers.sim import SimulatedRobot, load_sim_config
 from drivers.sim.contact_lcm import ContactResultsPublisher
 from drivers.sim.physics import make_physics
-from dynamics_cy import MultibodyPlant, Parser, Quaternion, RollPitchYaw, RotationMatrix
+from dynamics_cy import MultibodyPlant, Quaternion, RollPitchYaw, RotationMatrix
 from tests.alloc import net_and_peak
+from tests.plants import parsed
 
 mujoco = pytest.importorskip("mujoco", reason="mujoco is not installed (pip install 'hilstack[mujoco]')")
 
@@ -22,13 +23,6 @@ G, H = 9.81, 1e-3
 
 def physics(plant, **sim):
     return make_physics(plant, load_sim_config({"engine": "mujoco", **sim}))
-
-
-def iiwa_plant(iiwa_urdf):
-    plant = MultibodyPlant(0.0)
-    Parser(plant).AddModels(str(iiwa_urdf))
-    plant.Finalize()
-    return plant
 
 
 def legged(name):
@@ -83,7 +77,7 @@ def assert_same_dynamics(plant, model, coordinates, tol=1e-10, states=5):
 def test_mass_matrix_and_bias_equal_our_kernels(robot, iiwa_urdf, request):
     if robot != "iiwa":
         request.getfixturevalue("robot_data")
-    plant = iiwa_plant(iiwa_urdf) if robot == "iiwa" else panda_plant() if robot == "panda" else legged(robot)[0]
+    plant = parsed(iiwa_urdf) if robot == "iiwa" else panda_plant() if robot == "panda" else legged(robot)[0]
     p = physics(plant, contact={"enabled": robot in ("go2", "g1")})
     assert type(p).__name__ == "MujocoPhysics" and p.model.nv == plant.num_velocities()
     assert_same_dynamics(plant, p.model, p.coordinates)
@@ -99,7 +93,7 @@ def test_mujocos_own_urdf_importer_gives_the_same_dynamics(robot, iiwa_urdf, req
     free joint added for the Go2) and its M and bias, mapped to our coordinates by joint name, equal ours."""
     from drivers.sim.mujoco_model import Coordinates
     if robot == "iiwa":
-        plant, path = iiwa_plant(iiwa_urdf), iiwa_urdf
+        plant, path = parsed(iiwa_urdf), iiwa_urdf
     else:
         root = request.getfixturevalue("robot_data")
         from dynamics_cy.planning.legged_models import LEGGED
@@ -211,7 +205,7 @@ def test_the_contact_torque_excludes_limits_and_friction_loss(iiwa_urdf):
     """With joint friction (MuJoCo's friction-loss rows) and a limit active (joint 7 driven into it),
     τ_contact is still the contact rows' Jᵀ λ: the arm pressed on a ground at 0.35 m; τ_contact =
     Σ J_Aᵀ (−f_Bc_W) at p_WC of contact_results, at the step's start state."""
-    plant = iiwa_plant(iiwa_urdf)
+    plant = parsed(iiwa_urdf)
     p = physics(plant, initial_positions=[0, 1.4, 0, -0.6, 0, 1.2, 3.0], joint_friction=0.5,
                 contact={"enabled": True, "ground": {"height": 0.35}})
     u = np.array([0, 0, 0, 0, 0, 0, 2.0])                    # joint 7 driven into its upper limit
@@ -237,7 +231,7 @@ def test_the_contact_torque_excludes_limits_and_friction_loss(iiwa_urdf):
 def test_a_push_is_j_transpose_f_and_moves_as_m_inverse(iiwa_urdf):
     """F_Bq_W at Bq of iiwa_link_7 from rest, gravity compensated: tau_external = J_Bqᵀ F_Bq_W at the step's
     start (our kernels' Jacobian), and the first step's Δv = h (M + hD)⁻¹ J_Bqᵀ F."""
-    plant = iiwa_plant(iiwa_urdf)
+    plant = parsed(iiwa_urdf)
     q0 = np.array([0.1, 0.6, -0.3, -1.1, 0.2, 0.9, 0.1])
     p = physics(plant, initial_positions=q0.tolist())
     P, F = np.array([0.02, -0.01, 0.05]), np.array([0.3, -0.2, 0.5, 4.0, -3.0, 6.0])
@@ -279,7 +273,7 @@ def test_a_push_on_a_free_base_matches_our_engine(robot_data):
 
 
 def test_a_held_arm_carries_the_push_in_its_external_torque(iiwa_urdf):
-    plant = iiwa_plant(iiwa_urdf)
+    plant = parsed(iiwa_urdf)
     p = physics(plant, initial_positions=[0.1, 0.6, -0.3, -1.1, 0.2, 0.9, 0.1])
     q = p.q.copy()
     p.push("iiwa_link_7", [0, 0, 0, 0, 0, -20.0], 0, 5_000_000)
@@ -290,7 +284,7 @@ def test_a_held_arm_carries_the_push_in_its_external_torque(iiwa_urdf):
 
 
 def test_faults_and_the_effort_clamp_act_on_the_actuators(iiwa_urdf):
-    plant = iiwa_plant(iiwa_urdf)
+    plant = parsed(iiwa_urdf)
     p = physics(plant, initial_positions=[0.0, 0.6, 0.0, -1.2, 0.0, 0.8, 0.0])
     p.actuator_enabled[2] = 0.0
     p.step(np.full(7, 1e4))
@@ -302,7 +296,7 @@ def test_a_step_allocates_nothing(iiwa_urdf):
     """The arm falling onto the ground, in contact: 1000 steps keep nothing but the step count (a Python
     int), and their transient objects stay under 1 kB (without limits, friction loss or a push: the
     documented exceptions)."""
-    plant = iiwa_plant(iiwa_urdf)
+    plant = parsed(iiwa_urdf)
     p = physics(plant, initial_positions=[0, 1.4, 0, -0.6, 0, 1.2, 0], joint_limits={"enabled": False},
                 contact={"enabled": True, "ground": {"height": 0.35}})
     u = np.zeros(7)
@@ -316,7 +310,7 @@ def test_a_step_allocates_nothing(iiwa_urdf):
 def test_the_simulated_robot_speaks_its_protocol_on_mujoco(iiwa_urdf, memq, handle_all):
     from messages.channels import Channels
     from messages.codec import CommandEncoder, StatusDecoder
-    plant = iiwa_plant(iiwa_urdf)
+    plant = parsed(iiwa_urdf)
     r = SimulatedRobot(plant, load_sim_config({"engine": "mujoco", "gravity_compensation": "internal"}), "iiwa",
                        lcm=memq)
     ch = Channels.for_robot("iiwa")
@@ -374,7 +368,7 @@ def test_a_joint_mujoco_cannot_take_is_a_config_error():
 def test_missing_mujoco_is_a_config_error_naming_the_install(iiwa_urdf, monkeypatch):
     monkeypatch.setitem(sys.modules, "mujoco", None)                 # import mujoco raises ImportError
     with pytest.raises(ConfigError, match=r"pip install 'hilstack\[mujoco\]'") as e:
-        physics(iiwa_plant(iiwa_urdf))
+        physics(parsed(iiwa_urdf))
     assert e.value.key == "sim.engine"
 
 

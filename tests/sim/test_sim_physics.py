@@ -5,7 +5,6 @@ import pytest
 from drivers.sim import Physics, SimConfig, load_sim_config
 from dynamics_cy import (
     MultibodyPlant,
-    Parser,
     Quaternion,
     RevoluteJoint,
     RollPitchYaw,
@@ -14,6 +13,7 @@ from dynamics_cy import (
     SpatialInertia,
 )
 from tests.alloc import net_and_peak
+from tests.plants import parsed
 
 G = 9.81
 INTEGRATORS = ["semi_implicit_euler", "rk4"]
@@ -188,7 +188,7 @@ def test_light_links_on_the_ground_do_not_chatter(iiwa_urdf, integrator):
     """The iiwa's wrist (joint 7: 0.001 kg·m²) resting on a table under zero torque (the arm also lands
     on its joint 2 limit on the way). Explicit friction at 1 ms made the wrist flip between ±8 rad/s
     every few steps; bounded (RK4) or implicit (Euler) contact damping keeps it smooth."""
-    p = physics(iiwa_plant(iiwa_urdf), integrator=integrator, initial_positions=[0, 1.2, 0, -1.6, 0, 1.4, 0],
+    p = physics(parsed(iiwa_urdf), integrator=integrator, initial_positions=[0, 1.2, 0, -1.6, 0, 1.4, 0],
                 contact={"enabled": True, "ground": {"height": 0.037}})
     u, wrist = np.zeros(7), []
     for _ in range(3000):
@@ -200,19 +200,10 @@ def test_light_links_on_the_ground_do_not_chatter(iiwa_urdf, integrator):
 
 
 # --- the iiwa -----------------------------------------------------------------------------------------
-def iiwa_plant(iiwa_urdf, gravity=None):
-    plant = MultibodyPlant(0.0)
-    Parser(plant).AddModels(str(iiwa_urdf))
-    if gravity is not None:
-        plant.mutable_gravity_field().set_gravity_vector(gravity)
-    plant.Finalize()
-    return plant
-
-
 def test_iiwa_hanging_under_gravity_with_damping_settles(iiwa_urdf, total_energy):
     """Mounted upside down (gravity along +z) with zero torque, the joint damping (0.5 N·m·s/rad) takes
     the energy out monotonically and the arm comes to rest where gravity exerts no torque."""
-    plant = iiwa_plant(iiwa_urdf, gravity=[0, 0, G])
+    plant = parsed(iiwa_urdf, gravity=[0, 0, G])
     p = physics(plant, integrator="rk4", initial_positions=[0.4, 0.9, -0.5, -1.0, 0.6, 0.8, 0.3])
     u = np.zeros(7)
     energies = [total_energy(plant, p.q, p.v)]
@@ -233,7 +224,7 @@ def test_pydrake_matches_the_iiwa_under_a_torque_profile(iiwa_urdf):
     semi-implicit Euler (joint damping implicit) against Drake's discrete plant at 1 ms to rounding."""
     pydrake = pytest.importorskip("pydrake.all", reason="pydrake is not installed")
     from pydrake.systems.analysis import ResetIntegratorFromFlags
-    plant = iiwa_plant(iiwa_urdf)
+    plant = parsed(iiwa_urdf)
     q0 = np.array([0.1, 0.5, -0.2, -1.2, 0.3, 0.8, 0.0])
     k = plant.kernels()
     tau_g, M = np.zeros(7), np.zeros((7, 7))
@@ -302,7 +293,7 @@ def test_joint_limit_is_a_stiff_one_sided_spring(integrator):
 @pytest.mark.parametrize("integrator", INTEGRATORS)
 def test_automatic_limit_gains_are_stable_at_full_effort(iiwa_urdf, integrator):
     """Every iiwa joint driven into its upper limit at its effort limit settles (no blow-up)."""
-    plant = iiwa_plant(iiwa_urdf)
+    plant = parsed(iiwa_urdf)
     p = physics(plant, integrator=integrator)
     effort = plant.GetEffortUpperLimits()
     run(p, 3000, effort)
@@ -344,7 +335,7 @@ def test_step_rejects_bad_actuation():
 @pytest.mark.parametrize("integrator", INTEGRATORS)
 @pytest.mark.parametrize("with_contact", [False, True])
 def test_a_step_allocates_nothing(iiwa_urdf, integrator, with_contact):
-    plant = iiwa_plant(iiwa_urdf)
+    plant = parsed(iiwa_urdf)
     sim = {"integrator": integrator, "initial_positions": [0, 1.4, 0, -0.6, 0, 1.2, 0]}
     if with_contact:
         sim["contact"] = {"enabled": True, "ground": {"height": 0.35}}
@@ -361,8 +352,8 @@ def test_a_step_allocates_nothing(iiwa_urdf, integrator, with_contact):
 def test_bad_initial_state_is_a_config_error(iiwa_urdf):
     from drivers.core.schema import ConfigError
     with pytest.raises(ConfigError, match=r"sim.initial_positions: must have 7 entries"):
-        physics(iiwa_plant(iiwa_urdf), initial_positions=[0.0] * 6)
+        physics(parsed(iiwa_urdf), initial_positions=[0.0] * 6)
     with pytest.raises(ConfigError, match=r"sim.joint_limits.stiffness: must be a number or a list of 7"):
-        physics(iiwa_plant(iiwa_urdf), joint_limits={"stiffness": [1.0, 2.0]})
+        physics(parsed(iiwa_urdf), joint_limits={"stiffness": [1.0, 2.0]})
     with pytest.raises(ConfigError, match=r"sim.initial_positions: the quaternion .* is zero"):
         physics(free_body(), initial_positions=[0.0] * 7)

@@ -70,7 +70,7 @@ def test_a_robot_rocking_back_from_a_push_keeps_going(engine):
 
 
 def test_a_robot_lifted_off_the_ground_faults_within_50_ms(engine):
-    """400 N upwards on the Go2's base for 0.2 s (2.7 times its weight): every foot leaves the ground;
+    """400 N upwards on the Go2's base for 0.2 s (2.5 times its weight): every foot leaves the ground;
     the law faults ("every foot lost contact") before any joint limit and the drives damp."""
     rig = Rig("go2", engine).run(0.5)
     rig.robot.push([0.0, 0.0, 400.0], 0.2)

@@ -99,6 +99,19 @@ def test_a_push_never_asks_a_foot_beyond_its_cone_and_tight_torque_limits_bind(e
     assert tau_max.max() == pytest.approx(7.0, abs=1e-6) and np.all(tau_max <= 7.0 + 1e-6)
 
 
+@pytest.mark.parametrize("engine", ["hilstack", "mujoco"])
+def test_the_g1s_soles_stay_in_their_cones_through_a_push(engine):
+    """Every tick of a 5 N·s push on the G1, on our plant and on MuJoCo: each sole's net force in its
+    friction cone (its wrench in the corners' inner pyramids), and the robot recovers."""
+    if engine == "mujoco":
+        pytest.importorskip("mujoco", reason="mujoco is not installed (pip install 'hilstack[mujoco]')")
+    rig = Rig("g1", load_sim_config({"engine": engine})).run(0.5)
+    worst = [-np.inf]
+    rig.robot.push([0.0, 50.0, 0.0], 0.1)
+    rig.run(1.5, lambda r: worst.__setitem__(0, max(worst[0], r.law.wbc.friction_excess())))
+    assert rig.fault is None and all(rig.robot.msg.contact) and worst[0] <= 1e-9
+
+
 def test_unsolvable_qp_goes_to_the_safe_state():
     """Normal forces of at least 1 kN per foot with 1 N·m joints: no solution."""
     rig = Rig("go2", effort_limit=1.0, f_min=1000.0).run(0.05)
