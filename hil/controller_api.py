@@ -33,8 +33,15 @@ import difflib
 import numpy as np
 
 from drivers.core.schema import ConfigError, load
+from dynamics_cy.errors import HilstackError
 
 from .lifecycle import Lifecycle
+
+
+class ControllerFault(HilstackError, RuntimeError):
+    """Raise it from a law's update() to stop the robot on purpose, for a condition the law detects
+    (a foot lost, no solution): the loop latches a CONTROLLER fault whose reason is the message, sends
+    the safe command and logs one line, without the traceback an error in a law gets."""
 
 
 def _readonly(array: np.ndarray) -> np.ndarray:

@@ -18,6 +18,7 @@ from time import perf_counter_ns
 
 from drivers.core._control import hist_add
 
+from .controller_api import ControllerFault
 from .sketch import LogHistogram
 
 log = logging.getLogger(__name__)
@@ -160,9 +161,13 @@ class ControllerGuard:
         return bin_bounds(int(nonzero[-1]))[1] - 1 if nonzero.size else 0
 
     def failed(self, error: BaseException) -> None:
-        """A law that raised: its traceback logged (the first time) and kept for the summary."""
+        """A law that raised: its traceback logged (the first time) and kept for the summary; a
+        ControllerFault (the law stopping the robot on purpose) as one line."""
         self.errors += 1
-        if self.error is None:
+        if self.error is None and isinstance(error, ControllerFault):
+            self.error = str(error)
+            log.warning("the controller faulted: %s; the loop goes to its safe state", error)
+        elif self.error is None:
             self.error = "".join(traceback.format_exception(error)).rstrip()
             log.error("the controller raised; the loop goes to its safe state:\n%s", self.error)
 

@@ -5,8 +5,9 @@ an ordinary user of the public API (hil.controller_api) on the loop's floating b
 
 On activation (the safety enters RUNNING) the targets hold the robot where it is (the CoM, the base
 pose, the posture, the feet); change them on ``law.wbc`` (``com_target``, ``active``, ...). The law
-faults (it raises: the loop sends the safe command, the drives' damping, and latches) when the QP
-has no solution, when the status names no contact for one of its feet, or when a foot is lost.
+faults (it raises hil.ControllerFault: the loop sends the safe command, the drives' damping, and
+latches) when the QP has no solution, when the status names no contact for one of its feet, or when
+a foot is lost.
 
 The foot-loss rule (docs/wbc.md, Foot loss), over the feet the law holds in contact that have
 touched once: for ``foot_loss_ticks`` statuses in a row
@@ -28,7 +29,7 @@ from drivers.core.config import WholeBodyConfig
 from drivers.core.schema import ConfigError, load
 from dynamics_cy.planning.whole_body import WholeBodyController, WholeBodyWeights, qp_status_text
 
-from .controller_api import Controller
+from .controller_api import Controller, ControllerFault
 
 
 class WholeBody(Controller):
@@ -69,7 +70,7 @@ class WholeBody(Controller):
         if state.contact is not None:
             self._check_feet(state.contact)
         if not self.wbc.solve(state.q, state.v):
-            raise RuntimeError(f"whole-body QP not solved ({qp_status_text(self.wbc.status)})")
+            raise ControllerFault(f"whole-body QP not solved ({qp_status_text(self.wbc.status)})")
         np.copyto(command.tau, self.wbc.tau)
 
     def _check_feet(self, contact) -> None:
@@ -86,14 +87,15 @@ class WholeBody(Controller):
         names = list(contact.names)
         missing = [g.name for g in self.wbc.groups if g.name not in names]
         if missing:
-            raise RuntimeError(f"the status reports no contact for foot {', '.join(missing)}")
+            raise ControllerFault(f"the status reports no contact for foot {', '.join(missing)}")
         order = [names.index(g.name) for g in self.wbc.groups]
         self.feet = FootLoss(self.wbc, contact.in_contact, order, self.loss_force, self.params.foot_loss_ticks)
         self._contact = contact
 
     def _lost(self, gi: int) -> None:
         if gi == len(self.wbc.groups):
-            raise RuntimeError(f"every foot lost contact for {self.feet.ticks(gi)} ticks: the robot is off the ground")
+            raise ControllerFault(f"every foot lost contact for {self.feet.ticks(gi)} ticks: the robot is off the "
+                                  f"ground")
         asked = self.wbc.normal_forces(np.zeros(len(self.wbc.groups)))[gi]
-        raise RuntimeError(f"foot {self.wbc.groups[gi].name} lost contact for {self.feet.ticks(gi)} ticks while the "
+        raise ControllerFault(f"foot {self.wbc.groups[gi].name} lost contact for {self.feet.ticks(gi)} ticks while the "
                            f"whole-body QP asks it for {asked:.0f} N")

@@ -35,7 +35,7 @@ from drivers.core.config import RunConfig, channels_for
 from drivers.core.robot import Robot
 from messages.enums import SafetyState
 
-from .controller_api import Command, State
+from .controller_api import Command, ControllerFault, State
 from .controller_guard import ControllerGuard
 from .controllers import config_folders, make_controller
 from .hardware import hardware_for
@@ -348,7 +348,8 @@ class ControlLoop(Lifecycle):
                 _control.damping(self.v, self.controller.neg_damping, self.tau_v, 1.0, self.tau_v)   # + d∘v
                 _control.add(self.tau, self.tau_v, -1.0, self.tau)
         except Exception as e:            # a controller must never take the loop down
-            self._transition(self.safety.controller_failed(self.tick_index, f"{type(e).__name__}: {e}"), now_ns)
+            why = str(e) if isinstance(e, ControllerFault) else f"{type(e).__name__}: {e}"
+            self._transition(self.safety.controller_failed(self.tick_index, why), now_ns)
             return
         i = _control.first_nonfinite(self.tau)
         if i >= 0:

@@ -167,6 +167,24 @@ def test_a_law_that_raises_is_a_fault_with_its_traceback_logged_once(caplog):
     assert summary["status"]["exit_command_sent"]
 
 
+def test_a_law_that_faults_on_purpose_stops_the_robot_with_its_reason_and_no_traceback(caplog):
+    """hil.ControllerFault from update(): a CONTROLLER fault whose reason is the message, the safe
+    command, one log line (a law's bug gets its traceback, above)."""
+    class Guarded(hil.Controller):
+        def update(self, state, command):
+            if state.tick >= 100:
+                raise hil.ControllerFault("the gripper reports a dropped part")
+            command.tau.fill(0.0)
+
+    summary = hil.run(REPO_CONFIG, Guarded(), duration=0.5, overrides=HOLD)
+    assert summary["final_state"] == "FAULT" and summary["status"]["exit_command_sent"]
+    assert [(f["fault"], f["reason"]) for f in summary["faults"]] == [("CONTROLLER", "the gripper reports a dropped part")]
+    assert summary["controller_timing"]["error"] == "the gripper reports a dropped part"
+    logged = [r.message for r in caplog.records if "the controller" in r.message]
+    assert len(logged) == 1 and "Traceback" not in logged[0] and "dropped part" in logged[0]
+    assert issubclass(hil.ControllerFault, hil.HilstackError) and issubclass(hil.ControllerFault, RuntimeError)
+
+
 def test_a_law_over_its_budget_faults_after_the_overrun_limit():
     class Slow(hil.Controller):
         def update(self, state, command):
