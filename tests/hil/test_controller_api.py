@@ -178,7 +178,8 @@ def test_a_law_that_faults_on_purpose_stops_the_robot_with_its_reason_and_no_tra
 
     summary = hil.run(REPO_CONFIG, Guarded(), duration=0.5, overrides=HOLD)
     assert summary["final_state"] == "FAULT" and summary["status"]["exit_command_sent"]
-    assert [(f["fault"], f["reason"]) for f in summary["faults"]] == [("CONTROLLER", "the gripper reports a dropped part")]
+    assert [(f["fault"], f["reason"]) for f in summary["faults"]] == \
+        [("CONTROLLER", "the gripper reports a dropped part")]
     assert summary["controller_timing"]["error"] == "the gripper reports a dropped part"
     logged = [r.message for r in caplog.records if "the controller" in r.message]
     assert len(logged) == 1 and "Traceback" not in logged[0] and "dropped part" in logged[0]
