@@ -34,6 +34,7 @@ from .joints import BallRpyJoint, Joint, PlanarJoint, PrismaticJoint, Quaternion
 from .parsing import PackageMap, Parser
 from .plant import MultibodyPlant
 from .plant_algorithms import JacobianWrtVariable
+from .pydrake_interop import to_pydrake
 from .spatial_math import (
                        Quaternion,
                        RigidTransform,

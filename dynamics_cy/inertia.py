@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .spatial_math import RotationMatrix, skew
+from .spatial_math import matrix3, skew
 
 
 def _as_sym3(args, what: str) -> np.ndarray:
@@ -77,7 +77,7 @@ class RotationalInertia:
         return inertia_problem(self._I) is None
 
     def ReExpress(self, R_AE) -> "RotationalInertia":
-        R = R_AE.matrix() if isinstance(R_AE, RotationMatrix) else np.asarray(R_AE, float)
+        R = matrix3(R_AE)
         return type(self)(R @ self._I @ R.T)
 
     def ShiftFromCenterOfMass(self, mass: float, p_BcmQ_E) -> "RotationalInertia":
@@ -160,7 +160,8 @@ class SpatialInertia:
         self._m = float(mass)
         self._p = np.array(p_PScm_E, dtype=float).reshape(3)
         G = UnitInertia() if G_SP_E is None else G_SP_E
-        self._G = G._I.copy() if isinstance(G, RotationalInertia) else _as_sym3([G], "UnitInertia")
+        full = getattr(G, "CopyToFullMatrix3", None)                      # ours or pydrake's
+        self._G = np.array(full(), dtype=float) if callable(full) else _as_sym3([G], "UnitInertia")
         if not skip_validity_check:
             problem = self.physical_problem()
             if problem:
@@ -246,7 +247,7 @@ class SpatialInertia:
                               skip_validity_check=True)
 
     def ReExpress(self, R_AE) -> "SpatialInertia":
-        R = R_AE.matrix() if isinstance(R_AE, RotationMatrix) else np.asarray(R_AE, float)
+        R = matrix3(R_AE)
         return SpatialInertia(self._m, R @ self._p, UnitInertia(R @ self._G @ R.T), skip_validity_check=True)
 
     def __add__(self, other: "SpatialInertia") -> "SpatialInertia":
@@ -260,3 +261,16 @@ class SpatialInertia:
     def __repr__(self) -> str:
         return f"SpatialInertia(mass={self._m!r}, p_PScm_E={self._p.tolist()!r}, " \
                f"G_SP_E={self._G.tolist()!r})"
+
+
+def as_spatial_inertia(M) -> SpatialInertia:
+    """M as our SpatialInertia: ours as it is, pydrake's (its mass, centre of mass and unit inertia
+    copied), or None as the zero inertia."""
+    if M is None:
+        return SpatialInertia()
+    if isinstance(M, SpatialInertia):
+        return M
+    if callable(getattr(M, "get_unit_inertia", None)):
+        return SpatialInertia(M.get_mass(), M.get_com(), UnitInertia(M.get_unit_inertia().CopyToFullMatrix3()),
+                              skip_validity_check=True)
+    raise TypeError(f"expected a SpatialInertia (ours or pydrake's), got {type(M).__name__}")

@@ -12,7 +12,7 @@ from ._kernels import Kernels
 from ._model import Model
 from .errors import ModelError
 from .geometry import CoulombFriction, GeometryInstance, Shape
-from .inertia import SpatialInertia
+from .inertia import SpatialInertia, as_spatial_inertia
 from .joints import Joint, WeldJoint
 from .plant_algorithms import PlantAlgorithms
 from .plant_state import PlantStateAccess
@@ -110,7 +110,7 @@ class MultibodyPlant(PlantStateAccess, PlantAlgorithms):
     def AddRigidBody(self, name: str, model_instance=None, M_BBo_B: SpatialInertia | None = None) -> RigidBody:
         """AddRigidBody(name[, model_instance], M_BBo_B): a new body in the model instance."""
         self._throw_if_finalized("AddRigidBody")
-        if isinstance(model_instance, SpatialInertia):
+        if callable(getattr(model_instance, "get_mass", None)):        # (name, M): ours or pydrake's
             model_instance, M_BBo_B = None, model_instance
         if model_instance is None:
             if len(self._instance_names) > 2:
@@ -121,7 +121,7 @@ class MultibodyPlant(PlantStateAccess, PlantAlgorithms):
         if self.HasBodyNamed(name, mi):
             raise RuntimeError(f"This model already contains a body named '{name}' in model instance "
                                f"'{self._instance_names[mi]}'. Body names must be unique within a given model.")
-        M = SpatialInertia() if M_BBo_B is None else M_BBo_B
+        M = as_spatial_inertia(M_BBo_B)
         if not (np.isfinite(M.get_mass()) and np.all(np.isfinite(M.get_com()))
                 and np.all(np.isfinite(M.get_unit_inertia().CopyToFullMatrix3()))) or M.get_mass() < 0:
             raise ModelError(f"body '{name}': {M.physical_problem()}")

@@ -19,6 +19,33 @@ def _vec3(value, what: str) -> np.ndarray:
     return a
 
 
+def _call(value, name: str):
+    """value.name() for another library's value type (pydrake's), else None (arrays, lists, numbers)."""
+    method = getattr(value, name, None)
+    return method() if callable(method) and not isinstance(value, np.ndarray) else None
+
+
+def matrix3(R) -> np.ndarray:
+    """A rotation as a 3×3 array, whatever gives it: a RotationMatrix, RollPitchYaw or Quaternion,
+    ours or pydrake's (the one conversion layer: every method taking a rotation goes through here
+    or RotationMatrix(R)), or anything array-like (not checked)."""
+    for name, convert in (("matrix", None), ("ToRotationMatrix", "matrix"), ("wxyz", "quaternion")):
+        value = _call(R, name)
+        if value is not None:
+            if convert == "matrix":
+                value = value.matrix()
+            elif convert == "quaternion":
+                value = quaternion_to_matrix(value)
+            return np.asarray(value, dtype=float)
+    return np.asarray(R, dtype=float)
+
+
+def matrix4(X) -> np.ndarray:
+    """A pose as a 4×4 array: a RigidTransform, ours or pydrake's, or anything array-like (not checked)."""
+    value = _call(X, "GetAsMatrix4")
+    return np.asarray(X if value is None else value, dtype=float)
+
+
 def skew(w) -> np.ndarray:
     """[w]x, the matrix with [w]x u = w x u."""
     return np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
@@ -33,7 +60,7 @@ class Quaternion:
         if not args:
             wxyz = (1.0, 0.0, 0.0, 0.0)
         elif len(args) == 1:
-            wxyz = args[0].wxyz() if isinstance(args[0], Quaternion) else args[0]
+            wxyz = args[0] if _call(args[0], "wxyz") is None else args[0].wxyz()     # ours or pydrake's
         elif len(args) == 4:
             wxyz = args
         else:
@@ -162,7 +189,7 @@ class RotationMatrix:
         elif isinstance(value, Quaternion):
             self._R = quaternion_to_matrix(value.wxyz())
         else:
-            R = np.array(value, dtype=float)
+            R = np.array(matrix3(value), dtype=float)         # pydrake's rotations, or a 3×3
             if R.shape != (3, 3):
                 raise ValueError(f"a rotation matrix is 3x3, got shape {R.shape}")
             if not np.all(np.isfinite(R)) or not np.allclose(R @ R.T, np.eye(3), atol=1e-9) \
@@ -251,7 +278,11 @@ class RotationMatrix:
         return RollPitchYaw(self)
 
     def IsNearlyEqualTo(self, other: "RotationMatrix", tolerance: float) -> bool:
-        return bool(np.max(np.abs(self._R - other._R)) <= tolerance)
+        """Element-wise within tolerance of `other` (ours or pydrake's)."""
+        return bool(np.max(np.abs(self._R - matrix3(other))) <= tolerance)
+
+    def IsExactlyEqualTo(self, other: "RotationMatrix") -> bool:
+        return bool(np.array_equal(self._R, matrix3(other)))
 
     def __repr__(self) -> str:
         return f"RotationMatrix({self._R.tolist()!r})"
@@ -269,6 +300,11 @@ class RollPitchYaw:
             self._rpy = matrix_to_rpy(args[0].matrix())
         elif len(args) == 1 and isinstance(args[0], Quaternion):
             self._rpy = matrix_to_rpy(args[0].rotation())
+        elif len(args) == 1 and _call(args[0], "vector") is not None and hasattr(args[0], "roll_angle"):
+            self._rpy = _vec3(args[0].vector(), "RollPitchYaw")              # pydrake's RollPitchYaw
+        elif len(args) == 1 and (hasattr(args[0], "matrix") or hasattr(args[0], "wxyz")) \
+                and not isinstance(args[0], np.ndarray):
+            self._rpy = matrix_to_rpy(matrix3(args[0]))                         # pydrake's rotations
         elif len(args) == 1:
             self._rpy = _vec3(args[0], "RollPitchYaw")
         else:
@@ -308,8 +344,12 @@ class RigidTransform:
             R, p = args[0]._R.copy(), args[0]._p.copy()
         elif len(args) == 1 and isinstance(args[0], (RotationMatrix, RollPitchYaw, Quaternion)):
             R = RotationMatrix(args[0])._R
+        elif len(args) == 1 and _call(args[0], "GetAsMatrix4") is None and (
+                hasattr(args[0], "matrix") or hasattr(args[0], "ToRotationMatrix") or hasattr(args[0], "wxyz")) \
+                and not isinstance(args[0], np.ndarray):
+            R = RotationMatrix(args[0])._R                                      # pydrake's rotations
         elif len(args) == 1:
-            a = np.asarray(args[0], dtype=float)
+            a = matrix4(args[0])                                                # pydrake's transform, or an array
             if a.shape in ((4, 4), (3, 4)):
                 R, p = RotationMatrix(a[:3, :3])._R, a[:3, 3].copy()
             else:
@@ -366,7 +406,11 @@ class RigidTransform:
     __matmul__ = multiply
 
     def IsNearlyEqualTo(self, other: "RigidTransform", tolerance: float) -> bool:
-        return bool(np.max(np.abs(self.GetAsMatrix34() - other.GetAsMatrix34())) <= tolerance)
+        """Element-wise within tolerance of `other` (ours or pydrake's)."""
+        return bool(np.max(np.abs(self.GetAsMatrix4() - matrix4(other))) <= tolerance)
+
+    def IsExactlyEqualTo(self, other: "RigidTransform") -> bool:
+        return bool(np.array_equal(self.GetAsMatrix4(), matrix4(other)))
 
     def IsExactlyIdentity(self) -> bool:
         return bool(np.array_equal(self._R, np.eye(3)) and not self._p.any())
@@ -385,7 +429,8 @@ class _SpatialVector:
         if len(args) == 2:
             self._v = np.r_[_vec3(args[0], "rotational part"), _vec3(args[1], "translational part")]
         elif len(args) == 1:
-            a = np.array(args[0], dtype=float).reshape(-1)
+            coeffs = _call(args[0], "get_coeffs")                               # ours or pydrake's
+            a = np.array(args[0] if coeffs is None else coeffs, dtype=float).reshape(-1)
             if a.shape != (6,):
                 raise ValueError(f"a spatial vector has 6 elements, got {np.shape(args[0])}")
             self._v = a
@@ -408,7 +453,7 @@ class _SpatialVector:
         return self._v.copy()
 
     def IsApprox(self, other, tolerance: float = 1e-12) -> bool:
-        return bool(np.max(np.abs(self._v - other._v)) <= tolerance)
+        return bool(np.max(np.abs(self._v - type(self)(other)._v)) <= tolerance)
 
     def __add__(self, other):
         return type(self)(self._v + other._v)

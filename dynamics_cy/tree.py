@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .inertia import SpatialInertia
+from .inertia import SpatialInertia, as_spatial_inertia
 from .spatial_math import RigidTransform, SpatialForce
 
 __all__ = ["BodyIndex", "FixedOffsetFrame", "Frame", "FrameIndex", "JointActuator", "JointActuatorIndex", "JointIndex",
@@ -168,7 +168,7 @@ class RigidBody(MultibodyElement):
     def __init__(self, name: str, model_instance: ModelInstanceIndex | None = None,
                  M_BBo_B: SpatialInertia | None = None):
         super().__init__(name, model_instance)
-        self._M = SpatialInertia() if M_BBo_B is None else M_BBo_B
+        self._M = as_spatial_inertia(M_BBo_B)
         self._frame = RigidBodyFrame(self)
         self._visuals = []
         self._collisions = []

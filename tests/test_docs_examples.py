@@ -11,7 +11,8 @@
   config sections (`sim:` alone) section by section.
 - A block that cannot run here (a real robot, a browser, hours) says why on the line before its
   fence, `<!-- not run: reason -->`; test_examples_not_run lists each, skipped with its reason. One
-  that needs example-robot-data's models says so, `<!-- requires: example-robot-data -->`, and is
+  that needs example-robot-data's models (or an optional module) says so, `<!-- requires:
+  example-robot-data -->` (`<!-- requires: pydrake -->`), and is
   skipped (its page's test says so) where that is not installed.
 - Shell blocks are not run; test_the_tutorials_check_alloc_command runs the one the controller
   tutorial is about.
@@ -37,9 +38,14 @@ ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.e
 
 _FENCE = re.compile(r"^([ \t]*)```([^\n`]*)\n(.*?)^\1```[ \t]*$", re.M | re.S)
 _NOT_RUN = re.compile(r"<!--\s*not run:\s*(.*?)\s*-->")
-_REQUIRES = re.compile(r"<!--\s*requires:\s*example-robot-data\s*-->")
+_REQUIRES = re.compile(r"<!--\s*requires:\s*(\S+)\s*-->")     # example-robot-data, or a module (pydrake)
 _TITLE = re.compile(r'title="([^"]+)"')
 _USES = re.compile(r"<!--\s*uses the files of\s+(\S+\.md)\s*-->")     # a page that goes on from another
+
+
+def _required(line: str) -> str | None:
+    m = _REQUIRES.search(line)
+    return m.group(1) if m else None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,7 +56,7 @@ class Block:
     title: str | None
     body: str
     not_run: str | None            # the reason, for a block marked not to run
-    needs_models: bool = False     # example-robot-data's
+    requires: str | None = None    # example-robot-data, or a module the block imports (pydrake)
 
     @property
     def where(self) -> str:
@@ -78,7 +84,7 @@ def blocks(page: Path) -> list[Block]:
         title = _TITLE.search(info)
         out.append(Block(page, text.count("\n", 0, m.start()) + 1, info.split(" ")[0].lower(),
                          title.group(1) if title else None, textwrap.dedent(m.group(3)),
-                         not_run.group(1) if not_run else None, bool(before and _REQUIRES.search(before[-1]))))
+                         not_run.group(1) if not_run else None, _required(before[-1] if before else "")))
     return out
 
 
@@ -117,21 +123,27 @@ def save_files(page: Path, where: Path, upto: int | None = None) -> None:
             save(block, where)
 
 
-def models_installed() -> bool:
-    from dynamics_cy.planning.legged_models import example_robot_data_root
-    return example_robot_data_root() is not None
+def installed(requirement: str | None) -> bool:
+    """Whether what a block requires is here: example-robot-data's models, or an importable module."""
+    if requirement is None:
+        return True
+    if requirement == "example-robot-data":
+        from dynamics_cy.planning.legged_models import example_robot_data_root
+        return example_robot_data_root() is not None
+    import importlib.util
+    return importlib.util.find_spec(requirement) is not None
 
 
 def follow(page: Path, where: Path) -> list[Block]:
     """The page's blocks, in order, in `where`: titled blocks saved, python blocks run; each failure
-    names the block. Returns the blocks left out for want of example-robot-data."""
+    names the block. Returns the blocks left out for want of what they require."""
     for other in _USES.findall(page.read_text()):
         save_files(page.parent / other, where)
     left_out = []
     for block in blocks(page):
         if block.not_run:
             continue
-        if block.needs_models and not models_installed():
+        if not installed(block.requires):
             left_out.append(block)
             continue
         if block.lang == "python":
@@ -149,7 +161,8 @@ def test_python_examples_run(page, tmp_path):
     assert not tmp_path.resolve().is_relative_to(REPO)
     left_out = follow(page, tmp_path)
     if left_out:
-        pytest.skip("the others ran; example-robot-data is not installed for " + ", ".join(b.where for b in left_out))
+        pytest.skip("the others ran; what these require is not installed: "
+                    + ", ".join(f"{b.where} ({b.requires})" for b in left_out))
 
 
 # --- YAML ---------------------------------------------------------------------------------------------------

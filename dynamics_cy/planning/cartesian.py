@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dynamics_cy import RigidTransform
+from dynamics_cy.spatial_math import matrix4
 
 from .fast_ik import DampedLeastSquaresIK
 from .kinematics import rotation_exp, rotation_log
@@ -38,7 +38,7 @@ def plan_cartesian_move(plant, q_start, frame, X_WGoal, *, num_waypoints: int = 
     k = plant.kernels()
     X0 = np.empty((4, 4))
     k.frame_pose(q0, frame, X0)
-    Xg = X_WGoal.GetAsMatrix4() if isinstance(X_WGoal, RigidTransform) else np.asarray(X_WGoal, dtype=float)
+    Xg = matrix4(X_WGoal)
     phi = np.empty(3)
     rotation_log(X0[:3, :3].T @ Xg[:3, :3], phi)
     ik = DampedLeastSquaresIK(plant, frame, plant.GetPositionLowerLimits() + position_margin,

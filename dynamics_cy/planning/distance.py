@@ -29,7 +29,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.spatial import ConvexHull
 
-from dynamics_cy import Box, Capsule, Cylinder, HalfSpace, RigidTransform, Sphere
+from dynamics_cy import Box, Capsule, Cylinder, HalfSpace, Sphere
+from dynamics_cy.spatial_math import matrix4
 
 _BOX_SIGNS = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)], dtype=float)
 _PRISM_SIDES = 16
@@ -48,7 +49,7 @@ class SignedDistance:
 
 
 def _pose(X) -> np.ndarray:
-    return X.GetAsMatrix4() if isinstance(X, RigidTransform) else np.asarray(X, dtype=float)
+    return matrix4(X)
 
 
 def core_radius(shape) -> float:

@@ -19,7 +19,7 @@ import math
 import numpy as np
 from scipy.linalg import lapack
 
-from dynamics_cy import RigidTransform
+from dynamics_cy.spatial_math import matrix4
 
 from .kinematics import check_frame, left_jacobian_inverse, qdot_is_v, rotation_log
 
@@ -69,7 +69,7 @@ class DampedLeastSquaresIK:
     def Solve(self, X_WGoal, q_start, q_out) -> bool:
         """Solves from q_start (clipped into the limits) and writes the result into q_out. Returns whether
         both tolerances were met; position_error, orientation_error and iterations tell the rest."""
-        X_goal = X_WGoal.GetAsMatrix4() if isinstance(X_WGoal, RigidTransform) else X_WGoal
+        X_goal = matrix4(X_WGoal)
         self._R_goal[:] = X_goal[:3, :3]
         self._p_goal[:] = X_goal[:3, 3]
         q, q_try, H, g, J, Jf = self._q, self._q_try, self._H, self._g, self._J, self._Jf

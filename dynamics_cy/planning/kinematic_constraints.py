@@ -25,7 +25,7 @@ def _unit(v, what: str) -> np.ndarray:
 
 
 def _rotation(R) -> np.ndarray:
-    return (R if isinstance(R, RotationMatrix) else RotationMatrix(np.asarray(R, dtype=float))).matrix()
+    return RotationMatrix(R).matrix()
 
 
 class _KinematicConstraint(Constraint):
