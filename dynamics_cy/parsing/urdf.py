@@ -1,6 +1,6 @@
 """URDF into a MultibodyPlant, following Drake's URDF parser.
 
-A link named ``world`` is the world body. Each joint gets a frame on its parent named
+A link named ``world`` is the world body (declared or not, as in Drake). Each joint gets a frame on its parent named
 ``<joint>_parent`` at the joint origin; the child frame is the child link's frame. Actuators come
 from SimpleTransmissions, with the effort limit of the joint (a zero limit skips the actuator). A
 floating joint is ignored with a warning, as Drake does: its child stays a free body.
@@ -241,6 +241,8 @@ class UrdfParser(ModelParser):
         name = el.get("link") if el is not None else None
         if not name:
             raise self.xml.error(joint, f"joint '{joint.get('name')}' needs <{tag} link=...>")
+        if name == "world":         # the world, declared as a link or not (Drake's GetBodyForElement)
+            return self.plant.world_body()
         if name not in self.links:
             raise self.xml.error(el, f"joint '{joint.get('name')}': {tag} link '{name}' is not defined")
         return self.links[name]
