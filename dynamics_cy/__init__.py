@@ -45,6 +45,33 @@ from .spatial_math import (
                        SpatialMomentum,
                        SpatialVelocity,
 )
+from .templates import make_templates as _make_templates
+from .templates import resolve_instantiation_name as _resolve_instantiation_name
 from .tree import *  # its __all__: indices, bodies, frames, actuators, gravity
+
+# Drake's scalar-template names: X_[float] is X; any other scalar raises TypeError (templates.py).
+_TEMPLATES = _make_templates({
+    "MultibodyPlant_": MultibodyPlant, "MultibodyForces_": MultibodyForces, "ContactResults_": ContactResults,
+    "PointPairContactInfo_": PointPairContactInfo, "CoulombFriction_": CoulombFriction,
+    "RigidBody_": RigidBody, "Body_": RigidBody, "Frame_": Frame, "RigidBodyFrame_": RigidBodyFrame,
+    "FixedOffsetFrame_": FixedOffsetFrame, "JointActuator_": JointActuator,
+    "UniformGravityFieldElement_": UniformGravityFieldElement,
+    "Joint_": Joint, "RevoluteJoint_": RevoluteJoint, "PrismaticJoint_": PrismaticJoint, "WeldJoint_": WeldJoint,
+    "BallRpyJoint_": BallRpyJoint, "PlanarJoint_": PlanarJoint, "QuaternionFloatingJoint_": QuaternionFloatingJoint,
+    "RotationalInertia_": RotationalInertia, "UnitInertia_": UnitInertia, "SpatialInertia_": SpatialInertia,
+    "RigidTransform_": RigidTransform, "RotationMatrix_": RotationMatrix, "RollPitchYaw_": RollPitchYaw,
+    "Quaternion_": Quaternion, "SpatialVelocity_": SpatialVelocity, "SpatialAcceleration_": SpatialAcceleration,
+    "SpatialForce_": SpatialForce, "SpatialMomentum_": SpatialMomentum,
+})
+globals().update(_TEMPLATES)
+
+
+def __getattr__(name: str):
+    """Drake's pickled instantiation names (CoulombFriction_[float], RotationalInertia_𝓣float𝓤)."""
+    cls = _resolve_instantiation_name(name, _TEMPLATES)
+    if cls is None:
+        raise AttributeError(f"module 'dynamics_cy' has no attribute {name!r}")
+    return cls
+
 
 __all__ = [name for name in dir() if not name.startswith("_")]

@@ -118,6 +118,12 @@ class CoulombFriction:
     def dynamic_friction(self) -> float:
         return self._d
 
+    def __getstate__(self) -> tuple:
+        return self._s, self._d                        # Drake's pickled state
+
+    def __setstate__(self, state) -> None:
+        self.__init__(*state)
+
     def __repr__(self) -> str:
         return f"CoulombFriction(static_friction={self._s}, dynamic_friction={self._d})"
 

@@ -97,6 +97,12 @@ class RotationalInertia:
     def __add__(self, other: "RotationalInertia") -> "RotationalInertia":
         return RotationalInertia(self._I + other._I)
 
+    def __getstate__(self) -> np.ndarray:
+        return self._I.copy()                          # Drake's pickled state: the 3x3 matrix
+
+    def __setstate__(self, state) -> None:
+        self._I = _as_sym3([state], type(self).__name__)
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._I.tolist()!r})"
 
@@ -257,6 +263,12 @@ class SpatialInertia:
         p = (self._m * self._p + other._m * other._p) / m
         G = (self._m * self._G + other._m * other._G) / m
         return SpatialInertia(m, p, UnitInertia(G), skip_validity_check=True)
+
+    def __getstate__(self) -> tuple:
+        return self._m, self._p.copy(), UnitInertia(self._G)    # Drake's pickled state
+
+    def __setstate__(self, state) -> None:
+        self.__init__(*state, skip_validity_check=True)
 
     def __repr__(self) -> str:
         return f"SpatialInertia(mass={self._m!r}, p_PScm_E={self._p.tolist()!r}, " \
