@@ -25,6 +25,7 @@ from .geometry import (
                        Cylinder,
                        GeometryInstance,
                        HalfSpace,
+                       HydroelasticContactRepresentation,
                        Mesh,
                        Shape,
                        Sphere,
@@ -34,6 +35,7 @@ from .joints import BallRpyJoint, Joint, PlanarJoint, PrismaticJoint, Quaternion
 from .parsing import PackageMap, Parser
 from .plant import MultibodyPlant
 from .plant_algorithms import JacobianWrtVariable
+from .plant_config import ContactModel, DiscreteContactApproximation, DiscreteContactSolver
 from .pydrake_interop import to_pydrake
 from .spatial_math import (
                        Quaternion,
@@ -55,7 +57,7 @@ _TEMPLATES = _make_templates({
     "PointPairContactInfo_": PointPairContactInfo, "CoulombFriction_": CoulombFriction,
     "RigidBody_": RigidBody, "Body_": RigidBody, "Frame_": Frame, "RigidBodyFrame_": RigidBodyFrame,
     "FixedOffsetFrame_": FixedOffsetFrame, "JointActuator_": JointActuator,
-    "UniformGravityFieldElement_": UniformGravityFieldElement,
+    "UniformGravityFieldElement_": UniformGravityFieldElement, "ForceElement_": ForceElement,
     "Joint_": Joint, "RevoluteJoint_": RevoluteJoint, "PrismaticJoint_": PrismaticJoint, "WeldJoint_": WeldJoint,
     "BallRpyJoint_": BallRpyJoint, "PlanarJoint_": PlanarJoint, "QuaternionFloatingJoint_": QuaternionFloatingJoint,
     "RotationalInertia_": RotationalInertia, "UnitInertia_": UnitInertia, "SpatialInertia_": SpatialInertia,

@@ -15,6 +15,7 @@ from .geometry import CoulombFriction, GeometryInstance, Shape
 from .inertia import SpatialInertia, as_spatial_inertia
 from .joints import Joint, WeldJoint
 from .plant_algorithms import PlantAlgorithms
+from .plant_config import PlantConfig
 from .plant_state import PlantStateAccess
 from .spatial_math import RigidTransform
 from .topology import compile_arrays, floating_joint_for, inboard_joints, mobilizer_frames, plan_forest
@@ -42,7 +43,7 @@ def _name_list(elements, plant) -> str:
                      for i, n in sorted(by_instance.items()))
 
 
-class MultibodyPlant(PlantStateAccess, PlantAlgorithms):
+class MultibodyPlant(PlantStateAccess, PlantConfig, PlantAlgorithms):
     """A tree of rigid bodies connected by joints, with gravity, actuators and geometry."""
 
     def __init__(self, time_step: float = 0.0):
@@ -56,11 +57,11 @@ class MultibodyPlant(PlantStateAccess, PlantAlgorithms):
         self._actuators: list[JointActuator] = []
         self._geometries: list[GeometryInstance] = []
         self._gravity = UniformGravityFieldElement()
-        self._gravity._plant = self
         self._default_free_body_poses: dict[int, RigidTransform] = {}
         self._mimic: list[dict] = []
         self._finalized = False
         self._add_body(RigidBody("world", world_model_instance()))
+        self._init_config()
 
     # ------------------------------------------------------------------------------------------
     # Finalize guards

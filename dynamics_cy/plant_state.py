@@ -142,16 +142,6 @@ class PlantStateAccess:
         j = self._free_joint(body, "SetFreeBodySpatialVelocity")
         j.SetVelocities(context, V_WB.get_coeffs())
 
-    def SetDefaultFreeBodyPose(self, body: RigidBody, X_WB: RigidTransform) -> None:
-        """The pose a free body starts at in new contexts (before or after Finalize)."""
-        if self._finalized:
-            self._free_joint(body, "SetDefaultFreeBodyPose").SetDefaultPose(X_WB)
-        else:
-            self._default_free_body_poses[int(body.index())] = RigidTransform(X_WB)
-
-    def GetDefaultFreeBodyPose(self, body: RigidBody) -> RigidTransform:
-        return self._free_joint(body, "GetDefaultFreeBodyPose").get_default_pose()
-
     def _free_joint(self, body: RigidBody, method: str):
         self._throw_if_not_finalized(method)
         j = self._inboard.get(int(body.index()))

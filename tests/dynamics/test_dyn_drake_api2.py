@@ -120,3 +120,167 @@ def test_pydrake_pickles_load_as_ours_and_ours_round_trip(make):
     assert ours.__getstate__().__repr__() == make(dc).__getstate__().__repr__()
     again = pickle.loads(pickle.dumps(ours))
     assert repr(again) == repr(ours)
+
+
+def both(build):
+    """build(module namespace) for dynamics_cy and, if installed, pydrake: {name: result}."""
+    out = {"dynamics_cy": build(dc)}
+    if pd_plant is not None:
+        import types
+
+        import pydrake.geometry
+        import pydrake.math
+        mods = (pd_plant, pd_tree, pydrake.math, pydrake.geometry)
+        names = {n for m in mods for n in dir(m) if not n.startswith("_")}
+        out["pydrake"] = build(types.SimpleNamespace(**{n: next(getattr(m, n) for m in mods if hasattr(m, n))
+                                                        for n in names}))
+    return out
+
+
+def outcome(call):
+    try:
+        return call()
+    except Exception as e:          # noqa: BLE001 (the class of the error is what is compared)
+        return type(e).__name__
+
+
+def same_on_both(build):
+    results = both(build)
+    if "pydrake" in results:
+        assert results["dynamics_cy"] == results["pydrake"]
+    return results["dynamics_cy"]
+
+
+def test_contact_settings_are_drakes():
+    def build(m):
+        out = []
+        for dt in (0.0, 0.1):
+            p = m.MultibodyPlant(dt)
+            out += [str(p.get_contact_model()), str(p.get_discrete_contact_approximation()),
+                    str(p.get_discrete_contact_solver()), p.get_sap_near_rigid_threshold(),
+                    str(p.get_contact_surface_representation()), p.get_adjacent_bodies_collision_filters(),
+                    str(m.MultibodyPlant.GetDefaultContactSurfaceRepresentation(dt))]
+        p = m.MultibodyPlant(0.1)
+        for model in (m.ContactModel.kHydroelastic, m.ContactModel.kPoint, m.ContactModel.kHydroelasticsOnly,
+                      m.ContactModel.kPointContactOnly, m.ContactModel.kHydroelasticWithFallback):
+            p.set_contact_model(model)
+            out.append((str(p.get_contact_model()), int(p.get_contact_model())))
+        for a in ("kTamsi", "kSap", "kSimilar", "kLagged"):
+            p.set_discrete_contact_approximation(getattr(m.DiscreteContactApproximation, a))
+            out.append((str(p.get_discrete_contact_approximation()), str(p.get_discrete_contact_solver())))
+        p.set_sap_near_rigid_threshold(near_rigid_threshold=0.03)
+        p.set_adjacent_bodies_collision_filters(value=False)
+        p.set_contact_surface_representation(m.HydroelasticContactRepresentation.kTriangle)
+        out += [p.get_sap_near_rigid_threshold(), p.get_adjacent_bodies_collision_filters(),
+                str(p.get_contact_surface_representation())]
+        p.Finalize()
+        out += [outcome(lambda: p.set_contact_model(m.ContactModel.kPoint)),
+                outcome(lambda: p.set_discrete_contact_approximation(m.DiscreteContactApproximation.kSap)),
+                outcome(lambda: p.set_adjacent_bodies_collision_filters(True)),
+                outcome(lambda: p.set_sap_near_rigid_threshold(0.1)),
+                outcome(lambda: p.set_contact_surface_representation(m.HydroelasticContactRepresentation.kPolygon))]
+        return out
+    same_on_both(build)
+    # Drake aborts (a failed C++ condition) where ours raises:
+    with pytest.raises(RuntimeError, match="discrete"):
+        dc.MultibodyPlant(0.0).set_discrete_contact_approximation(dc.DiscreteContactApproximation.kSap)
+    with pytest.raises(ValueError, match=">= 0"):
+        dc.MultibodyPlant(0.1).set_sap_near_rigid_threshold(-1.0)
+
+
+def test_gravity_field_is_force_element_zero_and_unique():
+    def build(m):
+        p = m.MultibodyPlant(0.0)
+        g = p.get_force_element(m.ForceElementIndex(0))
+        out = [p.num_force_elements(), repr(g), g is p.gravity_field(), int(g.index()), int(g.model_instance()),
+               outcome(lambda: p.AddForceElement(m.UniformGravityFieldElement())),
+               isinstance(m.UniformGravityFieldElement.kDefaultStrength, float),
+               p.is_gravity_enabled(m.default_model_instance()), outcome(lambda: p.is_gravity_enabled(
+                   m.ModelInstanceIndex(5)))]
+        p.Finalize()
+        out.append(outcome(lambda: p.AddForceElement(m.UniformGravityFieldElement())))
+        return out
+    same_on_both(build)
+    p = dc.MultibodyPlant(0.0)
+    p.set_gravity_enabled(dc.default_model_instance(), True)
+    with pytest.raises(NotImplementedError, match="not supported"):
+        p.set_gravity_enabled(dc.default_model_instance(), False)
+
+
+def test_floating_base_queries_and_default_pose():
+    def build(m):
+        p = m.MultibodyPlant(0.01)
+        mi = p.AddModelInstance("robot")
+        body = p.AddRigidBody("body", mi, m.SpatialInertia.SolidBoxWithMass(1.0, 0.1, 0.1, 0.1))
+        other = p.AddRigidBody("other", mi, m.SpatialInertia.SolidBoxWithMass(1.0, 0.1, 0.1, 0.1))
+        p.AddJoint(m.RevoluteJoint("j", body.body_frame(), other.body_frame(), [0.0, 0.0, 1.0]))
+        out = [outcome(lambda: p.HasUniqueFloatingBaseBody(mi)),
+               outcome(lambda: p.GetUniqueFloatingBaseBodyOrThrow(mi))]
+        p.SetDefaultFloatingBaseBodyPose(body=body, X_WB=m.RigidTransform([1.0, 2.0, 3.0]))
+        out.append(p.GetDefaultFloatingBaseBodyPose(body=body).GetAsMatrix4().tolist())
+        p.Finalize()
+        out += [p.HasUniqueFloatingBaseBody(model_instance=mi), p.GetUniqueFloatingBaseBodyOrThrow(mi).name(),
+                p.HasUniqueFloatingBaseBody(m.world_model_instance()),
+                outcome(lambda: p.GetUniqueFloatingBaseBodyOrThrow(m.world_model_instance())),
+                p.GetDefaultFloatingBaseBodyPose(p.world_body()).GetAsMatrix4().tolist()]
+        p.SetDefaultFloatingBaseBodyPose(body, m.RigidTransform([1.0, 2.0, 4.0]))
+        out += [p.GetDefaultFloatingBaseBodyPose(body).GetAsMatrix4().tolist(),
+                p.GetPositions(p.CreateDefaultContext()).tolist()]
+        return out
+    assert same_on_both(build)[-1] == [1.0, 0.0, 0.0, 0.0, 1.0, 2.0, 4.0, 0.0]
+
+
+@pytest.mark.parametrize("old, new, args", [
+    ("HasUniqueFreeBaseBody", "HasUniqueFloatingBaseBody", "mi"),
+    ("GetUniqueFreeBaseBodyOrThrow", "GetUniqueFloatingBaseBodyOrThrow", "mi"),
+    ("SetDefaultFreeBodyPose", "SetDefaultFloatingBaseBodyPose", "body, X"),
+    ("GetDefaultFreeBodyPose", "GetDefaultFloatingBaseBodyPose", "body")])
+def test_free_base_names_are_deprecated_as_in_drake(old, new, args):
+    p = dc.MultibodyPlant(0.0)
+    body = p.AddRigidBody("body", dc.SpatialInertia.SolidBoxWithMass(1.0, 0.1, 0.1, 0.1))
+    p.Finalize()
+    env = {"mi": dc.default_model_instance(), "body": body, "X": dc.RigidTransform([0.0, 0.0, 1.0])}
+    with pytest.warns(DeprecationWarning, match=f"Use {new}"):
+        old_result = eval(f"p.{old}({args})", {"p": p, **env})      # noqa: S307
+    assert repr(old_result) == repr(eval(f"p.{new}({args})", {"p": p, **env}))   # noqa: S307
+
+
+def test_has_joint_and_actuator_and_world_frame_index():
+    def build(m):
+        p = m.MultibodyPlant(0.0)
+        body = p.AddRigidBody("body", m.SpatialInertia.SolidBoxWithMass(1.0, 0.1, 0.1, 0.1))
+        j = p.AddJoint(m.PrismaticJoint("joint", p.world_frame(), body.body_frame(), [0.0, 0.0, 1.0]))
+        a = p.AddJointActuator("a", j, 1.0)
+        return [p.has_joint(joint_index=j.index()), p.has_joint(m.JointIndex(3)),
+                p.has_joint_actuator(actuator_index=a.index()), p.has_joint_actuator(m.JointActuatorIndex(1)),
+                repr(m.world_frame_index()), m.world_frame_index() == m.FrameIndex(0)]
+    assert same_on_both(build) == [True, False, True, False, "FrameIndex(0)", True]
+
+
+def test_rigid_body_and_fixed_offset_frame_keyword_forms():
+    def build(m):
+        body = m.RigidBody(body_name="b", M_BBo_B=m.SpatialInertia.SolidBoxWithMass(1.0, 0.1, 0.1, 0.1))
+        p = m.MultibodyPlant(0.0)
+        b = p.AddRigidBody("b", m.SpatialInertia.SolidBoxWithMass(1.0, 0.1, 0.1, 0.1))
+        X = m.RigidTransform(m.RollPitchYaw(0.1, 0.2, 0.3), [0.1, 0.2, 0.3])
+        F = p.AddFrame(m.FixedOffsetFrame(name="F", bodyB=b, X_BF=X))
+        G = p.AddFrame(m.FixedOffsetFrame(name="G", P=F, X_PF=X, model_instance=None))
+        p.AddJoint(m.RevoluteJoint("j", p.world_frame(), b.body_frame(), [0.0, 1.0, 0.0]))
+        p.Finalize()
+        ctx = p.CreateDefaultContext()
+        p.SetPositions(ctx, [0.7])
+        p.SetVelocities(ctx, [1.3])
+        R = m.RotationMatrix(m.RollPitchYaw(-0.2, 0.1, 0.4))
+        return [body.name(), F.body().name(), int(G.model_instance()),
+                G.CalcRotationMatrixInBodyFrame(context=ctx).matrix().round(12).tolist(),
+                G.CalcPoseInBodyFrame(ctx).GetAsMatrix4().round(12).tolist(),
+                G.GetFixedOffsetPoseInBody(X_FQ=X).GetAsMatrix4().round(12).tolist(),
+                G.CalcOffsetPoseInBody(ctx, X).GetAsMatrix4().round(12).tolist(),
+                G.GetFixedRotationMatrixInBody(R_FQ=R).matrix().round(12).tolist(),
+                G.CalcOffsetRotationMatrixInBody(ctx, R).matrix().round(12).tolist(),
+                G.CalcRotationMatrix(ctx, frame_M=F).matrix().round(12).tolist(),
+                G.EvalAngularVelocityInWorld(ctx).round(12).tolist(),
+                G.CalcAngularVelocity(ctx, measured_in_frame=p.world_frame(), expressed_in_frame=G).round(12).tolist()]
+    same_on_both(build)
+    with pytest.raises(TypeError):
+        dc.RigidBody()
