@@ -130,7 +130,8 @@ def both(build):
 
         import pydrake.geometry
         import pydrake.math
-        mods = (pd_plant, pd_tree, pydrake.math, pydrake.geometry)
+        import pydrake.multibody.math
+        mods = (pd_plant, pd_tree, pydrake.math, pydrake.geometry, pydrake.multibody.math)
         names = {n for m in mods for n in dir(m) if not n.startswith("_")}
         out["pydrake"] = build(types.SimpleNamespace(**{n: next(getattr(m, n) for m in mods if hasattr(m, n))
                                                         for n in names}))
@@ -284,3 +285,122 @@ def test_rigid_body_and_fixed_offset_frame_keyword_forms():
     same_on_both(build)
     with pytest.raises(TypeError):
         dc.RigidBody()
+
+
+def full(x):
+    M = x.CopyToFullMatrix6() if hasattr(x, "CopyToFullMatrix6") else x.CopyToFullMatrix3()
+    return np.asarray(M).round(12).tolist()
+
+
+def test_rotational_and_unit_inertia_forms_and_operators():
+    def build(m):
+        RI, UI = m.RotationalInertia, m.UnitInertia
+        I = RI(Ixx=1.0, Iyy=2.0, Izz=2.5, Ixy=0.1, Ixz=0.2, Iyz=0.3)
+        p = [0.1, 0.2, 0.3]
+        nan = RI(1.0, 1.0, 1.0)
+        nan.SetToNaN()
+        zero = RI(Ixx=1.0, Iyy=1.0, Izz=1.0)
+        zero.SetZero()
+        out = [full(RI(Ixx=1.0, Iyy=2.0, Izz=3.0)), full(I), full(RI(mass=2.0, p_PQ_E=p)),
+               full(RI.TriaxiallySymmetric(I_triaxial=2.0)), full(UI.TriaxiallySymmetric(2.0)),
+               full(UI(I=RI(1.0, 2.0, 3.0))), full(UI(Ixx=1.0, Iyy=2.0, Izz=2.5)),
+               I.rows(), I.cols(), I[0, 1], I[2, 2], I.Trace(), I.CalcMaximumPossibleMomentOfInertia(),
+               I.IsNearlyEqualTo(other=I, precision=0.0), I.IsNearlyEqualTo(I * 1.001, 1e-4),
+               I.IsNearlyEqualTo(I * 1.001, 1e-2), nan.IsNaN(), I.IsNaN(), zero.IsZero(), I.IsZero(),
+               I.CalcPrincipalMomentsOfInertia().round(12).tolist(),
+               I.CalcPrincipalMomentsAndAxesOfInertia()[0].round(12).tolist(),
+               full(I.ShiftFromCenterOfMass(mass=1.0, p_BcmQ_E=p)), full(I.ShiftToCenterOfMass(mass=1.0, p_QBcm_E=p)),
+               full(I.ShiftToThenAwayFromCenterOfMass(mass=1.0, p_PBcm_E=[0.1, 0, 0], p_QBcm_E=[0, 0.2, 0])),
+               full(I + I), full(I - I), full(I * 2.0), full(2.0 * I), full(I / 2.0), (I * p).round(12).tolist(),
+               type(I * 2.0).__name__, type(UI(1.0, 1.0, 1.0) * 2.0).__name__,
+               RI(-1.0, 2.0, 3.0).CouldBePhysicallyValid(),
+               full(UI(1.0, 2.0, 2.5).ShiftFromCenterOfMass(p_BcmQ_E=p)),
+               full(UI(1.0, 2.0, 2.5).ShiftToCenterOfMass(p_QBcm_E=p)),
+               full(I.ReExpress(R_AE=m.RotationMatrix(m.RollPitchYaw(0.1, 0.2, 0.3))))]
+        J = RI(1.0, 2.0, 2.5)
+        J += I
+        J -= I
+        J *= 2.0
+        J /= 4.0
+        out += [full(J), type(J).__name__]
+        for bad in (lambda: I[0], lambda: I[0.0, 0.0], lambda: I[0, 0, 0]):
+            out.append(outcome(bad) not in ("", None))
+        return out
+    same_on_both(build)
+    assert not dc.RotationalInertia().CopyToFullMatrix3().any()       # zero here; NaN in Drake
+    I = dc.RotationalInertia(1.0, 2.0, 2.5)
+    with pytest.raises(TypeError, match="incompatible function arguments"):
+        I[0]
+    with pytest.raises(TypeError, match="Unable to cast"):
+        I[0.0, 0.0]
+    with pytest.raises(IndexError, match=r"Expected \[i,j\]"):
+        I[0, 0, 0]
+    moments, R = I.CalcPrincipalMomentsAndAxesOfInertia()       # axes: a rotation diagonalising I
+    np.testing.assert_allclose(R.matrix().T @ I.CopyToFullMatrix3() @ R.matrix(), np.diag(moments), atol=1e-12)
+
+
+def test_unit_inertia_shapes_are_drakes():
+    def build(m):
+        UI, z = m.UnitInertia, [0.0, 0.0, 1.0]
+        u = np.array([1.0, 2.0, 2.0]) / 3.0
+        return [full(UI.PointMass(p_FQ=[1, 2, 3])), full(UI.SolidEllipsoid(a=1, b=2, c=3)),
+                full(UI.SolidSphere(r=1.5)), full(UI.HollowSphere(r=1.5)), full(UI.SolidBox(Lx=1, Ly=2, Lz=3)),
+                full(UI.SolidCube(L=2)), full(UI.SolidCylinder(radius=1.5, length=2, unit_vector=u)),
+                full(UI.SolidCapsule(radius=1, length=2, unit_vector=z)),
+                full(UI.SolidCylinderAboutEnd(radius=0.1, length=0.4, unit_vector=u)),
+                full(UI.AxiallySymmetric(moment_parallel=1, moment_perpendicular=2, unit_vector=u)),
+                full(UI.StraightLine(moment_perpendicular=1.5, unit_vector=z)),
+                full(UI.ThinRod(length=1.5, unit_vector=u)),
+                outcome(lambda: UI.SolidCylinder(radius=1, length=2, unit_vector=[0, 0, 2]))]
+    out = both(build)
+    ours = out["dynamics_cy"]
+    assert ours[-1] == "ValueError"                # Drake raises RuntimeError: our invalid arguments are ValueError
+    if "pydrake" in out:
+        assert out["pydrake"][-1] == "RuntimeError"
+        for a, b in zip(ours[:-1], out["pydrake"][:-1]):
+            np.testing.assert_allclose(a, b, atol=1e-12)
+
+
+def test_spatial_inertia_factories_and_api_are_drakes():
+    def build(m):
+        S, z = m.SpatialInertia, [0.0, 0.0, 1.0]
+        u = np.array([2.0, 1.0, 2.0]) / 3.0
+        made = [S.SolidBoxWithDensity(density=1000, lx=0.1, ly=0.2, lz=0.3),
+                S.SolidBoxWithMass(mass=0.123, lx=0.1, ly=0.2, lz=0.3),
+                S.SolidCubeWithDensity(density=1000, length=0.4),
+                S.SolidCapsuleWithDensity(density=1000, radius=0.1, length=0.4, unit_vector=z),
+                S.SolidCapsuleWithMass(mass=0.123, radius=0.1, length=0.4, unit_vector=u),
+                S.SolidCylinderWithDensity(density=1000, radius=0.1, length=0.4, unit_vector=u),
+                S.SolidCylinderWithMass(mass=0.123, radius=0.1, length=0.4, unit_vector=z),
+                S.SolidCylinderWithDensityAboutEnd(density=1000, radius=0.1, length=0.4, unit_vector=u),
+                S.SolidCylinderWithMassAboutEnd(mass=0.123, radius=0.1, length=0.4, unit_vector=z),
+                S.ThinRodWithMass(mass=2, length=0.3, unit_vector=u),
+                S.ThinRodWithMassAboutEnd(mass=2, length=0.3, unit_vector=u),
+                S.SolidEllipsoidWithDensity(density=1000, a=0.2, b=0.3, c=0.4),
+                S.SolidEllipsoidWithMass(mass=0.123, a=0.2, b=0.3, c=0.4),
+                S.SolidSphereWithDensity(density=1000, radius=0.5), S.SolidSphereWithMass(mass=2, radius=0.5),
+                S.HollowSphereWithDensity(area_density=2, radius=0.5), S.HollowSphereWithMass(mass=2, radius=0.5)]
+        M = S.MakeFromCentralInertia(mass=1.3, p_PScm_E=[0.1, -0.2, 0.3],
+                                     I_SScm_E=m.RotationalInertia(Ixx=2.0, Iyy=2.3, Izz=2.4))
+        abc, X = M.CalcPrincipalSemiDiametersAndPoseForSolidEllipsoid()
+        A = M * m.SpatialAcceleration([1.0, 2, 3, 4, 5, 6])
+        L = M * m.SpatialVelocity([1.0, 2, 3, 4, 5, 6])
+        N = M
+        N += M
+        nan = S.SolidBoxWithMass(1.0, 1.0, 1.0, 1.0)
+        nan.SetNaN()
+        return [full(x) for x in made] + [
+            full(M), abc.round(12).tolist(), X.GetAsMatrix4().round(12).tolist(),
+            type(A).__name__, A.get_coeffs().round(12).tolist(), type(L).__name__, L.get_coeffs().round(12).tolist(),
+            full(N), S.Zero().IsZero(), M.IsZero(), S.NaN().IsNaN(), S.NaN().IsZero(), S.Zero().IsNaN(),
+            nan.IsNaN(), repr(S.Zero()), np.isnan(S.NaN().get_mass()),
+            outcome(lambda: S.SolidBoxWithDensity(-1, 1, 1, 1)) != "ok"]
+    out = both(build)
+    if "pydrake" in out:
+        for a, b in zip(out["dynamics_cy"], out["pydrake"]):
+            if isinstance(a, list):
+                np.testing.assert_allclose(a, b, atol=1e-12)
+            else:
+                assert a == b
+    with pytest.raises(ValueError, match="density is not positive"):
+        dc.SpatialInertia.SolidBoxWithDensity(-1.0, 1.0, 1.0, 1.0)
