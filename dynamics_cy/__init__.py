@@ -37,6 +37,8 @@ from .plant import MultibodyPlant
 from .plant_algorithms import JacobianWrtVariable
 from .plant_config import ContactModel, DiscreteContactApproximation, DiscreteContactSolver
 from .pydrake_interop import to_pydrake
+from .scoped_name import ScopedName
+from .shape_inertia import CalcSpatialInertia
 from .spatial_math import (
                        Quaternion,
                        RigidTransform,

@@ -25,9 +25,25 @@ class PlantStateAccess:
             q[j._q_start:j._q_start + j.num_positions()] = j.default_positions()
         return q
 
-    def SetDefaultPositions(self, q) -> None:
-        q = self._vector(q, self._nq, "q")
-        for j in self._joints:
+    def SetDefaultPositions(self, *args, **kwargs) -> None:
+        """SetDefaultPositions(q) or SetDefaultPositions(model_instance, q_instance), positional or by
+        Drake's keywords; after Finalize, with finite values."""
+        self._throw_if_not_finalized("SetDefaultPositions")
+        given = dict(zip(("model_instance", "q_instance") if len(args) == 2 or "q_instance" in kwargs
+                         else ("q",), args)) | kwargs
+        if set(given) == {"q"}:
+            q = self._vector(given["q"], self._nq, "q")
+            joints = self._joints
+        elif set(given) == {"model_instance", "q_instance"}:
+            idx = self._q_index(given["model_instance"])
+            q = self.GetDefaultPositions()
+            q[idx] = self._vector(given["q_instance"], idx.size, "q of the model instance")
+            joints = self._instance_filter(self._joints, given["model_instance"])
+        else:
+            raise TypeError(f"SetDefaultPositions(q) or (model_instance, q_instance), got {sorted(given)}")
+        if not np.all(np.isfinite(q)):
+            raise ValueError("SetDefaultPositions(): the positions must be finite")
+        for j in joints:
             j.set_default_positions(q[j._q_start:j._q_start + j.num_positions()])
 
     def CreateDefaultContext(self) -> Context:

@@ -404,3 +404,100 @@ def test_spatial_inertia_factories_and_api_are_drakes():
                 assert a == b
     with pytest.raises(ValueError, match="density is not positive"):
         dc.SpatialInertia.SolidBoxWithDensity(-1.0, 1.0, 1.0, 1.0)
+
+
+def test_scoped_name_is_drakes():
+    def build(m):
+        S = m.ScopedName
+        d = S.Parse(scoped_name="foo::bar")
+        out = [repr(S()), repr(S(namespace_name="foo", element_name="bar")), repr(S("a::b", "c")), repr(S("", "c")),
+               repr(S.Make(namespace_name="foo", element_name="bar")), repr(S.Make("a::b", "c")),
+               S.Make("a", "b::c"), S.Make("a", ""), S.Make("a::", "c"),
+               repr(S.Join(name1="foo", name2="bar")), repr(S.Join("a::b", "c::d")), repr(S.Join("", "c")),
+               repr(S.Join("a", "")), repr(S.Parse("a::b::c")), repr(S.Parse("c")), repr(S.Parse("::c")),
+               repr(S.Parse("a::")), d.get_namespace(), d.get_element(), d.get_full(), d.to_string(),
+               S().get_full(), S("", "c").get_full(),
+               outcome(lambda: S("a", "b::c")), outcome(lambda: S("::a", "b")), outcome(lambda: d.set_element("a::b")),
+               outcome(lambda: d.set_namespace("::x"))]
+        d.set_namespace("robot1")
+        d.set_element("torso")
+        out += [str(d), repr(d), repr(copy.copy(d))]
+        return out
+    import copy
+    same_on_both(build)
+    with pytest.raises(RuntimeError, match="mis-placed delimiters"):
+        dc.ScopedName("a", "b::c")
+
+
+def test_calc_spatial_inertia_of_shapes_and_meshes_is_drakes(tmp_path):
+    # a closed, outward-wound tetrahedron and a unit cube (as quads) in .obj files
+    tet = tmp_path / "tet.obj"
+    tet.write_text("v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 3 2\nf 1 2 4\nf 1 4 3\nf 2 3 4\n")
+    cube = tmp_path / "cube.obj"
+    cube.write_text("v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nv 0 0 1\nv 1 0 1\nv 1 1 1\nv 0 1 1\n"
+                    "f 1 4 3 2\nf 5 6 7 8\nf 1 2 6 5\nf 2 3 7 6\nf 3 4 8 7\nf 4 1 5 8\n")
+
+    def build(m):
+        shapes = [m.Box(1, 2, 3), m.Sphere(0.5), m.Cylinder(0.1, 0.4), m.Capsule(0.1, 0.4),
+                  m.Mesh(str(tet), 2.0), m.Mesh(str(cube), 0.5)]
+        if hasattr(m, "Ellipsoid"):                    # pydrake's shape; ours takes pydrake's too (below)
+            shapes.append(m.Ellipsoid(0.1, 0.2, 0.3))
+        out = [full(m.CalcSpatialInertia(shape=s, density=2.5)) for s in shapes]
+        out.append(outcome(lambda: m.CalcSpatialInertia(m.HalfSpace(), 1.0)))
+        return out
+    out = both(build)
+    assert out["dynamics_cy"][-1] == "ValueError"
+    np.testing.assert_allclose(out["dynamics_cy"][-2][3][3], 2.5 * 0.125, rtol=1e-12)   # the cube's mass
+    if "pydrake" in out:
+        import pydrake.geometry as pg
+        ours, theirs = out["dynamics_cy"], out["pydrake"]
+        for a, b in zip(ours[:-1], theirs[:-2]):
+            np.testing.assert_allclose(a, b, atol=1e-12)
+        assert theirs[-1] == "ValueError"
+        np.testing.assert_allclose(full(dc.CalcSpatialInertia(pg.Ellipsoid(0.1, 0.2, 0.3), 2.5)), theirs[-2],
+                                   atol=1e-12)
+        np.testing.assert_allclose(full(dc.CalcSpatialInertia(pg.Box(1, 2, 3), density=2.5)), theirs[0], atol=1e-12)
+        mesh = pg.TriangleSurfaceMesh(triangles=(pg.SurfaceTriangle(v0=0, v1=1, v2=2),),
+                                      vertices=((0, 0, 1), (1, 0, 0), (0, 1, 0)))
+        np.testing.assert_allclose(full(dc.CalcSpatialInertia(mesh=mesh, density=2.5)),
+                                   full(pd_tree.CalcSpatialInertia(mesh=mesh, density=2.5)), atol=1e-12)
+
+
+def test_contact_results_plant_and_selection():
+    def build(m):
+        r = m.ContactResults()
+        return [r.plant() is None, r.num_point_pair_contacts(), r.num_hydroelastic_contacts(),
+                r.num_deformable_contacts(), r.SelectHydroelastic(selector=lambda _: True).num_point_pair_contacts()]
+    assert same_on_both(build) == [True, 0, 0, 0, 0]
+    info = dc.PointPairContactInfo(dc.BodyIndex(0), dc.BodyIndex(1), [0, 0, 1.0], [0, 0, 0], 0.0, 0.0, None)
+    plant = dc.MultibodyPlant(0.0)
+    r = dc.ContactResults([info], plant)
+    selected = r.SelectHydroelastic(lambda _: False)
+    assert r.plant() is plant and selected.plant() is plant and selected.point_pair_contact_info(0) is info
+
+
+def test_set_default_positions_per_model_instance():
+    def build(m):
+        p = m.MultibodyPlant(0.0)
+        M = m.SpatialInertia.SolidBoxWithMass(1.0, 0.1, 0.1, 0.1)
+        a, b = p.AddModelInstance("a"), p.AddModelInstance("b")
+        for mi in (a, b):
+            body = p.AddRigidBody("body", mi, M)
+            p.AddJoint(m.RevoluteJoint("j", p.world_frame(), body.body_frame(), [0.0, 0.0, 1.0]))
+        out = [outcome(lambda: p.SetDefaultPositions([0.1, 0.2]))]
+        p.Finalize()
+        p.SetDefaultPositions(model_instance=b, q_instance=[0.7])
+        out.append(p.GetDefaultPositions().tolist())
+        p.SetDefaultPositions(q=[0.3, 0.4])
+        p.SetDefaultPositions(a, [0.5])
+        out += [p.GetDefaultPositions().tolist(), p.GetPositions(p.CreateDefaultContext()).tolist()]
+        return out
+    assert same_on_both(build)[1:] == [[0.0, 0.7], [0.5, 0.4], [0.5, 0.4]]
+    p = dc.MultibodyPlant(0.0)
+    body = p.AddRigidBody("body", dc.SpatialInertia.SolidBoxWithMass(1.0, 0.1, 0.1, 0.1))
+    p.AddJoint(dc.RevoluteJoint("j", p.world_frame(), body.body_frame(), [0.0, 0.0, 1.0]))
+    p.Finalize()
+    with pytest.raises(ValueError, match="expected 1"):              # Drake aborts (a failed condition)
+        p.SetDefaultPositions(dc.default_model_instance(), [0.5, 0.6])
+    with pytest.raises(ValueError, match="finite"):
+        p.SetDefaultPositions([np.nan])
