@@ -165,11 +165,35 @@ class PlantConfig:
     def has_joint(self, joint_index) -> bool:
         """True iff a joint with this index was added and not removed."""
         i = int(joint_index)
-        return 0 <= i < len(self._joints) and self._joints[i] is not None
+        return 0 <= i < len(self._joint_slots) and self._joint_slots[i] is not None
 
     def has_joint_actuator(self, actuator_index) -> bool:
         i = int(actuator_index)
-        return 0 <= i < len(self._actuators) and self._actuators[i] is not None
+        return 0 <= i < len(self._actuator_slots) and self._actuator_slots[i] is not None
+
+    def RemoveJoint(self, joint) -> None:
+        """Removes a joint (before Finalize) whose actuators were removed first. Its index is not reused:
+        has_joint() is False for it and GetJointIndices() skips it, as in Drake."""
+        if joint._plant is not self:
+            raise RuntimeError("This multibody element does not belong to the supplied MultibodyTree.")
+        dependents = [a for a in self._actuators if a.joint() is joint]
+        if dependents:
+            names = ", ".join(f"JointActuator(name: {a.name()}, index: {int(a.index())})" for a in dependents)
+            raise RuntimeError(f"RemoveJoint: joint with index {int(joint.index())} has the following dependent "
+                               f"model elements which must be removed prior to joint removal: [{names}].")
+        self._throw_if_finalized("RemoveJoint")
+        self._joints.remove(joint)
+        self._joint_slots[int(joint.index())] = None
+        joint._plant = None
+
+    def RemoveJointActuator(self, actuator) -> None:
+        """Removes an actuator (before Finalize); its index is not reused, as in Drake."""
+        if actuator._plant is not self:
+            raise RuntimeError("This multibody element does not belong to the supplied MultibodyTree.")
+        self._throw_if_finalized("RemoveJointActuator")
+        self._actuators.remove(actuator)
+        self._actuator_slots[int(actuator.index())] = None
+        actuator._plant = None
 
     # ------------------------------------------------------------------------------------------
     # Floating-base bodies

@@ -501,3 +501,41 @@ def test_set_default_positions_per_model_instance():
         p.SetDefaultPositions(dc.default_model_instance(), [0.5, 0.6])
     with pytest.raises(ValueError, match="finite"):
         p.SetDefaultPositions([np.nan])
+
+
+def test_remove_joint_and_actuator_as_drake():
+    def build(m):
+        p = m.MultibodyPlant(0.0)
+        M = m.SpatialInertia.SolidBoxWithMass(1.0, 0.1, 0.1, 0.1)
+        b, c = p.AddRigidBody("b", M), p.AddRigidBody("c", M)
+        j = p.AddJoint(m.PrismaticJoint("j", p.world_frame(), b.body_frame(), [0.0, 0.0, 1.0]))
+        k = p.AddJoint(m.RevoluteJoint("k", b.body_frame(), c.body_frame(), [0.0, 0.0, 1.0]))
+        a, a2 = p.AddJointActuator("a", j, 1.0), p.AddJointActuator("a2", k, 1.0)
+        out = [outcome(lambda: p.RemoveJoint(j))]
+        p.RemoveJointActuator(actuator=a)
+        out += [p.num_actuators(), p.GetJointActuatorIndices(), p.has_joint_actuator(actuator_index=a.index()),
+                outcome(lambda: p.get_joint_actuator(m.JointActuatorIndex(0)))]
+        p.RemoveJoint(joint=j)
+        out += [p.num_joints(), p.GetJointIndices(), p.HasJointNamed("j"), p.has_joint(j.index()),
+                outcome(lambda: p.get_joint(m.JointIndex(0))), outcome(lambda: p.GetJointByName("j")),
+                outcome(lambda: p.RemoveJoint(j))]
+        j2 = p.AddJoint(m.PrismaticJoint("j", p.world_frame(), b.body_frame(), [0.0, 1.0, 0.0]))
+        p.Finalize()
+        out += [int(j2.index()), p.num_joints(), p.GetJointIndices(), p.num_positions(), a2.input_start(),
+                p.num_actuators(), p.MakeActuationMatrix().tolist(), outcome(lambda: p.RemoveJointActuator(a2)),
+                [p.get_joint(i).name() for i in p.GetJointIndices()]]
+        return out
+    out = same_on_both(build)
+    assert out[5:7] == [1, [dc.JointIndex(1)]] and out[-1] == ["k", "j"]
+
+
+def test_removing_a_joint_leaves_a_free_body_as_drake():
+    def build(m):
+        p = m.MultibodyPlant(0.0)
+        mi = p.AddModelInstance("instance")
+        body = p.AddRigidBody(name="body", model_instance=mi)
+        joint = p.AddJoint(m.PrismaticJoint("joint", p.world_frame(), body.body_frame(), [0, 0, 1]))
+        p.RemoveJoint(joint=joint)
+        p.Finalize()
+        return [p.GetJointIndices(), p.get_joint(m.JointIndex(1)).type_name(), p.num_positions()]
+    assert same_on_both(build) == [[dc.JointIndex(1)], "quaternion_floating", 7]
