@@ -270,6 +270,50 @@ class RigidBody(MultibodyElement):
             raise RuntimeError(f"body '{self._name}' is not a floating base body")
         return self.inboard_joint().velocity_start()
 
+    def floating_position_suffix(self, position_index_in_body: int) -> str:
+        """'qw', 'qx', 'qy', 'qz', 'x', 'y', 'z': the name suffix of a floating base's k-th position."""
+        return self._floating_suffix(("qw", "qx", "qy", "qz", "x", "y", "z"), position_index_in_body)
+
+    def floating_velocity_suffix(self, velocity_index_in_body: int) -> str:
+        return self._floating_suffix(("wx", "wy", "wz", "vx", "vy", "vz"), velocity_index_in_body)
+
+    def _floating_suffix(self, names, k: int) -> str:
+        if not self.is_floating_base_body():
+            raise RuntimeError(f"body '{self._name}' is not a floating base body")
+        if not 0 <= k < len(names):
+            raise IndexError(f"index {k} is not in [0, {len(names)})")
+        return names[k]
+
+    # Mass properties are model parameters here (Drake keeps them in the context): these return the defaults.
+    def get_mass(self, context) -> float:
+        return self.default_mass()
+
+    def CalcCenterOfMassInBodyFrame(self, context) -> np.ndarray:
+        return self.default_com()
+
+    def CalcSpatialInertiaInBodyFrame(self, context) -> SpatialInertia:
+        return self._M
+
+    def CalcCenterOfMassTranslationalVelocityInWorld(self, context) -> np.ndarray:
+        """v_WBcm = v_WBo + w_WB × p_BoBcm_W."""
+        V = self.EvalSpatialVelocityInWorld(context)
+        p_BoBcm_W = self.EvalPoseInWorld(context).rotation().matrix() @ self.default_com()
+        return V.translational() + np.cross(V.rotational(), p_BoBcm_W)
+
+    def EvalSpatialAccelerationInWorld(self, context):
+        """A_WB from the forward dynamics with zero actuation (gravity and damping act), as Drake with no
+        actuation input."""
+        plant = self.GetParentPlant()
+        vdot = plant.CalcForwardDynamics(context, np.zeros(plant.num_velocities()))
+        return plant.CalcSpatialAccelerationsFromVdot(context, vdot)[int(self._index)]
+
+    def CalcCenterOfMassTranslationalAccelerationInWorld(self, context) -> np.ndarray:
+        """a_WBcm = a_WBo + α_WB × r + w_WB × (w_WB × r), r = p_BoBcm_W."""
+        A = self.EvalSpatialAccelerationInWorld(context)
+        w = self.EvalSpatialVelocityInWorld(context).rotational()
+        r = self.EvalPoseInWorld(context).rotation().matrix() @ self.default_com()
+        return A.translational() + np.cross(A.rotational(), r) + np.cross(w, np.cross(w, r))
+
     def EvalPoseInWorld(self, context) -> RigidTransform:
         return self.GetParentPlant().EvalBodyPoseInWorld(context, self)
 

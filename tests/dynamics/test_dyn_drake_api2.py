@@ -539,3 +539,24 @@ def test_removing_a_joint_leaves_a_free_body_as_drake():
         p.Finalize()
         return [p.GetJointIndices(), p.get_joint(m.JointIndex(1)).type_name(), p.num_positions()]
     assert same_on_both(build) == [[dc.JointIndex(1)], "quaternion_floating", 7]
+
+
+def test_body_context_methods_are_drakes():
+    def build(m):
+        p = m.MultibodyPlant(0.0)
+        b = p.AddRigidBody("b", m.SpatialInertia(2.0, [0.1, -0.2, 0.3], m.UnitInertia(0.5, 0.6, 0.7)))
+        c = p.AddRigidBody("c", m.SpatialInertia.SolidBoxWithMass(1.0, 0.1, 0.2, 0.3))
+        p.AddJoint(m.RevoluteJoint("j", b.body_frame(), c.body_frame(), [0.0, 1.0, 0.0], damping=0.3))
+        p.Finalize()
+        ctx = p.CreateDefaultContext()
+        p.SetPositions(ctx, [0.9, 0.1, 0.2, np.sqrt(1 - 0.86), 0.5, 0.6, 0.7, 0.4])
+        p.SetVelocities(ctx, [0.1, -0.2, 0.3, 1.0, 2.0, 3.0, -0.7])
+        out = [b.get_mass(context=ctx), b.CalcCenterOfMassInBodyFrame(ctx).tolist(),
+               full(b.CalcSpatialInertiaInBodyFrame(ctx)),
+               [b.floating_position_suffix(i) for i in range(7)], [b.floating_velocity_suffix(i) for i in range(6)]]
+        for body in (b, c):
+            out += [body.CalcCenterOfMassTranslationalVelocityInWorld(context=ctx).round(10).tolist(),
+                    body.EvalSpatialAccelerationInWorld(ctx).get_coeffs().round(9).tolist(),
+                    body.CalcCenterOfMassTranslationalAccelerationInWorld(ctx).round(9).tolist()]
+        return out
+    same_on_both(build)
