@@ -33,6 +33,23 @@ from .geometry import (
 from .inertia import RotationalInertia, SpatialInertia, UnitInertia
 from .joints import BallRpyJoint, Joint, PlanarJoint, PrismaticJoint, QuaternionFloatingJoint, RevoluteJoint, WeldJoint
 from .parsing import PackageMap, Parser
+from .parsing.collision_filter_groups import CollisionFilterGroups
+from .parsing.model_directives import (
+                       AddCollisionFilterGroup,
+                       AddDirectives,
+                       AddFrame,
+                       AddModel,
+                       AddModelInstance,
+                       AddWeld,
+                       FlattenModelDirectives,
+                       LoadModelDirectives,
+                       LoadModelDirectivesFromString,
+                       ModelDirective,
+                       ModelDirectives,
+                       ModelInstanceInfo,
+                       ProcessModelDirectives,
+)
+from .parsing.scoped_names import GetScopedFrameByName, GetScopedFrameByNameMaybe
 from .plant import MultibodyPlant
 from .plant_algorithms import JacobianWrtVariable
 from .plant_config import ContactModel, DiscreteContactApproximation, DiscreteContactSolver

@@ -4,7 +4,7 @@ query, each checking its numpy arguments and then running the algorithms GIL-fre
 from dynamics_cy._aba cimport aba
 from dynamics_cy._arrays cimport f64, f64_3d, f64_or_null
 from dynamics_cy._com cimport center_of_mass
-from dynamics_cy._crba cimport crba
+from dynamics_cy._crba cimport crba_q
 from dynamics_cy._jacobians cimport bias_spatial_accelerations, point_jacobian, point_translational
 from dynamics_cy._kinematics cimport (body_pose, body_velocity, frame_pose, positions, positions_to, velocities,
                                      velocity_to_qdot)
@@ -117,8 +117,7 @@ cdef class Kernels:
         cdef double* qp = f64(q, self.nq, -1, False, "q")
         cdef double* op = f64(out, self.nv, self.nv, True, "out")
         with nogil:
-            positions(m, d, qp)
-            crba(m, d, op)
+            crba_q(m, d, qp, op)
 
     def frame_pose(self, q, frame, out):
         """out (4, 4) = X_WF(q) for a Frame or FrameIndex."""

@@ -54,8 +54,9 @@ class RobotConfig:
     kuka_driver: KukaDriverConfig = field(default_factory=KukaDriverConfig)
     velocity_gain: NonNegative = 10.0   # 1/s: v_cmd = v_d + gain (q_d − q)
     # package name -> folder or package.xml (whose <name> must be that name; relative paths from the
-    # config's folder), added to the default map (installed packages, e.g. example-robot-data, pydrake's
-    # drake, ROS_PACKAGE_PATH) that resolves package:// URIs of robot.model and of its meshes
+    # config's folder), added to the map (drivers.core.paths.package_map: Drake's default map and the
+    # installed packages, e.g. example-robot-data, ROS_PACKAGE_PATH) that resolves package:// URIs of
+    # robot.model and of its meshes
     package_map: dict[str, str] = field(default_factory=dict)
     # the joints the protocol drives, in its order; every other movable joint is welded at position 0
     # (a Panda's fingers). None: the model's actuated joints, or every movable joint if it has no

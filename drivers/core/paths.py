@@ -1,5 +1,6 @@
 """Where the project's configs live (installed with the package or in the checkout), and the package
-map that resolves a config's `package://` URIs (`robot.package_map` added to Drake's default map)."""
+map that resolves a config's `package://` URIs (`robot.package_map` added to Drake's default map and the
+installed packages)."""
 from __future__ import annotations
 
 from importlib.resources import files
@@ -21,10 +22,12 @@ DEFAULT_ROBOT = CONFIGS / "robots" / "iiwa14.urdf"
 
 
 def package_map(entries: dict[str, str] | None = None, base: Path | None = None) -> PackageMap:
-    """The default PackageMap (installed packages: example-robot-data, pydrake's drake, ROS_PACKAGE_PATH)
-    plus `entries`: package name -> its folder, or -> its package.xml (whose <name> must be that name);
-    relative paths are relative to `base`. RuntimeError naming the entry if one does not fit."""
+    """Drake's default PackageMap (drake, drake_models) with this machine's installed packages
+    (PopulateFromInstalledPackages: example-robot-data, ament prefixes, ROS_PACKAGE_PATH) plus `entries`:
+    package name -> its folder, or -> its package.xml (whose <name> must be that name); relative paths
+    are relative to `base`. RuntimeError naming the entry if one does not fit."""
     pm = PackageMap()
+    pm.PopulateFromInstalledPackages()
     for name, where in (entries or {}).items():
         path = Path(where).expanduser()
         path = path if path.is_absolute() or base is None else base / path

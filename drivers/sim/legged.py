@@ -7,7 +7,9 @@
     robot.push(F_W, duration)        # an external force on the base (a push), for `duration` seconds
     robot.run_realtime(seconds)      # not lockstep: one step and one status per
                                      # time_step of the wall clock, under the newest command (`hil sim`);
-                                     # until the first command the robot hangs still (as on a gantry;
+                                     # until the first command that drives it (a torque, or a PD with
+                                     # kp > 0; the safe command's damping alone does not) the robot
+                                     # hangs still (as on a gantry;
                                      # its clock runs)
 
 The drives model Unitree's low-level command: each step, per joint, τ = tau + kp (q_d − q) + kd
@@ -67,6 +69,7 @@ class SimulatedLeggedRobot:
         self.tau_ff, self.q_d, self.v_d = np.zeros(self.na), np.zeros(self.na), np.zeros(self.na)
         self.kp, self.kd = np.zeros(self.na), np.zeros(self.na)
         self.last_command_ns = None
+        self.released = False          # off the gantry: a command that drives the joints has come (run_realtime)
         self.decoder = MessageDecoder(lcmt_hil_joint_command, command_channel)
         self.contacts = ContactResultsPublisher(self.physics.contact, contact_channel)
         self._next_contact_ns = 0
@@ -106,6 +109,7 @@ class SimulatedLeggedRobot:
             self.kp[:] = 0.0
             self.kd[:] = 0.0
         self.last_command_ns = self.physics.time_ns
+        self.released = self.released or not msg.num_pd or max(msg.kp) > 0
 
     def step_lockstep(self) -> None:
         """Lockstep, the simulator's half of a tick (hil.loop's scheduler, after the loop's update): the
@@ -147,7 +151,7 @@ class SimulatedLeggedRobot:
         while (steps is None or n < steps) and not (stop is not None and stop()):
             while self.lc.handle_timeout(0) > 0:
                 pass
-            if self.last_command_ns is None:         # before the first command the robot hangs still,
+            if not self.released:                    # before the first command that drives it, the robot hangs still,
                 self.physics.hold()                  # its clock running (the status's utime advances)
             else:
                 try:

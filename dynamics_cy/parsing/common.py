@@ -28,11 +28,52 @@ class ModelParser:
     """Base of the format parsers: the plant, the document, the options and the diagnostics."""
 
     def __init__(self, plant, xml: XmlSource, base_dir: str | None, options):
-        self.plant, self.xml, self.base_dir = plant, xml, base_dir
+        self.plant, self.xml, self.base_dir, self.options = plant, xml, base_dir, options
         self.package_map, self.diagnostics = options.package_map(), options.diagnostics
         self.unresolved: list[tuple[str, str]] = []       # (mesh URI, why it does not resolve)
         self.strict_inertia = options.nonphysical_inertia == "error"
         self.strict = options.strict
+
+    def add_model_instance(self, element, name: str):
+        """The model instance of a model named `name` in its file, named as the Parser names it (its
+        model_name_prefix or a directive's namespace, a directive's name, auto-renaming)."""
+        try:
+            return self.plant.AddModelInstance(self.options._model_name(name))
+        except RuntimeError as e:
+            raise self.xml.error(element, str(e)) from None
+
+    def record_collision_filter_groups(self, container) -> None:
+        """The model's <drake:collision_filter_group>s, scoped by the model instance's name, recorded for
+        Parser.GetCollisionFilterGroups (URDF names in attributes, SDFormat as text)."""
+        model = self.plant.GetModelInstanceName(self.instance)
+        for group in container.findall("drake:collision_filter_group"):
+            if (group.get("ignore") or "").strip().lower() in ("true", "1"):
+                continue
+            if not group.get("name"):
+                raise self.xml.error(group, "<drake:collision_filter_group> needs a name attribute")
+
+            def names(tag, attribute, group=group):
+                out = []
+                for el in group.findall(tag):
+                    name = el.get(attribute) if el.get(attribute) is not None else (el.text or "").strip()
+                    if not name:
+                        raise self.xml.error(el, f"<{tag}> names nothing")
+                    out.append((el, name))
+                return out
+            members = names("drake:member", "link")
+            for el, link in members:
+                if not self.plant.HasBodyNamed(link, self.instance):
+                    raise self.xml.error(el, f"collision filter group '{group.get('name')}': member '{link}' is "
+                                             f"not a link of model '{model}'")
+            scoped = f"{model}::{group.get('name')}"
+            try:
+                self.options._collision_resolver.add_group(
+                    scoped, [f"{model}::{link}" for _, link in members],
+                    [f"{model}::{g}" for _, g in names("drake:member_group", "name")])
+            except ValueError as e:
+                raise self.xml.error(group, str(e)) from None
+            for _, ignored in names("drake:ignored_collision_filter_group", "name"):
+                self.options._collision_resolver.add_pair(scoped, f"{model}::{ignored}")
 
     def warn(self, element, message: str, drake_warns: bool = True) -> None:
         """A diagnostic (logged and kept in parser.diagnostics); an error under SetStrictParsing() where

@@ -4,13 +4,20 @@ Drake's semantics (multibody/parsing/package_map.cc): a package is a directory h
 ``package.xml`` whose ``<name>`` names it; adding a name twice with inequivalent directories is an
 error (a crawl keeps the first and warns); a ``<export><deprecated>`` makes GetPath warn.
 
-The default map (``PackageMap()``) holds what a user of this machine expects to resolve: pydrake's
-``drake`` package when pydrake is installed (as pydrake's own default map), every package installed
-as ``share/<dir>/package.xml`` under this Python's prefixes (its own and the cmeel prefix where pip
-puts example-robot-data and Pinocchio) and under ``AMENT_PREFIX_PATH``, by its manifest's name and by
-``<dir>`` (ament's layout; example-robot-data's URDFs say ``package://example-robot-data`` but its
-manifest ``example_robot_descriptions``), and the packages of ``ROS_PACKAGE_PATH`` (ROS's crawl rules,
-as PopulateFromRosPackagePath). ``PackageMap.MakeEmpty()`` has none.
+The default map (``PackageMap()``) holds what pydrake's holds: ``drake`` (Drake's resource root:
+``DRAKE_RESOURCE_ROOT`` when it is a Drake resource root, else the installed pydrake's share/) and the
+remote ``drake_models`` (``drake_models.json`` beside Drake's parser), when Drake's resources are
+there; ``PackageMap.MakeEmpty()`` has none. ``PopulateFromInstalledPackages()`` adds what a user of
+this machine expects to resolve: every package installed as ``share/<dir>/package.xml`` under this
+Python's prefixes (its own and the cmeel prefix where pip puts example-robot-data and Pinocchio) and
+under ``AMENT_PREFIX_PATH``, by its manifest's name and by ``<dir>`` (ament's layout;
+example-robot-data's URDFs say ``package://example-robot-data`` but its manifest
+``example_robot_descriptions``), and the packages of ``ROS_PACKAGE_PATH`` (ROS's crawl rules, as
+PopulateFromRosPackagePath).
+
+A remote package (``AddRemote``, Drake's ``drake_models``) is never downloaded here: it resolves to
+Drake's download cache (``<cache>/drake/package_map/<sha256>-<sha256(strip_prefix)>``, the cache
+found as Drake finds it) when pydrake or Drake already fetched it; otherwise GetPath says so.
 
 Hand-written because it must be Drake's (its crawl rules, URI rule and messages): rospkg (PyPI)
 crawls ROS_PACKAGE_PATH with ROS 1's markers (CATKIN_IGNORE, rospack_nosubdirs, not AMENT_IGNORE or
@@ -18,8 +25,8 @@ COLCON_IGNORE) and knows nothing of URIs; ament_index_python comes with ROS 2, n
 """
 from __future__ import annotations
 
+import copy
 import functools
-import importlib.util
 import logging
 import os
 import re
@@ -27,6 +34,8 @@ import sys
 import sysconfig
 import xml.etree.ElementTree as ET
 from pathlib import Path
+
+from .remote import RemoteParams, drake_models_params, drake_resource_root, find_in_cache, not_fetched_error
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +59,9 @@ def _manifest(package_xml: str) -> tuple[str, str | None]:
     return name, message
 
 
-def _same_dir(a: str, b: str) -> bool:
+def _same_dir(a: str | None, b: str | None) -> bool:
+    if a is None or b is None:          # a remote package not found locally is no local directory
+        return False
     try:
         return os.path.samefile(a, b)
     except OSError:
@@ -58,20 +69,45 @@ def _same_dir(a: str, b: str) -> bool:
 
 
 class PackageMap:
-    """Maps ROS-style package names to directories (Drake's names and semantics)."""
+    """Maps ROS-style package names to directories (Drake's names and semantics).
 
-    def __init__(self):
-        self._paths: dict[str, str] = {}
+    PackageMap() is Drake's default map (drake, drake_models); PackageMap(other) a copy of `other`;
+    PackageMap.MakeEmpty() an empty map. PopulateFromInstalledPackages() adds this machine's installed
+    packages (example-robot-data, ROS and ament packages)."""
+
+    RemoteParams = RemoteParams
+
+    def __init__(self, other: "PackageMap | None" = None):
+        self._paths: dict[str, str | None] = {}        # None: a remote package not found locally yet
         self._deprecated: dict[str, str | None] = {}
-        for name, (path, deprecated) in _default_packages(os.environ.get("ROS_PACKAGE_PATH", ""),
-                                                          os.environ.get("AMENT_PREFIX_PATH", "")).items():
-            self._paths[name], self._deprecated[name] = path, deprecated
+        self._remote: dict[str, RemoteParams] = {}
+        if other is not None:
+            self._paths, self._deprecated = dict(other._paths), dict(other._deprecated)
+            self._remote = {n: copy.copy(r) for n, r in other._remote.items()}
+            return
+        root = drake_resource_root()
+        if root is None:
+            return
+        self.AddPackageXml(os.path.join(root, "drake", "package.xml"))
+        local_models = os.path.join(root, "drake_models", "package.xml")     # Drake's runfiles layout
+        if os.path.isfile(local_models):
+            self.AddPackageXml(local_models)
+            return
+        params = drake_models_params(os.path.join(root, "drake", "multibody", "parsing", "drake_models.json"))
+        if params is not None:
+            self.AddRemote("drake_models", copy.copy(params))
 
     @staticmethod
     def MakeEmpty() -> "PackageMap":
         pm = PackageMap.__new__(PackageMap)
-        pm._paths, pm._deprecated = {}, {}
+        pm._paths, pm._deprecated, pm._remote = {}, {}, {}
         return pm
+
+    def __copy__(self) -> "PackageMap":
+        return PackageMap(self)
+
+    def __deepcopy__(self, memo) -> "PackageMap":
+        return PackageMap(self)
 
     # --- look-up -------------------------------------------------------------------------------
     def size(self) -> int:
@@ -84,15 +120,28 @@ class PackageMap:
         return package_name in self._paths
 
     def GetPath(self, package_name: str) -> str:
-        """The package's directory; warns if the package is deprecated."""
+        """The package's directory; warns if the package is deprecated. A remote package's directory is
+        Drake's download cache's copy (RuntimeError if it is not there: nothing is downloaded here)."""
         self._require(package_name, "GetPath")
         if self._deprecated.get(package_name) is not None:
             log.warning("PackageMap: Package '%s' is deprecated: %s", package_name, self._deprecated[package_name])
-        return self._paths[package_name]
+        path = self._paths[package_name]
+        if path is None:
+            path = find_in_cache(self._remote[package_name])
+            if path is None:
+                raise not_fetched_error(package_name, self._remote[package_name])
+            self._paths[package_name] = path
+        return path
 
     def GetDeprecated(self, package_name: str) -> str | None:
         self._require(package_name, "GetDeprecated")
         return self._deprecated.get(package_name)
+
+    def GetRemoteParams(self, package_name: str) -> RemoteParams | None:
+        """The params a package was added with by AddRemote, or None for a local package (ours)."""
+        self._require(package_name, "GetRemoteParams")
+        remote = self._remote.get(package_name)
+        return None if remote is None else copy.copy(remote)
 
     def ResolveUrl(self, url: str, relative_to: str | None = None) -> str:
         """The existing file a URL names (package://, model://, file://, or a path relative to
@@ -112,7 +161,10 @@ class PackageMap:
             elif scheme in ("package", "model"):
                 if package not in self._paths:
                     return url, f"URI '{url}' refers to unknown package '{package}'"
-                path = os.path.join(self.GetPath(package), rest)
+                try:
+                    path = os.path.join(self.GetPath(package), rest)
+                except RuntimeError as e:
+                    return url, str(e)
             else:
                 return url, (f"URI '{url}' specifies an unsupported scheme; supported schemes are 'file://', "
                              "'model://', and 'package://'.")
@@ -134,6 +186,9 @@ class PackageMap:
         if not os.path.isdir(path):
             raise RuntimeError(f"PackageMap::Add cannot add '{package_name}' because directory '{path}' does "
                                "not exist")
+        if package_name in self._remote:
+            raise RuntimeError(f"PackageMap::Add() cannot add '{package_name}' because the existing path is remote "
+                               f"('{self._remote[package_name].urls[0]}') but the the new path is local ('{path}')")
         old = self._paths.get(package_name)
         if old is not None and not _same_dir(old, path):
             raise RuntimeError(f"PackageMap already contains package '{package_name}' at '{old}'; cannot add it "
@@ -141,9 +196,33 @@ class PackageMap:
         if old is None:
             self._paths[package_name], self._deprecated[package_name] = path, None
 
+    def AddRemote(self, package_name: str, params: RemoteParams) -> None:
+        """Declares a remote package (Drake's AddRemote): checked, recorded, never downloaded. GetPath finds
+        it in Drake's download cache once pydrake (or Drake) has fetched it, and raises otherwise."""
+        params = copy.copy(params)
+        params.urls = list(params.urls)
+        params.check(package_name)
+        if package_name in self._paths:
+            old = self._remote.get(package_name)
+            if old is None:
+                raise RuntimeError(f"PackageMap::AddRemote() cannot add '{package_name}' because the existing path "
+                                   f"is local ('{self._paths[package_name]}') but the the new path is remote "
+                                   f"('{params.urls[0]}')")
+            if old != params:
+                raise RuntimeError(f"PackageMap::AddRemote() cannot add '{package_name}' because the remote package "
+                                   f"parameters differ ({old.ToJson()} vs {params.ToJson()})")
+            return
+        self._paths[package_name], self._deprecated[package_name] = None, None
+        self._remote[package_name] = params
+
     def AddMap(self, other_map: "PackageMap") -> None:
         for name in other_map.GetPackageNames():
-            self.Add(name, other_map._paths[name])
+            if name in other_map._remote:
+                self.AddRemote(name, other_map._remote[name])
+                if self._paths[name] is None and other_map._paths[name] is not None:
+                    self._paths[name] = other_map._paths[name]       # already found in the cache
+            else:
+                self.Add(name, other_map._paths[name])
             if other_map._deprecated.get(name) is not None and self._deprecated.get(name) is None:
                 self._deprecated[name] = other_map._deprecated[name]
 
@@ -176,6 +255,22 @@ class PackageMap:
             if folder:
                 self._crawl(folder, stop_at_package=True, stop_markers=ROS_STOP_MARKERS)
 
+    def PopulateFromInstalledPackages(self) -> None:
+        """Adds this machine's installed packages (ours; Drake has no such method): every
+        share/<dir>/package.xml under this Python's prefixes (its own, and the cmeel prefix where pip puts
+        example-robot-data and Pinocchio) and under AMENT_PREFIX_PATH, by its manifest's name and by <dir>
+        (ament's layout: example-robot-data's URDFs say package://example-robot-data, its manifest
+        example_robot_descriptions), then the packages of ROS_PACKAGE_PATH (PopulateFromRosPackagePath).
+        As a crawl: a package already mapped keeps its path (a different one is a warning). The search is
+        done once per process and environment."""
+        found = _installed_packages(os.environ.get("ROS_PACKAGE_PATH", ""), os.environ.get("AMENT_PREFIX_PATH", ""))
+        for name, (path, deprecated) in found.items():
+            if name not in self._paths:
+                self._paths[name], self._deprecated[name] = path, deprecated
+            elif not _same_dir(self._paths[name], path):
+                log.warning("PackageMap is ignoring newly-found path '%s' for package '%s' (it is at '%s')",
+                            path, name, self._paths[name] or self._remote[name].urls[0])
+
     # --- changing --------------------------------------------------------------------------------
     def SetDeprecated(self, package_name: str, deprecated_message: str | None) -> None:
         self._require(package_name, "SetDeprecated")
@@ -184,9 +279,11 @@ class PackageMap:
     def Remove(self, package_name: str) -> None:
         self._require(package_name, "Remove")
         del self._paths[package_name], self._deprecated[package_name]
+        self._remote.pop(package_name, None)
 
     def to_string(self) -> str:
-        return "PackageMap:\n" + "".join(f"  - {n}: {self._paths[n]}\n" for n in self.GetPackageNames())
+        return "PackageMap:\n" + "".join(f"  - {n}: {self._paths[n] or self._remote[n].urls[0]}\n"
+                                         for n in self.GetPackageNames())
 
     def __repr__(self) -> str:
         return f"PackageMap({self.size()} packages: {', '.join(self.GetPackageNames())})"
@@ -240,14 +337,9 @@ def _share_dirs(ament_prefix_path: str) -> list[str]:
 
 
 @functools.lru_cache(maxsize=4)
-def _default_packages(ros_package_path: str, ament_prefix_path: str) -> dict:
-    """name -> (path, deprecation) of the default map; computed once per environment."""
+def _installed_packages(ros_package_path: str, ament_prefix_path: str) -> dict:
+    """name -> (path, deprecation) of PopulateFromInstalledPackages; computed once per environment."""
     pm = PackageMap.MakeEmpty()
-    spec = importlib.util.find_spec("pydrake")          # found without importing pydrake
-    if spec is not None and spec.submodule_search_locations:
-        drake_share = os.path.join(list(spec.submodule_search_locations)[0], "share", "drake")
-        if os.path.isfile(os.path.join(drake_share, "package.xml")):
-            pm._paths["drake"], pm._deprecated["drake"] = drake_share, None
     for share in _share_dirs(ament_prefix_path):
         for entry in sorted(os.scandir(share), key=lambda e: e.name):
             if entry.is_dir() and os.path.isfile(os.path.join(entry.path, "package.xml")):

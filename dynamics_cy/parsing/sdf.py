@@ -120,10 +120,7 @@ class SdfParser(ModelParser):
         name = model.get("name")
         if not name:
             raise self.xml.error(model, "<model> needs a name attribute")
-        try:
-            self.instance = self.plant.AddModelInstance(name)
-        except RuntimeError as e:
-            raise self.xml.error(model, str(e)) from None
+        self.instance = self.add_model_instance(model, name)
         self._resolve_frames(model)
         X_WM, _ = self._pose(model)
         self.X_WM = X_WM
@@ -143,14 +140,14 @@ class SdfParser(ModelParser):
         bodies["world"] = self.plant.world_body()
         self.plant.AddFrame(FixedOffsetFrame(MODEL_FRAME, bodies[self._link_of(MODEL_FRAME, model)].body_frame(),
                                              self._X_link(self._link_of(MODEL_FRAME, model)).inverse(), self.instance))
-        for frame in model.findall("frame"):
+        has_parent = set()
+        for joint in model.findall("joint"):
+            has_parent.add(self._joint(joint, bodies, model))
+        for frame in model.findall("frame"):          # after the joints' frames, in Drake's order
             fname = frame.get("name")
             link = self._link_of(fname, model)
             self.plant.AddFrame(FixedOffsetFrame(fname, bodies[link].body_frame(),
                                                  self._X_link(link).inverse() @ self.X_M[fname], self.instance))
-        has_parent = set()
-        for joint in model.findall("joint"):
-            has_parent.add(self._joint(joint, bodies, model))
         if model.findtext("static", "false").strip() == "true":
             self._weld_static(model, bodies, X_WM)
         else:
@@ -159,6 +156,7 @@ class SdfParser(ModelParser):
                     self.plant.SetDefaultFreeBodyPose(body, X_WM @ self._X_link(lname))
         for link in model.findall("link"):
             self._geometry(link, bodies[link.get("name")])
+        self.record_collision_filter_groups(model)
         return self.instance
 
     def _weld_static(self, model, bodies: dict, X_WM: RigidTransform) -> None:

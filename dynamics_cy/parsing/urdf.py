@@ -1,6 +1,6 @@
 """URDF into a MultibodyPlant, following Drake's URDF parser.
 
-A link named ``world`` is the world body. Each joint gets a frame on its parent named
+A link named ``world`` is the world body (declared or not, as in Drake). Each joint gets a frame on its parent named
 ``<joint>_parent`` at the joint origin; the child frame is the child link's frame. Actuators come
 from SimpleTransmissions, with the effort limit of the joint (a zero limit skips the actuator). A
 floating joint is ignored with a warning, as Drake does: its child stays a free body.
@@ -24,10 +24,10 @@ DEFAULT_RGBA = np.array([0.9, 0.9, 0.9, 1.0])
 # Drake's URDF extensions read here; the children of <drake:proximity_properties> other than the
 # friction coefficients are contact parameters of Drake's solvers and are ignored quietly.
 DRAKE_READ = {"drake:capsule", "drake:proximity_properties", "drake:mu_static", "drake:mu_dynamic",
-              "drake:rotor_inertia", "drake:gear_ratio"}
+              "drake:rotor_inertia", "drake:gear_ratio", "drake:collision_filter_group", "drake:member",
+              "drake:member_group", "drake:ignored_collision_filter_group"}
 DRAKE_IGNORED_WHY = {
     "drake:controller_gains": "Drake's discrete plant PD-controls such actuators; here actuation is torque",
-    "drake:collision_filter_group": "collision filtering is not modelled",
 }
 
 
@@ -76,10 +76,7 @@ class UrdfParser(ModelParser):
             raise self.xml.error(root, "<robot> needs a name attribute")
         for m in root.findall("material"):
             self.materials[m.get("name", "")] = self._material_rgba(m)
-        try:
-            self.instance = self.plant.AddModelInstance(name)
-        except RuntimeError as e:
-            raise self.xml.error(root, str(e)) from None
+        self.instance = self.add_model_instance(root, name)
         self._drake_extensions(root)
         geometry = []
         for link in root.findall("link"):
@@ -102,6 +99,7 @@ class UrdfParser(ModelParser):
             self._transmission(t, joint_info)
         for link, body in geometry:
             self._geometry(link, body)
+        self.record_collision_filter_groups(root)
         self.report_unresolved()
         return self.instance
 
@@ -241,6 +239,8 @@ class UrdfParser(ModelParser):
         name = el.get("link") if el is not None else None
         if not name:
             raise self.xml.error(joint, f"joint '{joint.get('name')}' needs <{tag} link=...>")
+        if name == "world":         # the world, declared as a link or not (Drake's GetBodyForElement)
+            return self.plant.world_body()
         if name not in self.links:
             raise self.xml.error(el, f"joint '{joint.get('name')}': {tag} link '{name}' is not defined")
         return self.links[name]

@@ -70,8 +70,9 @@ LEGGED = {
 
 
 def example_robot_data_root() -> Path | None:
-    """The example-robot-data package folder as Drake's default PackageMap finds it, if installed."""
-    pm = PackageMap()
+    """The example-robot-data package folder, if installed (PackageMap.PopulateFromInstalledPackages)."""
+    pm = PackageMap.MakeEmpty()
+    pm.PopulateFromInstalledPackages()
     return Path(pm.GetPath("example-robot-data")) if pm.Contains("example-robot-data") else None
 
 

@@ -341,16 +341,20 @@ def test_sweep_strict_parsing_refuses_what_pydrakes_refuses(sweep, robot_data):
 
 
 def dynamics_errors(ours, peer_M, peer_g, peer_id, seeds=(0, 1)):
-    """Max relative errors of M, τ_g and inverse dynamics against a peer's at random states."""
+    """Max relative errors of M (the facade's and the kernel's), τ_g and inverse dynamics against a
+    peer's at random states."""
     c, k = ours.CreateDefaultContext(), ours.kernels()
+    n = ours.num_velocities()
     err = 0.0
     for seed in seeds:
         q, v, vdot, _ = random_state(ours, seed)
         ours.SetPositions(c, q)
         ours.SetVelocities(c, v)
-        tau = np.zeros(ours.num_velocities())
+        tau, M = np.zeros(n), np.zeros((n, n))
         k.inverse_dynamics(q, v, vdot, tau)
-        err = max(err, relerr(ours.CalcMassMatrix(c), peer_M(q)), relerr(ours.CalcGravityGeneralizedForces(c),
+        k.mass_matrix(q, M)
+        Mp = peer_M(q)
+        err = max(err, relerr(ours.CalcMassMatrix(c), Mp), relerr(M, Mp), relerr(ours.CalcGravityGeneralizedForces(c),
                   peer_g(q)), relerr(tau, peer_id(q, v, vdot)))
     return err
 

@@ -1,4 +1,8 @@
-"""PackageMap against pydrake's on the same package trees, its default search, and meshes of installed models."""
+"""PackageMap against pydrake's on the same package trees, its default map, remote packages, the installed
+packages, and meshes of installed models."""
+import copy
+import hashlib
+import json
 import logging
 import os
 
@@ -98,22 +102,114 @@ def test_resolve_url_agrees_with_drake(tree):
             theirs.ResolveUrl(url)
 
 
-def test_default_map_has_pydrakes_package_and_installed_ones(robot_data):
-    pm = PackageMap()
-    assert os.path.samefile(pm.GetPath("example-robot-data"), robot_data)
+def resource_root(root, models_json=None):
+    """A Drake resource root as FindResource accepts it: drake/ with its sentinel and package.xml."""
+    package(root / "drake", "drake")
+    (root / "drake" / ".drake-find_resource-sentinel").write_text("")
+    if models_json is not None:
+        (root / "drake" / "multibody" / "parsing").mkdir(parents=True)
+        (root / "drake" / "multibody" / "parsing" / "drake_models.json").write_text(json.dumps(models_json))
+    return root
+
+
+MODELS = {"urls": ["https://example.com/models.tar.gz"], "sha256": "ab" * 32, "strip_prefix": "models-1"}
+
+
+def test_default_map_is_pydrakes(monkeypatch):
+    pydrake = pytest.importorskip("pydrake.multibody.parsing", reason="pydrake is not installed (pip install drake)")
+    monkeypatch.delenv("DRAKE_RESOURCE_ROOT", raising=False)
+    ours, theirs = PackageMap(), pydrake.PackageMap()
+    assert ours.GetPackageNames() == sorted(theirs.GetPackageNames()) == ["drake", "drake_models"]
+    assert os.path.samefile(ours.GetPath("drake"), theirs.GetPath("drake"))
+    assert ours.GetRemoteParams("drake_models").urls[0].startswith("https://github.com/RobotLocomotion/models/")
     assert PackageMap.MakeEmpty().size() == 0
+    copied = PackageMap(other=ours)
+    copied.Remove("drake")
+    assert ours.Contains("drake") and copy.copy(ours).size() == copy.deepcopy(ours).size() == 2
+
+
+def test_default_map_honours_drake_resource_root(tmp_path, monkeypatch, caplog):
+    root = resource_root(tmp_path / "root", MODELS)
+    monkeypatch.setenv("DRAKE_RESOURCE_ROOT", str(root))
+    pm = PackageMap()
+    assert pm.GetPackageNames() == ["drake", "drake_models"]
+    assert os.path.samefile(pm.GetPath("drake"), root / "drake")
+    assert pm.GetRemoteParams("drake_models") == PackageMap.RemoteParams(**MODELS)
+    package(root / "drake_models", "drake_models")        # Drake's runfiles layout: a local drake_models
+    assert os.path.samefile(PackageMap().GetPath("drake_models"), root / "drake_models")
+    (root / "drake" / ".drake-find_resource-sentinel").unlink()   # not a resource root: ignored, as in Drake
+    monkeypatch.setenv("DRAKE_RESOURCE_ROOT", f"{root}/")        # a new value: judged again
+    with caplog.at_level(logging.WARNING, logger="dynamics_cy"):
+        pm = PackageMap()
+    assert "ignoring DRAKE_RESOURCE_ROOT" in caplog.text and "sentinel" in caplog.text
+    assert not pm.Contains("drake") or not os.path.samefile(pm.GetPath("drake"), root / "drake")
+
+
+def test_remote_params_and_json_are_drakes():
+    params = PackageMap.RemoteParams(urls=["file:///tmp/missing.zip"], sha256="0" * 64, archive_type="zip",
+                                     strip_prefix="prefix")
+    assert params.ToJson() == ('{"archive_type":"zip","sha256":"' + "0" * 64 + '","strip_prefix":"prefix",'
+                               '"urls":["file:///tmp/missing.zip"]}')
+    assert copy.deepcopy(params) == params and "missing.zip" in repr(params)
     try:
         from pydrake.multibody.parsing import PackageMap as DrakePackageMap
     except ImportError:
         return
-    assert os.path.samefile(pm.GetPath("drake"), DrakePackageMap().GetPath("drake"))
+    for kw in ({"urls": ["https://a/b.zip"], "sha256": "1" * 64}, {**MODELS, "archive_type": "gztar"}):
+        assert PackageMap.RemoteParams(**kw).ToJson() == DrakePackageMap.RemoteParams(**kw).ToJson()
+
+
+def test_add_remote_records_and_resolves_from_drakes_cache_only(tmp_path, monkeypatch):
+    monkeypatch.setenv("TEST_TMPDIR", str(tmp_path))               # Drake's cache: $TEST_TMPDIR/.cache/drake
+    params = PackageMap.RemoteParams(**MODELS)
+    pm = PackageMap.MakeEmpty()
+    for bad, message in ((dict(MODELS, urls=[]), "at least one URL"),
+                         (dict(MODELS, urls=["ftp://x"]), "unsupported URL"),
+                         (dict(MODELS, sha256="xyz"), "invalid sha256"),
+                         (dict(MODELS, archive_type="rar"), "unsupported archive type")):
+        with pytest.raises(ValueError, match=message):
+            pm.AddRemote("m", PackageMap.RemoteParams(**bad))
+    pm.AddRemote(package_name="m", params=params)
+    assert pm.Contains("m") and pm.GetPackageNames() == ["m"]
+    with pytest.raises(RuntimeError, match="remote .*downloads nothing.*Drake's download cache"):
+        pm.GetPath("m")
+    with pytest.raises(RuntimeError, match="downloads nothing"):
+        pm.ResolveUrl("package://m/model.urdf")
+    pm.AddRemote("m", PackageMap.RemoteParams(**MODELS))          # the same params again: no change
+    with pytest.raises(RuntimeError, match="remote package parameters differ"):
+        pm.AddRemote("m", PackageMap.RemoteParams(**dict(MODELS, strip_prefix="other")))
+    with pytest.raises(RuntimeError, match="existing path is remote"):
+        pm.Add("m", str(tmp_path))
+    fetched = tmp_path / ".cache" / "drake" / "package_map" / f"{'ab' * 32}-{hashlib.sha256(b'models-1').hexdigest()}"
+    (fetched / "urdf").mkdir(parents=True)
+    (fetched / "urdf" / "model.urdf").write_text("<robot name='r'/>")
+    assert os.path.samefile(pm.GetPath("m"), fetched)
+    assert os.path.samefile(pm.ResolveUrl("package://m/urdf/model.urdf"), fetched / "urdf" / "model.urdf")
+    other = PackageMap.MakeEmpty()
+    other.AddMap(pm)
+    assert other.GetRemoteParams("m") == params and os.path.samefile(other.GetPath("m"), fetched)
+    local = PackageMap.MakeEmpty()
+    local.Add("m", str(tmp_path))
+    with pytest.raises(RuntimeError, match="existing path is local"):
+        local.AddMap(pm)
+
+
+def test_installed_packages_are_added_on_request(robot_data):
+    pm = PackageMap()
+    assert not pm.Contains("example-robot-data")          # Drake's default map: drake, drake_models only
+    pm.PopulateFromInstalledPackages()
+    assert os.path.samefile(pm.GetPath("example-robot-data"), robot_data)
+    assert pm.Contains("example_robot_descriptions") and {"drake", "drake_models"} <= set(pm.GetPackageNames())
+    from drivers.core.paths import package_map  # what the stack's configs resolve with
+    assert os.path.samefile(package_map().GetPath("example-robot-data"), robot_data)
 
 
 @pytest.mark.parametrize("model", ["panda_description/urdf/panda.urdf", "baxter_description/urdf/baxter.urdf",
                                    "g1_description/urdf/g1_29dof_rev_1_0.urdf"])
-def test_installed_models_find_their_meshes_by_default(robot_data, model):
+def test_installed_models_find_their_meshes(robot_data, model):
     plant = MultibodyPlant(0.0)
-    parser = Parser(plant)                                 # no package added by hand
+    parser = Parser(plant)
+    parser.package_map().PopulateFromInstalledPackages()
     parser.AddModels(str(robot_data / "robots" / model))
     assert not [d for d in parser.diagnostics if "did not resolve" in d]
     meshes = [g.shape.filename() for b in plant._bodies for g in plant.GetVisualGeometriesForBody(b)
@@ -126,6 +222,7 @@ def test_a_model_with_malformed_uris_gets_one_warning(robot_data):
     Drake's URI rule does not resolve either): one warning with the count, not one per mesh."""
     plant = MultibodyPlant(0.0)
     parser = Parser(plant)
+    parser.package_map().PopulateFromInstalledPackages()
     parser.AddModels(str(robot_data / "robots" / "talos_data" / "robots" / "talos_full_v2.urdf"))
     unresolved = [d for d in parser.diagnostics if "did not resolve" in d]
     assert len(unresolved) == 1
@@ -133,15 +230,18 @@ def test_a_model_with_malformed_uris_gets_one_warning(robot_data):
     assert int(unresolved[0].split(": ", 1)[1].split()[0]) > 50
 
 
-def test_default_map_searches_ros_package_path_and_ament_prefixes(tree, tmp_path, monkeypatch):
+def test_installed_packages_search_ros_package_path_and_ament_prefixes(tree, tmp_path, monkeypatch):
     prefix = tmp_path / "install"
     package(prefix / "share" / "my-robot", "my_robot_description")    # ament layout, name != directory
     monkeypatch.setenv("ROS_PACKAGE_PATH", str(tree))
     monkeypatch.setenv("AMENT_PREFIX_PATH", str(prefix))
-    pm = PackageMap()
+    pm = PackageMap.MakeEmpty()
+    pm.PopulateFromInstalledPackages()
     assert {"a", "old", "my_robot_description", "my-robot"} <= set(pm.GetPackageNames())
     assert not pm.Contains("a_inner") and not pm.Contains("c")            # ROS's crawl rules
     assert os.path.samefile(pm.GetPath("my-robot"), pm.GetPath("my_robot_description"))
     monkeypatch.delenv("ROS_PACKAGE_PATH")
     monkeypatch.delenv("AMENT_PREFIX_PATH")
-    assert not PackageMap().Contains("my-robot")
+    pm = PackageMap.MakeEmpty()
+    pm.PopulateFromInstalledPackages()
+    assert not pm.Contains("my-robot")

@@ -8,6 +8,7 @@ from dynamics_cy import (
     Box,
     Capsule,
     Cylinder,
+    FrameIndex,
     Mesh,
     MultibodyPlant,
     PackageMap,
@@ -99,6 +100,28 @@ def test_every_urdf_joint_type_and_its_attributes():
     plane.set_pose(ctx, [0.3, -0.4], 0.0)
     p = plant.EvalBodyPoseInWorld(ctx, plant.GetBodyByName("f")).translation()
     assert p[0] == pytest.approx(0.0, abs=1e-15) and np.hypot(p[1], p[2]) == pytest.approx(0.5)
+
+
+def test_a_joint_may_name_the_world_as_parent_without_declaring_it():
+    # Drake's acrobot.urdf is written so: <parent link="world"/> with no <link name="world"/>
+    undeclared = robot(link("a"), link("b"),
+                       joint("shoulder", "revolute", "world", "a", '<origin xyz="0 0.15 0"/><axis xyz="0 1 0"/>'),
+                       joint("elbow", "revolute", "a", "b", '<origin xyz="0 0 -1"/><axis xyz="0 1 0"/>'))
+    declared = undeclared.replace(link("a"), '<link name="world"/>' + link("a"), 1)
+    frames = []
+    for text in (undeclared, declared):
+        plant, parser, _ = parse(text)
+        assert (plant.num_bodies(), plant.num_joints(), plant.num_positions()) == (3, 2, 2)
+        shoulder = plant.GetJointByName("shoulder")
+        assert shoulder.parent_body().index() == plant.world_body().index()
+        assert shoulder.frame_on_parent().name() == "shoulder_parent"
+        assert not plant.GetBodyByName("a").is_floating_base_body() and parser.diagnostics == []
+        frames.append([(f.name(), int(f.model_instance()), f.body().name())
+                       for f in (plant.get_frame(FrameIndex(i)) for i in range(plant.num_frames()))])
+    assert frames[0] == frames[1]
+    # the world is still no child
+    with pytest.raises(ParseError, match="the world cannot be a child link"):
+        parse(robot(link("a"), joint("j", "fixed", "a", "world")))
 
 
 def test_mimic_is_recorded_and_reported():

@@ -132,6 +132,23 @@ def test_mass_matrix_symmetric_positive_definite_and_equal_to_inverse_dynamics_c
         np.testing.assert_allclose(model.CalcMassMatrixViaInverseDynamics(ctx), M, atol=1e-12 * np.abs(M).max())
 
 
+def test_mass_matrix_kernel_from_q_alone_equals_the_facades(model):
+    """The kernel computes each X_PB(q) inside its sweep (no positions(), no X_WB); the facade's reads
+    them from the context: the same M, exactly symmetric, and the kernel leaves the workspace's
+    kinematics as they were (the facade's next query is unaffected)."""
+    rng = np.random.default_rng(4)
+    ctx, k = model.CreateDefaultContext(), model.kernels()
+    n = model.num_velocities()
+    M, garbage = np.zeros((n, n)), np.full((n, n), np.nan)
+    for _ in range(3):
+        q, _ = random_state(model, rng, ctx)
+        k.mass_matrix(q, garbage)           # every entry is written, structural zeros included
+        k.mass_matrix(q, M)
+        np.testing.assert_array_equal(garbage, M)
+        np.testing.assert_array_equal(M, M.T)
+        np.testing.assert_allclose(M, model.CalcMassMatrix(ctx), rtol=0, atol=1e-14 * np.abs(M).max())
+
+
 def test_forward_dynamics_inverts_inverse_dynamics_with_applied_forces(model):
     rng = np.random.default_rng(3)
     ctx = model.CreateDefaultContext()

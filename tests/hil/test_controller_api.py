@@ -2,6 +2,7 @@
 import path or passed from Python; its parameters validated with the config error contract; a law
 that raises, overruns its budget or allocates is caught and reported; the built-ins pass the same
 allocation check."""
+import logging
 import subprocess
 import sys
 import textwrap
@@ -176,6 +177,7 @@ def test_a_law_that_faults_on_purpose_stops_the_robot_with_its_reason_and_no_tra
                 raise hil.ControllerFault("the gripper reports a dropped part")
             command.tau.fill(0.0)
 
+    caplog.set_level(logging.WARNING, logger="hil")
     summary = hil.run(REPO_CONFIG, Guarded(), duration=0.5, overrides=HOLD)
     assert summary["final_state"] == "FAULT" and summary["status"]["exit_command_sent"]
     assert [(f["fault"], f["reason"]) for f in summary["faults"]] == \

@@ -38,7 +38,7 @@ def test_the_g1_preset_written_out(tmp_path):
         [(g.name, pytest.approx(g.half_length), pytest.approx(g.half_width)) for g in b.groups]
     v = np.zeros(ours.plant.num_velocities())
     assert a.solve(ours.q0, v) and b.solve(preset.q0, v)
-    np.testing.assert_allclose(a.tau, b.tau, rtol=1e-12, atol=1e-9)
+    np.testing.assert_allclose(a.tau, b.tau, rtol=1e-12, atol=1e-8)   # one QP, its sole built two ways: round-off
     assert ours.plant.num_collision_geometries() == preset.plant.num_collision_geometries() == 8
 
 

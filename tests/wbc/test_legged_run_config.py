@@ -115,6 +115,30 @@ def _hil(*args, **kw):
 
 
 @needs_models
+def test_the_real_time_sim_hangs_on_its_gantry_until_a_command_drives_it():
+    """`hil sim`'s runner: the safe command's damping (what the loop sends before it runs) leaves the
+    robot hanging where it stands; the first torque command releases it, and then it moves."""
+    from messages import lcmt_hil_joint_command
+    cfg = load_config(CONFIGS / "legged" / "go2.yaml", {"viz": {"enabled": False}, "lcm": {"url": "memq://"}})
+    lc = lcm.LCM("memq://")
+    sim = make_legged_sim(cfg, robot_for(cfg), lc)
+    q0 = sim.physics.q.copy()
+    damping = lcmt_hil_joint_command()
+    damping.num_joints, damping.num_pd = 12, 12
+    damping.tau = damping.q_desired = damping.v_desired = damping.kp = [0.0] * 12
+    damping.kd = [2.0] * 12
+    lc.publish("JOINT_COMMAND", damping.encode())
+    sim.run_realtime(0.1)
+    assert sim.commands == 1 and not sim.released
+    np.testing.assert_array_equal(sim.physics.q, q0)                    # held: not one step taken
+    torque = lcmt_hil_joint_command()
+    torque.num_joints, torque.num_pd, torque.tau = 12, 0, [0.0] * 12
+    lc.publish("JOINT_COMMAND", torque.encode())
+    sim.run_realtime(0.1)
+    assert sim.released and np.abs(sim.physics.q - q0).max() > 1e-4     # released: it sags under zero torque
+    sim.close()
+
+
 def test_hil_run_and_hil_sim_stand_the_go2_over_udp():
     """Two processes over UDP multicast LCM (ttl=0), paced to the wall clock on a loaded 2-core
     machine: generous outcome checks (no fault, feet down, the base within 1 cm), not timings."""

@@ -248,7 +248,7 @@ def test_four_corner_points_are_a_sole(robot_data):
     v = np.zeros(plant.num_velocities())
     a, b = WholeBodyController(plant, contacts), WholeBodyController(plant, soles)
     assert a.solve(q, v) and b.solve(q, v)
-    np.testing.assert_allclose(a.tau, b.tau, rtol=1e-12, atol=1e-9)
+    np.testing.assert_allclose(a.tau, b.tau, rtol=1e-12, atol=1e-8)   # one QP, its sole built two ways: round-off
     with pytest.raises(ValueError, match="3 contact points on frame left_ankle_roll_link"):
         WholeBodyController(plant, contacts[:3])
     with pytest.raises(ValueError, match="positive length and width"):
