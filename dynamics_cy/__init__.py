@@ -25,6 +25,7 @@ from .geometry import (
                        Cylinder,
                        GeometryInstance,
                        HalfSpace,
+                       HydroelasticContactRepresentation,
                        Mesh,
                        Shape,
                        Sphere,
@@ -51,7 +52,10 @@ from .parsing.model_directives import (
 from .parsing.scoped_names import GetScopedFrameByName, GetScopedFrameByNameMaybe
 from .plant import MultibodyPlant
 from .plant_algorithms import JacobianWrtVariable
+from .plant_config import ContactModel, DiscreteContactApproximation, DiscreteContactSolver
 from .pydrake_interop import to_pydrake
+from .scoped_name import ScopedName
+from .shape_inertia import CalcSpatialInertia
 from .spatial_math import (
                        Quaternion,
                        RigidTransform,
@@ -62,6 +66,33 @@ from .spatial_math import (
                        SpatialMomentum,
                        SpatialVelocity,
 )
+from .templates import make_templates as _make_templates
+from .templates import resolve_instantiation_name as _resolve_instantiation_name
 from .tree import *  # its __all__: indices, bodies, frames, actuators, gravity
+
+# Drake's scalar-template names: X_[float] is X; any other scalar raises TypeError (templates.py).
+_TEMPLATES = _make_templates({
+    "MultibodyPlant_": MultibodyPlant, "MultibodyForces_": MultibodyForces, "ContactResults_": ContactResults,
+    "PointPairContactInfo_": PointPairContactInfo, "CoulombFriction_": CoulombFriction,
+    "RigidBody_": RigidBody, "Body_": RigidBody, "Frame_": Frame, "RigidBodyFrame_": RigidBodyFrame,
+    "FixedOffsetFrame_": FixedOffsetFrame, "JointActuator_": JointActuator,
+    "UniformGravityFieldElement_": UniformGravityFieldElement, "ForceElement_": ForceElement,
+    "Joint_": Joint, "RevoluteJoint_": RevoluteJoint, "PrismaticJoint_": PrismaticJoint, "WeldJoint_": WeldJoint,
+    "BallRpyJoint_": BallRpyJoint, "PlanarJoint_": PlanarJoint, "QuaternionFloatingJoint_": QuaternionFloatingJoint,
+    "RotationalInertia_": RotationalInertia, "UnitInertia_": UnitInertia, "SpatialInertia_": SpatialInertia,
+    "RigidTransform_": RigidTransform, "RotationMatrix_": RotationMatrix, "RollPitchYaw_": RollPitchYaw,
+    "Quaternion_": Quaternion, "SpatialVelocity_": SpatialVelocity, "SpatialAcceleration_": SpatialAcceleration,
+    "SpatialForce_": SpatialForce, "SpatialMomentum_": SpatialMomentum,
+})
+globals().update(_TEMPLATES)
+
+
+def __getattr__(name: str):
+    """Drake's pickled instantiation names (CoulombFriction_[float], RotationalInertia_𝓣float𝓤)."""
+    cls = _resolve_instantiation_name(name, _TEMPLATES)
+    if cls is None:
+        raise AttributeError(f"module 'dynamics_cy' has no attribute {name!r}")
+    return cls
+
 
 __all__ = [name for name in dir() if not name.startswith("_")]

@@ -62,10 +62,32 @@ class PointPairContactInfo:
 
 
 class ContactResults:
-    """The point contacts of one state of a simulation."""
+    """The point contacts of one state of a simulation (there are no hydroelastic or deformable ones:
+    the simulated plant computes point contact)."""
 
-    def __init__(self, point_pairs=()):
+    def __init__(self, point_pairs=(), plant=None):
         self._pairs = list(point_pairs)
+        self._plant = plant
+
+    def plant(self):
+        """The plant that computed these results, or None (a default-constructed ContactResults)."""
+        return self._plant
+
+    def set_plant(self, plant) -> None:
+        self._plant = plant
+
+    def SelectHydroelastic(self, selector) -> "ContactResults":
+        """A copy keeping the hydroelastic contacts ``selector`` accepts (none here) and every point pair."""
+        return ContactResults(self._pairs, self._plant)
+
+    def num_deformable_contacts(self) -> int:
+        return 0
+
+    def hydroelastic_contact_info(self, i: int):
+        raise IndexError(f"hydroelastic contact {i} is out of range: there are none (point contact only)")
+
+    def deformable_contact_info(self, i: int):
+        raise IndexError(f"deformable contact {i} is out of range: there are none (point contact only)")
 
     def num_point_pair_contacts(self) -> int:
         return len(self._pairs)

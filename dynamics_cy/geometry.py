@@ -6,6 +6,7 @@ Capsule(radius, length) along Gz centred at Go; Mesh(filename, scale); HalfSpace
 """
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -18,6 +19,16 @@ def _positive(value: float, what: str, shape: str) -> float:
     if not (np.isfinite(v) and v > 0):
         raise ValueError(f"{shape}: {what} must be positive and finite, got {value!r}")
     return v
+
+
+class HydroelasticContactRepresentation(enum.IntEnum):
+    """pydrake.geometry's choice of hydroelastic contact surface mesh (stored by the plant; the simulated
+    plant uses point contact)."""
+
+    kTriangle = 0
+    kPolygon = 1
+
+    __str__ = enum.Enum.__str__
 
 
 class Shape:
@@ -117,6 +128,12 @@ class CoulombFriction:
 
     def dynamic_friction(self) -> float:
         return self._d
+
+    def __getstate__(self) -> tuple:
+        return self._s, self._d                        # Drake's pickled state
+
+    def __setstate__(self, state) -> None:
+        self.__init__(*state)
 
     def __repr__(self) -> str:
         return f"CoulombFriction(static_friction={self._s}, dynamic_friction={self._d})"

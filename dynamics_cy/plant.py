@@ -15,6 +15,7 @@ from .geometry import CoulombFriction, GeometryInstance, Shape
 from .inertia import SpatialInertia, as_spatial_inertia
 from .joints import Joint, WeldJoint
 from .plant_algorithms import PlantAlgorithms
+from .plant_config import PlantConfig
 from .plant_state import PlantStateAccess
 from .spatial_math import RigidTransform
 from .topology import compile_arrays, floating_joint_for, inboard_joints, mobilizer_frames, plan_forest
@@ -42,7 +43,7 @@ def _name_list(elements, plant) -> str:
                      for i, n in sorted(by_instance.items()))
 
 
-class MultibodyPlant(PlantStateAccess, PlantAlgorithms):
+class MultibodyPlant(PlantStateAccess, PlantConfig, PlantAlgorithms):
     """A tree of rigid bodies connected by joints, with gravity, actuators and geometry."""
 
     def __init__(self, time_step: float = 0.0):
@@ -52,15 +53,17 @@ class MultibodyPlant(PlantStateAccess, PlantAlgorithms):
         self._instance_names = ["WorldModelInstance", "DefaultModelInstance"]
         self._bodies: list[RigidBody] = []
         self._frames: list[Frame] = []
-        self._joints: list[Joint] = []
-        self._actuators: list[JointActuator] = []
+        self._joints: list[Joint] = []                  # the plant's joints and actuators, in index order;
+        self._actuators: list[JointActuator] = []       # by index (None once removed) in the slots:
+        self._joint_slots: list[Joint | None] = []
+        self._actuator_slots: list[JointActuator | None] = []
         self._geometries: list[GeometryInstance] = []
         self._gravity = UniformGravityFieldElement()
-        self._gravity._plant = self
         self._default_free_body_poses: dict[int, RigidTransform] = {}
         self._mimic: list[dict] = []
         self._finalized = False
         self._add_body(RigidBody("world", world_model_instance()))
+        self._init_config()
 
     # ------------------------------------------------------------------------------------------
     # Finalize guards
@@ -161,8 +164,12 @@ class MultibodyPlant(PlantStateAccess, PlantAlgorithms):
                                f"'{self._instance_names[joint.model_instance()]}'. Joint names must be unique "
                                "within a given model.")
         inboard_joints(self._bodies, self._joints + [joint])  # a second parent fails now, not at Finalize
-        joint._index, joint._plant = JointIndex(len(self._joints)), self
+        return self._add_joint(joint)
+
+    def _add_joint(self, joint: Joint) -> Joint:
+        joint._index, joint._plant = JointIndex(len(self._joint_slots)), self
         self._joints.append(joint)
+        self._joint_slots.append(joint)
         return joint
 
     def WeldFrames(self, frame_on_parent_F: Frame, frame_on_child_M: Frame,
@@ -182,8 +189,9 @@ class MultibodyPlant(PlantStateAccess, PlantAlgorithms):
         if any(a.joint() is joint for a in self._actuators):
             raise RuntimeError(f"joint '{joint.name()}' already has an actuator")
         a = JointActuator(name, joint, effort_limit)
-        a._index, a._plant = JointActuatorIndex(len(self._actuators)), self
+        a._index, a._plant = JointActuatorIndex(len(self._actuator_slots)), self
         self._actuators.append(a)
+        self._actuator_slots.append(a)
         return a
 
     def gravity_field(self) -> UniformGravityFieldElement:
@@ -241,8 +249,7 @@ class MultibodyPlant(PlantStateAccess, PlantAlgorithms):
         floating, order = plan_forest(self)
         for b in floating:
             j = floating_joint_for(self, self._bodies[b])
-            j._index, j._plant = JointIndex(len(self._joints)), self
-            self._joints.append(j)
+            self._add_joint(j)
             if b in self._default_free_body_poses:
                 j.SetDefaultPose(self._default_free_body_poses[b])
         inboard = inboard_joints(self._bodies, self._joints)
@@ -328,13 +335,15 @@ class MultibodyPlant(PlantStateAccess, PlantAlgorithms):
         i = int(index)
         if not 0 <= i < len(elements):
             raise RuntimeError(f"The given {kind}({i}) is out of bounds (must be less than {len(elements)})")
+        if elements[i] is None:
+            raise RuntimeError(f"The {kind}({i}) has been removed")
         return elements[i]
 
     def get_body(self, body_index) -> RigidBody:
         return self._get(self._bodies, body_index, "BodyIndex")
 
     def get_joint(self, joint_index) -> Joint:
-        return self._get(self._joints, joint_index, "JointIndex")
+        return self._get(self._joint_slots, joint_index, "JointIndex")
 
     get_mutable_joint = get_joint
 
@@ -342,7 +351,7 @@ class MultibodyPlant(PlantStateAccess, PlantAlgorithms):
         return self._get(self._frames, frame_index, "FrameIndex")
 
     def get_joint_actuator(self, actuator_index) -> JointActuator:
-        return self._get(self._actuators, actuator_index, "JointActuatorIndex")
+        return self._get(self._actuator_slots, actuator_index, "JointActuatorIndex")
 
     def world_body(self) -> RigidBody:
         return self._bodies[0]

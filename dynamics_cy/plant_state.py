@@ -25,9 +25,25 @@ class PlantStateAccess:
             q[j._q_start:j._q_start + j.num_positions()] = j.default_positions()
         return q
 
-    def SetDefaultPositions(self, q) -> None:
-        q = self._vector(q, self._nq, "q")
-        for j in self._joints:
+    def SetDefaultPositions(self, *args, **kwargs) -> None:
+        """SetDefaultPositions(q) or SetDefaultPositions(model_instance, q_instance), positional or by
+        Drake's keywords; after Finalize, with finite values."""
+        self._throw_if_not_finalized("SetDefaultPositions")
+        given = dict(zip(("model_instance", "q_instance") if len(args) == 2 or "q_instance" in kwargs
+                         else ("q",), args)) | kwargs
+        if set(given) == {"q"}:
+            q = self._vector(given["q"], self._nq, "q")
+            joints = self._joints
+        elif set(given) == {"model_instance", "q_instance"}:
+            idx = self._q_index(given["model_instance"])
+            q = self.GetDefaultPositions()
+            q[idx] = self._vector(given["q_instance"], idx.size, "q of the model instance")
+            joints = self._instance_filter(self._joints, given["model_instance"])
+        else:
+            raise TypeError(f"SetDefaultPositions(q) or (model_instance, q_instance), got {sorted(given)}")
+        if not np.all(np.isfinite(q)):
+            raise ValueError("SetDefaultPositions(): the positions must be finite")
+        for j in joints:
             j.set_default_positions(q[j._q_start:j._q_start + j.num_positions()])
 
     def CreateDefaultContext(self) -> Context:
@@ -141,16 +157,6 @@ class PlantStateAccess:
     def SetFreeBodySpatialVelocity(self, body: RigidBody, V_WB: SpatialVelocity, context: Context) -> None:
         j = self._free_joint(body, "SetFreeBodySpatialVelocity")
         j.SetVelocities(context, V_WB.get_coeffs())
-
-    def SetDefaultFreeBodyPose(self, body: RigidBody, X_WB: RigidTransform) -> None:
-        """The pose a free body starts at in new contexts (before or after Finalize)."""
-        if self._finalized:
-            self._free_joint(body, "SetDefaultFreeBodyPose").SetDefaultPose(X_WB)
-        else:
-            self._default_free_body_poses[int(body.index())] = RigidTransform(X_WB)
-
-    def GetDefaultFreeBodyPose(self, body: RigidBody) -> RigidTransform:
-        return self._free_joint(body, "GetDefaultFreeBodyPose").get_default_pose()
 
     def _free_joint(self, body: RigidBody, method: str):
         self._throw_if_not_finalized(method)

@@ -8,11 +8,12 @@ from __future__ import annotations
 import numpy as np
 
 from .inertia import SpatialInertia, as_spatial_inertia
-from .spatial_math import RigidTransform, SpatialForce
+from .spatial_math import RigidTransform, RotationMatrix, SpatialForce
 
-__all__ = ["BodyIndex", "FixedOffsetFrame", "Frame", "FrameIndex", "JointActuator", "JointActuatorIndex", "JointIndex",
-           "ModelInstanceIndex", "RigidBody", "RigidBodyFrame", "UniformGravityFieldElement", "default_model_instance",
-           "world_index", "world_model_instance"]    # what dynamics_cy re-exports
+__all__ = ["BodyIndex", "FixedOffsetFrame", "ForceElement", "ForceElementIndex", "Frame", "FrameIndex", "JointActuator",
+           "JointActuatorIndex", "JointIndex", "ModelInstanceIndex", "RigidBody", "RigidBodyFrame",
+           "UniformGravityFieldElement", "default_model_instance", "world_frame_index", "world_index",
+           "world_model_instance"]    # what dynamics_cy re-exports
 
 
 class _Index(int):
@@ -45,6 +46,10 @@ class ModelInstanceIndex(_Index):
     pass
 
 
+class ForceElementIndex(_Index):
+    pass
+
+
 def world_model_instance() -> ModelInstanceIndex:
     return ModelInstanceIndex(0)
 
@@ -55,6 +60,10 @@ def default_model_instance() -> ModelInstanceIndex:
 
 def world_index() -> BodyIndex:
     return BodyIndex(0)
+
+
+def world_frame_index() -> FrameIndex:
+    return FrameIndex(0)
 
 
 class MultibodyElement:
@@ -114,6 +123,38 @@ class Frame(MultibodyElement):
     def CalcRotationMatrixInWorld(self, context):
         return self.CalcPoseInWorld(context).rotation()
 
+    def CalcRotationMatrix(self, context, frame_M: "Frame"):
+        """R_MF."""
+        return self.CalcPose(context, frame_M).rotation()
+
+    def CalcPoseInBodyFrame(self, context) -> RigidTransform:
+        """X_BF (constant here: frame poses are model parameters, not context parameters)."""
+        return self.GetFixedPoseInBodyFrame()
+
+    def CalcRotationMatrixInBodyFrame(self, context):
+        return self.GetFixedPoseInBodyFrame().rotation()
+
+    def GetFixedOffsetPoseInBody(self, X_FQ) -> RigidTransform:
+        """X_BQ = X_BF X_FQ."""
+        return self.GetFixedPoseInBodyFrame() @ RigidTransform(X_FQ)
+
+    def GetFixedRotationMatrixInBody(self, R_FQ):
+        """R_BQ = R_BF R_FQ."""
+        return self.GetFixedPoseInBodyFrame().rotation() @ RotationMatrix(R_FQ)
+
+    def CalcOffsetPoseInBody(self, context, X_FQ) -> RigidTransform:
+        return self.GetFixedOffsetPoseInBody(X_FQ)
+
+    def CalcOffsetRotationMatrixInBody(self, context, R_FQ):
+        return self.GetFixedRotationMatrixInBody(R_FQ)
+
+    def EvalAngularVelocityInWorld(self, context) -> np.ndarray:
+        """w_WF (= w_WB of the frame's body)."""
+        return self.CalcSpatialVelocityInWorld(context).rotational()
+
+    def CalcAngularVelocity(self, context, measured_in_frame: "Frame", expressed_in_frame: "Frame") -> np.ndarray:
+        return self.CalcSpatialVelocity(context, measured_in_frame, expressed_in_frame).rotational()
+
     def CalcSpatialVelocityInWorld(self, context):
         return self.GetParentPlant()._frame_spatial_velocity_in_world(context, self)
 
@@ -141,8 +182,15 @@ class RigidBodyFrame(Frame):
 class FixedOffsetFrame(Frame):
     """F fixed to parent frame P with pose X_PF."""
 
-    def __init__(self, name: str, P: Frame, X_PF: RigidTransform | None = None,
-                 model_instance: ModelInstanceIndex | None = None):
+    def __init__(self, name: str, P: Frame | None = None, X_PF: RigidTransform | None = None,
+                 model_instance: ModelInstanceIndex | None = None, *, bodyB: "RigidBody | None" = None,
+                 X_BF: RigidTransform | None = None):
+        """FixedOffsetFrame(name, P, X_PF, model_instance=None) or FixedOffsetFrame(name, bodyB=B, X_BF=X)
+        (F fixed to the body frame of B), Drake's two constructors."""
+        if bodyB is not None:
+            if P is not None or X_PF is not None or model_instance is not None:
+                raise TypeError(f"FixedOffsetFrame '{name}': pass either (P, X_PF[, model_instance]) or (bodyB, X_BF)")
+            P, X_PF = bodyB.body_frame(), X_BF
         if not isinstance(P, Frame):
             raise TypeError(f"FixedOffsetFrame '{name}': the parent must be a Frame, got {type(P).__name__}")
         super().__init__(name, P.model_instance() if model_instance is None else model_instance)
@@ -165,9 +213,13 @@ class FixedOffsetFrame(Frame):
 class RigidBody(MultibodyElement):
     """A rigid body B with spatial inertia M_BBo_B and its body frame."""
 
-    def __init__(self, name: str, model_instance: ModelInstanceIndex | None = None,
-                 M_BBo_B: SpatialInertia | None = None):
-        super().__init__(name, model_instance)
+    def __init__(self, name: str | None = None, model_instance: ModelInstanceIndex | None = None,
+                 M_BBo_B: SpatialInertia | None = None, *, body_name: str | None = None):
+        """RigidBody(body_name[, model_instance][, M_BBo_B]); ``name`` is accepted as well as Drake's
+        ``body_name``. Without a model instance it is the default one once added to a plant."""
+        if (name is None) == (body_name is None):
+            raise TypeError("RigidBody takes the body's name once, as body_name (or name)")
+        super().__init__(body_name if name is None else name, model_instance)
         self._M = as_spatial_inertia(M_BBo_B)
         self._frame = RigidBodyFrame(self)
         self._visuals = []
@@ -217,6 +269,50 @@ class RigidBody(MultibodyElement):
         if not self.is_floating_base_body():
             raise RuntimeError(f"body '{self._name}' is not a floating base body")
         return self.inboard_joint().velocity_start()
+
+    def floating_position_suffix(self, position_index_in_body: int) -> str:
+        """'qw', 'qx', 'qy', 'qz', 'x', 'y', 'z': the name suffix of a floating base's k-th position."""
+        return self._floating_suffix(("qw", "qx", "qy", "qz", "x", "y", "z"), position_index_in_body)
+
+    def floating_velocity_suffix(self, velocity_index_in_body: int) -> str:
+        return self._floating_suffix(("wx", "wy", "wz", "vx", "vy", "vz"), velocity_index_in_body)
+
+    def _floating_suffix(self, names, k: int) -> str:
+        if not self.is_floating_base_body():
+            raise RuntimeError(f"body '{self._name}' is not a floating base body")
+        if not 0 <= k < len(names):
+            raise IndexError(f"index {k} is not in [0, {len(names)})")
+        return names[k]
+
+    # Mass properties are model parameters here (Drake keeps them in the context): these return the defaults.
+    def get_mass(self, context) -> float:
+        return self.default_mass()
+
+    def CalcCenterOfMassInBodyFrame(self, context) -> np.ndarray:
+        return self.default_com()
+
+    def CalcSpatialInertiaInBodyFrame(self, context) -> SpatialInertia:
+        return self._M
+
+    def CalcCenterOfMassTranslationalVelocityInWorld(self, context) -> np.ndarray:
+        """v_WBcm = v_WBo + w_WB × p_BoBcm_W."""
+        V = self.EvalSpatialVelocityInWorld(context)
+        p_BoBcm_W = self.EvalPoseInWorld(context).rotation().matrix() @ self.default_com()
+        return V.translational() + np.cross(V.rotational(), p_BoBcm_W)
+
+    def EvalSpatialAccelerationInWorld(self, context):
+        """A_WB from the forward dynamics with zero actuation (gravity and damping act), as Drake with no
+        actuation input."""
+        plant = self.GetParentPlant()
+        vdot = plant.CalcForwardDynamics(context, np.zeros(plant.num_velocities()))
+        return plant.CalcSpatialAccelerationsFromVdot(context, vdot)[int(self._index)]
+
+    def CalcCenterOfMassTranslationalAccelerationInWorld(self, context) -> np.ndarray:
+        """a_WBcm = a_WBo + α_WB × r + w_WB × (w_WB × r), r = p_BoBcm_W."""
+        A = self.EvalSpatialAccelerationInWorld(context)
+        w = self.EvalSpatialVelocityInWorld(context).rotational()
+        r = self.EvalPoseInWorld(context).rotation().matrix() @ self.default_com()
+        return A.translational() + np.cross(A.rotational(), r) + np.cross(w, np.cross(w, r))
 
     def EvalPoseInWorld(self, context) -> RigidTransform:
         return self.GetParentPlant().EvalBodyPoseInWorld(context, self)
@@ -302,14 +398,42 @@ class JointActuator(MultibodyElement):
         u[self._input_start:self._input_start + 1] = u_actuator
 
 
-class UniformGravityFieldElement:
-    """Uniform gravity g_W, default [0, 0, -9.81] m/s^2."""
+class ForceElement:
+    """A force element of a plant (Drake's ForceElement): its index, model instance and plant. The
+    subclasses compute their forces in MultibodyPlant.CalcForceElementsContribution."""
+
+    def __init__(self, model_instance: ModelInstanceIndex):
+        self._model_instance = ModelInstanceIndex(int(model_instance))
+        self._index = None
+        self._plant = None
+
+    def index(self) -> ForceElementIndex:
+        return self._index
+
+    def model_instance(self) -> ModelInstanceIndex:
+        return self._model_instance
+
+    def GetParentPlant(self):
+        if self._plant is None:
+            raise RuntimeError(f"this {type(self).__name__} has not been added to a MultibodyPlant")
+        return self._plant
+
+    def _check_plant(self, plant) -> None:
+        """Raises if the element refers to elements of another plant (AddForceElement calls it)."""
+
+    def __repr__(self) -> str:
+        index = "unset" if self._index is None else int(self._index)
+        return f"<{type(self).__name__} index={index} model_instance={int(self._model_instance)}>"
+
+
+class UniformGravityFieldElement(ForceElement):
+    """Uniform gravity g_W, default [0, 0, -9.81] m/s^2: every plant's force element 0."""
 
     kDefaultStrength = 9.81
 
     def __init__(self, g_W=(0.0, 0.0, -9.81)):
+        super().__init__(world_model_instance())
         self._g = np.array(g_W, dtype=float).reshape(3)
-        self._plant = None
 
     def gravity_vector(self) -> np.ndarray:
         return self._g.copy()

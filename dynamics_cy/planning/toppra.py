@@ -269,9 +269,13 @@ class Toppra:
                              (aU[:, None, :] - aL[:, :, None]).reshape(N, -1))
         return aL, bL, aU, bU, np.maximum.reduce([xl, pl, x_lo[:-1]]), np.minimum.reduce([xh, ph, x_hi[:-1]])
 
-    def SolvePathParameterization(self) -> PiecewisePolynomial | None:
-        """s(t) of the time-optimal traversal from rest to rest, or None when no parameterization
-        satisfies the constraints."""
+    def SolvePathParameterization(self, s_dot_start: float = 0.0, s_dot_end: float = 0.0) -> PiecewisePolynomial | None:
+        """s(t) of the time-optimal traversal from ṡ(0) = s_dot_start to ṡ(T) = s_dot_end (default: rest to
+        rest), or None when no parameterization satisfies the constraints."""
+        if not (s_dot_start >= 0 and s_dot_end >= 0):
+            raise ValueError(f"SolvePathParameterization: s_dot_start and s_dot_end must be >= 0, got "
+                             f"{s_dot_start}, {s_dot_end}")
+        x_start, x_end = float(s_dot_start) ** 2, float(s_dot_end) ** 2
         s, N = self._s, self._s.shape[0] - 1
         delta = np.diff(s)
         x_lo, x_hi = np.zeros(N + 1), np.full(N + 1, _X_MAX)  # first-order bounds at every gridpoint
@@ -279,7 +283,7 @@ class Toppra:
             if con.first_order:
                 x_lo = np.maximum(x_lo, ((con.lower - con.c) / con.b).max(axis=1))
                 x_hi = np.minimum(x_hi, ((con.upper - con.c) / con.b).min(axis=1))
-        if x_lo[N] > 0.0:
+        if not x_lo[N] <= x_end <= x_hi[N]:
             return None
         with np.errstate(divide="ignore", invalid="ignore"):
             aL, bL, aU, bU, stage_lo, stage_hi = self._stage_lines(x_lo, x_hi)
@@ -294,7 +298,8 @@ class Toppra:
             up, down = p > 0, p < 0
             hiA, hiBl, hiBh = np.where(up, A, np.inf), np.where(up, B_lo, 0.0), np.where(up, B_hi, 0.0)
             loA, loBl, loBh = np.where(down, A, -np.inf), np.where(down, B_lo, 0.0), np.where(down, B_hi, 0.0)
-        K = np.zeros((N + 1, 2))  # backward pass: the controllable sets, K_N = {0}
+        K = np.zeros((N + 1, 2))  # backward pass: the controllable sets, K_N = {ṡ_end²}
+        K[N] = x_end
         for i in range(N - 1, -1, -1):
             k_lo, k_hi = K[i + 1]
             top = min(stage_hi[i], (hiA[i] + k_lo * hiBl[i] + k_hi * hiBh[i]).min(initial=np.inf))
@@ -302,9 +307,10 @@ class Toppra:
             if bottom > top * (1 + 1e-9) + 1e-12:
                 return None
             K[i] = (min(bottom, top), top)
-        if K[0, 0] > 0.0:
+        if not K[0, 0] - 1e-12 <= x_start <= K[0, 1] * (1 + 1e-9) + 1e-12:
             return None
-        x = np.zeros(N + 1)  # forward pass: from x₀ = 0 the largest u keeping x_{i+1} in K_{i+1}
+        x = np.zeros(N + 1)  # forward pass: from x₀ = ṡ_start² the largest u keeping x_{i+1} in K_{i+1}
+        x[0] = x_start
         with np.errstate(invalid="ignore"):
             for i in range(N):
                 u_max = min((aU[i] + bU[i] * x[i]).min(initial=np.inf), (K[i + 1, 1] - x[i]) / (2 * delta[i]))

@@ -144,7 +144,7 @@ def test_unwelded_roots_become_free_bodies_with_drake_coordinates():
     leg = plant.AddRigidBody("leg", M1)
     plant.AddJoint(RevoluteJoint("hip", base.body_frame(), leg.body_frame(), Z))
     X = RigidTransform(RollPitchYaw(0.1, -0.2, 0.3), [1.0, 2.0, 3.0])
-    plant.SetDefaultFreeBodyPose(base, X)
+    plant.SetDefaultFloatingBaseBodyPose(base, X)
     plant.Finalize()
     free = plant.GetJointByName("base")
     assert free.type_name() == "quaternion_floating" and base.is_floating_base_body()

@@ -66,7 +66,7 @@ def test_to_pydrake_round_trips_every_value_type():
 
 
 def test_the_plant_takes_pydrakes_poses_and_inertias_everywhere():
-    """AddRigidBody with pydrake's SpatialInertia, FixedOffsetFrame, WeldJoint, SetDefaultFreeBodyPose,
+    """AddRigidBody with pydrake's SpatialInertia, FixedOffsetFrame, WeldJoint, SetDefaultFloatingBaseBodyPose,
     SetFreeBodyPose, RegisterCollisionGeometry and WeldFrames with pydrake's RigidTransform; IK's position
     and orientation constraints with pydrake's RotationMatrix: the same model and results as with ours."""
     def build(X, M, weld):
@@ -76,7 +76,7 @@ def test_the_plant_takes_pydrakes_poses_and_inertias_everywhere():
         plant.AddFrame(dc.FixedOffsetFrame("F", plant.world_frame(), X))
         plant.AddJoint(dc.WeldJoint("weld", plant.world_frame(), welded.body_frame(), X))
         plant.RegisterCollisionGeometry(free, X, dc.Sphere(0.05), "ball", dc.CoulombFriction(0.8, 0.7))
-        plant.SetDefaultFreeBodyPose(free, weld)
+        plant.SetDefaultFloatingBaseBodyPose(free, weld)
         plant.Finalize()
         return plant
     pd_M = ptree.SpatialInertia.SolidBoxWithMass(2.0, 0.1, 0.2, 0.3)

@@ -236,3 +236,26 @@ def test_rejects_bad_input(iiwa, free_bodies):
         Toppra(PiecewisePolynomial.FirstOrderHold([0, 1], np.zeros((14, 2))), free_bodies, [0, 1])
     with pytest.raises(ValueError, match="has 6 elements"):
         Toppra(path, iiwa, [0, 1]).AddJointVelocityLimit(-np.ones(6), np.ones(6))
+
+
+@pytest.mark.parametrize("s_dot_start, s_dot_end", [(0.5, 0.0), (0.0, 0.3), (0.4, 0.2), (50.0, 0.0)])
+def test_start_and_end_path_speeds_match_drake(pydrake, iiwa, drake_iiwa, s_dot_start, s_dot_end):
+    """SolvePathParameterization(s_dot_start=, s_dot_end=): ṡ at the ends as given, the duration Drake's (an
+    infeasible start speed gives None on both)."""
+    from pydrake.multibody.optimization import Toppra as DrakeToppra
+    s, wp = waypoints(4)
+    grid = np.linspace(0, 1, 101)
+    ours = Toppra(make_path(4), iiwa, grid)
+    add_limits(ours, iiwa, None, "acceleration", COL)
+    drake_path = pydrake.PiecewisePolynomial.CubicWithContinuousSecondDerivatives(s, wp, np.zeros(7), np.zeros(7))
+    theirs = DrakeToppra(drake_path, drake_iiwa, grid)
+    add_limits(theirs, drake_iiwa, None, "acceleration", pydrake.ToppraDiscretization.kCollocation)
+    mine = ours.SolvePathParameterization(s_dot_start=s_dot_start, s_dot_end=s_dot_end)
+    drakes = theirs.SolvePathParameterization(s_dot_start=s_dot_start, s_dot_end=s_dot_end)
+    assert (mine is None) == (drakes is None)
+    if mine is not None:
+        assert mine.end_time() == pytest.approx(drakes.end_time(), rel=1e-6)
+        x, _ = stage_values(mine, grid)
+        np.testing.assert_allclose(np.sqrt(x[[0, -1]]), [s_dot_start, s_dot_end], atol=1e-9)
+    with pytest.raises(ValueError, match=">= 0"):
+        ours.SolvePathParameterization(s_dot_start=-1.0)
