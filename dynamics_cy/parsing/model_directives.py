@@ -310,7 +310,7 @@ def _default_free_body_pose(plant, instance, parent, child_name: str, X_PC) -> N
         child = plant.get_body(bodies[0]).body_frame()
     offset = child.GetFixedPoseInBodyFrame()
     if parent.index() == plant.world_frame().index() and np.array_equal(offset.GetAsMatrix4(), np.eye(4)):
-        plant.SetDefaultFreeBodyPose(child.body(), X_PC)
+        plant.SetDefaultFloatingBaseBodyPose(child.body(), X_PC)
         return
     name = child.body().name()
     while plant.HasJointNamed(name, instance):

@@ -153,7 +153,7 @@ class SdfParser(ModelParser):
         else:
             for lname, body in bodies.items():
                 if lname != "world" and lname not in has_parent:
-                    self.plant.SetDefaultFreeBodyPose(body, X_WM @ self._X_link(lname))
+                    self.plant.SetDefaultFloatingBaseBodyPose(body, X_WM @ self._X_link(lname))
         for link in model.findall("link"):
             self._geometry(link, bodies[link.get("name")])
         self.record_collision_filter_groups(model)
