@@ -25,11 +25,20 @@ def _call(value, name: str):
     return method() if callable(method) and not isinstance(value, np.ndarray) else None
 
 
+_ROTATION_METHODS = ("matrix", "ToRotationMatrix", "wxyz")
+
+
+def _is_rotation(value) -> bool:
+    """Another library's rotation, roll-pitch-yaw or quaternion (what matrix3 converts), not a pose."""
+    return not isinstance(value, np.ndarray) and not hasattr(value, "GetAsMatrix4") and \
+        any(callable(getattr(value, name, None)) for name in _ROTATION_METHODS)
+
+
 def matrix3(R) -> np.ndarray:
     """A rotation as a 3×3 array, whatever gives it: a RotationMatrix, RollPitchYaw or Quaternion,
     ours or pydrake's (the one conversion layer: every method taking a rotation goes through here
     or RotationMatrix(R)), or anything array-like (not checked)."""
-    for name, convert in (("matrix", None), ("ToRotationMatrix", "matrix"), ("wxyz", "quaternion")):
+    for name, convert in zip(_ROTATION_METHODS, (None, "matrix", "quaternion")):
         value = _call(R, name)
         if value is not None:
             if convert == "matrix":
@@ -302,8 +311,7 @@ class RollPitchYaw:
             self._rpy = matrix_to_rpy(args[0].rotation())
         elif len(args) == 1 and _call(args[0], "vector") is not None and hasattr(args[0], "roll_angle"):
             self._rpy = _vec3(args[0].vector(), "RollPitchYaw")              # pydrake's RollPitchYaw
-        elif len(args) == 1 and (hasattr(args[0], "matrix") or hasattr(args[0], "wxyz")) \
-                and not isinstance(args[0], np.ndarray):
+        elif len(args) == 1 and _is_rotation(args[0]):
             self._rpy = matrix_to_rpy(matrix3(args[0]))                         # pydrake's rotations
         elif len(args) == 1:
             self._rpy = _vec3(args[0], "RollPitchYaw")
@@ -344,9 +352,7 @@ class RigidTransform:
             R, p = args[0]._R.copy(), args[0]._p.copy()
         elif len(args) == 1 and isinstance(args[0], (RotationMatrix, RollPitchYaw, Quaternion)):
             R = RotationMatrix(args[0])._R
-        elif len(args) == 1 and _call(args[0], "GetAsMatrix4") is None and (
-                hasattr(args[0], "matrix") or hasattr(args[0], "ToRotationMatrix") or hasattr(args[0], "wxyz")) \
-                and not isinstance(args[0], np.ndarray):
+        elif len(args) == 1 and _is_rotation(args[0]):
             R = RotationMatrix(args[0])._R                                      # pydrake's rotations
         elif len(args) == 1:
             a = matrix4(args[0])                                                # pydrake's transform, or an array
