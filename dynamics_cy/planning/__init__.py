@@ -22,8 +22,16 @@ from .collision import (
 )
 from .distance import CalcSignedDistance, SignedDistance
 from .fast_ik import DampedLeastSquaresIK
+from .global_inverse_kinematics import GlobalInverseKinematics
 from .inverse_kinematics import InverseKinematics
 from .kinematic_constraints import *  # its __all__: the pose, gaze, angle, distance and quaternion constraints
+from .mixed_integer_optimization import (
+                        AddBilinearProductMcCormickEnvelopeSos2,
+                        AddLogarithmicSos2Constraint,
+                        AddSos2Constraint,
+                        IntervalBinning,
+)
+from .mixed_integer_rotation import MixedIntegerRotationConstraintGenerator
 from .multibody_constraints import (
                         CentroidalMomentumConstraint,
                         ContactWrenchFromForceInWorldFrameEvaluator,
@@ -39,8 +47,10 @@ from .program import (
                         LinearConstraint,
                         LinearCost,
                         LinearEqualityConstraint,
+                        LorentzConeConstraint,
                         MathematicalProgram,
                         QuadraticCost,
+                        RotatedLorentzConeConstraint,
                         Variable,
 )
 from .solve import MathematicalProgramResult, SolutionResult, Solve, SolverId

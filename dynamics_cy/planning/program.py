@@ -12,26 +12,38 @@ evaluator to the program's variables it reads, in order.
 """
 from __future__ import annotations
 
+import enum
 import itertools
 
 import numpy as np
 
 
+class _VariableType(enum.Enum):
+    CONTINUOUS = 0
+    INTEGER = 1
+    BINARY = 2
+
+
 class Variable:
-    """A scalar decision variable: a name and a unique id (pydrake.symbolic.Variable)."""
+    """A scalar decision variable: a name, a unique id and a type (pydrake.symbolic.Variable)."""
 
-    __slots__ = ("_name", "_id")
+    __slots__ = ("_name", "_id", "_type")
     _ids = itertools.count()
+    Type = _VariableType
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, type: _VariableType = _VariableType.CONTINUOUS):
         self._name = str(name)
         self._id = next(Variable._ids)
+        self._type = _VariableType(type)
 
     def get_name(self) -> str:
         return self._name
 
     def get_id(self) -> int:
         return self._id
+
+    def get_type(self) -> _VariableType:
+        return self._type
 
     def __repr__(self) -> str:
         return self._name
@@ -164,6 +176,54 @@ class BoundingBoxConstraint(LinearConstraint):
         return x.copy(), (self._A if with_gradient else None)
 
 
+class LorentzConeConstraint(Constraint):
+    """z = A x + b in the Lorentz cone z₀ ≥ ‖z₁…‖: y = [z₀, z₀² − ‖z₁…‖²] ≥ 0 (Drake's kConvexSmooth form)."""
+
+    def __init__(self, A, b, description: str = ""):
+        A = np.atleast_2d(np.asarray(A, dtype=float))
+        if A.shape[0] < 2:
+            raise ValueError(f"LorentzConeConstraint: A needs at least 2 rows, got {A.shape[0]}")
+        super().__init__(2, A.shape[1], 0.0, np.inf, description)
+        self._A, self._b = A, _as_vector(b, A.shape[0], "LorentzConeConstraint b")
+
+    def A(self) -> np.ndarray:
+        return self._A.copy()
+
+    def b(self) -> np.ndarray:
+        return self._b.copy()
+
+    def _eval(self, x, with_gradient):
+        z = self._A @ x + self._b
+        y = np.array([z[0], z[0] ** 2 - z[1:] @ z[1:]])
+        return y, (np.vstack([self._A[0], 2 * z[0] * self._A[0] - 2 * z[1:] @ self._A[1:]])
+                   if with_gradient else None)
+
+
+class RotatedLorentzConeConstraint(Constraint):
+    """z = A x + b in the rotated Lorentz cone z₀ z₁ ≥ ‖z₂…‖², z₀, z₁ ≥ 0:
+    y = [z₀, z₁, z₀z₁ − ‖z₂…‖²] ≥ 0."""
+
+    def __init__(self, A, b, description: str = ""):
+        A = np.atleast_2d(np.asarray(A, dtype=float))
+        if A.shape[0] < 3:
+            raise ValueError(f"RotatedLorentzConeConstraint: A needs at least 3 rows, got {A.shape[0]}")
+        super().__init__(3, A.shape[1], 0.0, np.inf, description)
+        self._A, self._b = A, _as_vector(b, A.shape[0], "RotatedLorentzConeConstraint b")
+
+    def A(self) -> np.ndarray:
+        return self._A.copy()
+
+    def b(self) -> np.ndarray:
+        return self._b.copy()
+
+    def _eval(self, x, with_gradient):
+        z = self._A @ x + self._b
+        y = np.array([z[0], z[1], z[0] * z[1] - z[2:] @ z[2:]])
+        if not with_gradient:
+            return y, None
+        return y, np.vstack([self._A[0], self._A[1], z[1] * self._A[0] + z[0] * self._A[1] - 2 * z[2:] @ self._A[2:]])
+
+
 class Cost(EvaluatorBase):
     """A scalar cost f(x)."""
 
@@ -252,12 +312,19 @@ class MathematicalProgram:
     # --- variables ---------------------------------------------------------------------------
     def NewContinuousVariables(self, rows: int, cols=None, name: str = "x") -> np.ndarray:
         """rows (or rows x cols) new variables named name(i) (or name(i,j)); initial guess NaN."""
+        return self._new_variables(rows, cols, name, Variable.Type.CONTINUOUS)
+
+    def NewBinaryVariables(self, rows: int, cols=None, name: str = "b") -> np.ndarray:
+        """As NewContinuousVariables, of type BINARY: x ∈ {0, 1} (Solve then takes the mixed-integer path)."""
+        return self._new_variables(rows, cols, name, Variable.Type.BINARY)
+
+    def _new_variables(self, rows, cols, name, vtype) -> np.ndarray:
         if isinstance(cols, str):
             cols, name = None, cols
         shape = (int(rows),) if cols is None else (int(rows), int(cols))
         labels = [f"{name}({i})" for i in range(shape[0])] if cols is None else \
             [f"{name}({i},{j})" for i in range(shape[0]) for j in range(shape[1])]
-        new = [Variable(s) for s in labels]
+        new = [Variable(s, vtype) for s in labels]
         for v in new:
             self._index[v] = len(self._vars)
             self._vars.append(v)
@@ -311,6 +378,29 @@ class MathematicalProgram:
 
     def AddLinearEqualityConstraint(self, Aeq, beq, vars) -> Binding:
         return self.AddConstraint(LinearEqualityConstraint(Aeq, beq), vars)
+
+    def AddLorentzConeConstraint(self, A, b, vars) -> Binding:
+        """A x + b in the Lorentz cone (see LorentzConeConstraint)."""
+        return self.AddConstraint(LorentzConeConstraint(A, b), vars)
+
+    def AddRotatedLorentzConeConstraint(self, A, b, vars) -> Binding:
+        """A x + b in the rotated Lorentz cone (see RotatedLorentzConeConstraint)."""
+        return self.AddConstraint(RotatedLorentzConeConstraint(A, b), vars)
+
+    def RemoveConstraint(self, constraint: Binding) -> int:
+        """Removes every occurrence of the binding; returns how many were removed."""
+        n = 0
+        for group in (self._bbox, self._linear, self._linear_eq, self._generic):
+            kept = [b for b in group if b is not constraint]
+            n += len(group) - len(kept)
+            group[:] = kept
+        return n
+
+    def lorentz_cone_constraints(self) -> list[Binding]:
+        return [b for b in self._generic if type(b.evaluator()) is LorentzConeConstraint]
+
+    def rotated_lorentz_cone_constraints(self) -> list[Binding]:
+        return [b for b in self._generic if type(b.evaluator()) is RotatedLorentzConeConstraint]
 
     def bounding_box_constraints(self) -> list[Binding]:
         return list(self._bbox)

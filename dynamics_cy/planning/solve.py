@@ -46,6 +46,9 @@ class SolutionResult(enum.Enum):
     kSolutionFound = 0
     kInfeasibleConstraints = 1
     kIterationLimit = 2
+    kUnbounded = 3                 # the mixed-integer path's outcomes (mixed_integer_solve.py)
+    kInfeasibleOrUnbounded = 4
+    kSolverSpecificError = 5
 
 
 class SolverId:
@@ -256,7 +259,11 @@ def _optimize(flat: _FlatProgram, x0: np.ndarray, method: str, max_iterations: i
 
 def Solve(prog: MathematicalProgram, initial_guess=None, solver_options: dict | None = None
           ) -> MathematicalProgramResult:
-    """Solves prog locally from initial_guess (default: prog's initial guess, NaN read as 0)."""
+    """Solves prog locally from initial_guess (default: prog's initial guess, NaN read as 0). A program with
+    binary variables is solved globally by a mixed-integer solver instead (mixed_integer_solve.py)."""
+    if any(v.get_type() != Variable.Type.CONTINUOUS for v in prog.decision_variables()):
+        from .mixed_integer_solve import SolveMixedInteger  # it builds on this module's result type
+        return SolveMixedInteger(prog, initial_guess, solver_options)
     opts = dict(_DEFAULTS)
     unknown = set(solver_options or {}) - set(_DEFAULTS)
     if unknown:
