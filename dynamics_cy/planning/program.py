@@ -177,13 +177,14 @@ class BoundingBoxConstraint(LinearConstraint):
 
 
 class LorentzConeConstraint(Constraint):
-    """z = A x + b in the Lorentz cone z₀ ≥ ‖z₁…‖: y = [z₀, z₀² − ‖z₁…‖²] ≥ 0 (Drake's kConvexSmooth form)."""
+    """z = A x + b in the Lorentz cone z₀ ≥ ‖z₁…‖: y = z₀ − ‖z₁…‖ ≥ 0, its gradient smoothed at z₁… = 0 with
+    ‖z₁…‖ ≈ √(‖z₁…‖² + 10⁻¹²) (Drake's default kConvexSmooth)."""
 
     def __init__(self, A, b, description: str = ""):
         A = np.atleast_2d(np.asarray(A, dtype=float))
         if A.shape[0] < 2:
             raise ValueError(f"LorentzConeConstraint: A needs at least 2 rows, got {A.shape[0]}")
-        super().__init__(2, A.shape[1], 0.0, np.inf, description)
+        super().__init__(1, A.shape[1], 0.0, np.inf, description)
         self._A, self._b = A, _as_vector(b, A.shape[0], "LorentzConeConstraint b")
 
     def A(self) -> np.ndarray:
@@ -194,9 +195,9 @@ class LorentzConeConstraint(Constraint):
 
     def _eval(self, x, with_gradient):
         z = self._A @ x + self._b
-        y = np.array([z[0], z[0] ** 2 - z[1:] @ z[1:]])
-        return y, (np.vstack([self._A[0], 2 * z[0] * self._A[0] - 2 * z[1:] @ self._A[1:]])
-                   if with_gradient else None)
+        r2 = z[1:] @ z[1:]
+        y = np.array([z[0] - np.sqrt(r2)])
+        return y, ((self._A[0] - z[1:] @ self._A[1:] / np.sqrt(r2 + 1e-12))[None, :] if with_gradient else None)
 
 
 class RotatedLorentzConeConstraint(Constraint):
@@ -323,7 +324,7 @@ class MathematicalProgram:
             cols, name = None, cols
         shape = (int(rows),) if cols is None else (int(rows), int(cols))
         labels = [f"{name}({i})" for i in range(shape[0])] if cols is None else \
-            [f"{name}({i},{j})" for i in range(shape[0]) for j in range(shape[1])]
+            [f"{name}({i},{j})" for j in range(shape[1]) for i in range(shape[0])]    # column-major, as Drake
         new = [Variable(s, vtype) for s in labels]
         for v in new:
             self._index[v] = len(self._vars)
@@ -331,7 +332,7 @@ class MathematicalProgram:
         self._guess = np.r_[self._guess, np.full(len(new), np.nan)]
         out = np.empty(len(new), dtype=object)
         out[:] = new
-        return out.reshape(shape)
+        return out.reshape(shape, order="F")
 
     def num_vars(self) -> int:
         return len(self._vars)
