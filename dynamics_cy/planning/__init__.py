@@ -1,7 +1,8 @@
 """dynamics_cy.planning: inverse kinematics, time-optimal path parameterization and multibody optimization on
 dynamics_cy, with the names and semantics of pydrake.solvers, pydrake.multibody.inverse_kinematics,
 pydrake.multibody.optimization and pydrake.trajectories, and whole-body control for floating-base
-robots (whole_body: the per-tick QP assembled in _wbc_qp and solved by DAQP). See docs/planning.md and
+robots (whole_body: the per-tick QP assembled in _wbc_qp and solved by DAQP), and GlobalInverseKinematics,
+a mixed-integer program Solve hands to HiGHS or SCIP (mixed_integer_solve). See docs/planning.md and
 docs/wbc.md.
 
     from dynamics_cy.planning import InverseKinematics, Solve

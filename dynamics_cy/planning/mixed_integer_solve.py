@@ -20,7 +20,8 @@ check is reported as kSolverSpecificError, never as success.
     solver                "auto" (default: HiGHS when it can, else SCIP), "HiGHS" or "SCIP"
     time_limit            seconds (default: none)
     mip_rel_gap           relative optimality gap at which branch and bound stops (default 1e-6)
-    feasibility_tolerance the solvers' primal feasibility tolerance (default 1e-6)
+    feasibility_tolerance SCIP's feasibility tolerance and the scale of the check below (default 1e-6;
+                          HiGHS keeps its own, 1e-7)
     verbose               print the solver's log (default False)
 A time limit reached with a feasible incumbent gives kIterationLimit and that incumbent.
 """

@@ -176,22 +176,31 @@ class BoundingBoxConstraint(LinearConstraint):
         return x.copy(), (self._A if with_gradient else None)
 
 
-class LorentzConeConstraint(Constraint):
-    """z = A x + b in the Lorentz cone z₀ ≥ ‖z₁…‖: y = z₀ − ‖z₁…‖ ≥ 0, its gradient smoothed at z₁… = 0 with
-    ‖z₁…‖ ≈ √(‖z₁…‖² + 10⁻¹²) (Drake's default kConvexSmooth)."""
+class _ConeConstraint(Constraint):
+    """z = A x + b in a cone; subclasses set the outputs (all ≥ 0) and the fewest rows of A."""
+
+    _outputs, _min_rows = 0, 0
 
     def __init__(self, A, b, description: str = ""):
         A = np.atleast_2d(np.asarray(A, dtype=float))
-        if A.shape[0] < 2:
-            raise ValueError(f"LorentzConeConstraint: A needs at least 2 rows, got {A.shape[0]}")
-        super().__init__(1, A.shape[1], 0.0, np.inf, description)
-        self._A, self._b = A, _as_vector(b, A.shape[0], "LorentzConeConstraint b")
+        name = type(self).__name__
+        if A.shape[0] < self._min_rows:
+            raise ValueError(f"{name}: A needs at least {self._min_rows} rows, got {A.shape[0]}")
+        super().__init__(self._outputs, A.shape[1], 0.0, np.inf, description)
+        self._A, self._b = A, _as_vector(b, A.shape[0], f"{name} b")
 
     def A(self) -> np.ndarray:
         return self._A.copy()
 
     def b(self) -> np.ndarray:
         return self._b.copy()
+
+
+class LorentzConeConstraint(_ConeConstraint):
+    """z = A x + b in the Lorentz cone z₀ ≥ ‖z₁…‖: y = z₀ − ‖z₁…‖ ≥ 0, its gradient smoothed at z₁… = 0 with
+    ‖z₁…‖ ≈ √(‖z₁…‖² + 10⁻¹²) (Drake's default kConvexSmooth)."""
+
+    _outputs, _min_rows = 1, 2
 
     def _eval(self, x, with_gradient):
         z = self._A @ x + self._b
@@ -200,22 +209,11 @@ class LorentzConeConstraint(Constraint):
         return y, ((self._A[0] - z[1:] @ self._A[1:] / np.sqrt(r2 + 1e-12))[None, :] if with_gradient else None)
 
 
-class RotatedLorentzConeConstraint(Constraint):
+class RotatedLorentzConeConstraint(_ConeConstraint):
     """z = A x + b in the rotated Lorentz cone z₀ z₁ ≥ ‖z₂…‖², z₀, z₁ ≥ 0:
     y = [z₀, z₁, z₀z₁ − ‖z₂…‖²] ≥ 0."""
 
-    def __init__(self, A, b, description: str = ""):
-        A = np.atleast_2d(np.asarray(A, dtype=float))
-        if A.shape[0] < 3:
-            raise ValueError(f"RotatedLorentzConeConstraint: A needs at least 3 rows, got {A.shape[0]}")
-        super().__init__(3, A.shape[1], 0.0, np.inf, description)
-        self._A, self._b = A, _as_vector(b, A.shape[0], "RotatedLorentzConeConstraint b")
-
-    def A(self) -> np.ndarray:
-        return self._A.copy()
-
-    def b(self) -> np.ndarray:
-        return self._b.copy()
+    _outputs, _min_rows = 3, 3
 
     def _eval(self, x, with_gradient):
         z = self._A @ x + self._b

@@ -1,5 +1,6 @@
 """Solve(prog): a local nonlinear-programming solver for `MathematicalProgram`, with a result shaped
-like pydrake.solvers.MathematicalProgramResult.
+like pydrake.solvers.MathematicalProgramResult. A program with binary variables goes instead to the
+global mixed-integer path (mixed_integer_solve.py: HiGHS or SCIP), with its own solver_options.
 
 The solver runs in phases, each with the analytic gradients the evaluators provide:
 
