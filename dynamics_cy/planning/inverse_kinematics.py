@@ -74,10 +74,12 @@ class InverseKinematics:
     def _add_cost(self, cost) -> Binding:
         return self._prog.AddCost(cost, self._q)
 
-    def AddPositionConstraint(self, frameB, p_BQ, frameA, p_AQ_lower, p_AQ_upper) -> Binding:
-        """p_AQ_lower ≤ p_AQ ≤ p_AQ_upper for the point Q fixed to frame B."""
-        return self._add(PositionConstraint(self._plant, frameA, p_AQ_lower, p_AQ_upper, frameB, p_BQ,
-                                            self._context))
+    def AddPositionConstraint(self, frameB, p_BQ, *args, **kwargs) -> Binding:
+        """p_AQ_lower ≤ p_AQ ≤ p_AQ_upper for the point Q fixed to frame B. Drake's two overloads:
+        (frameB, p_BQ, frameA, p_AQ_lower, p_AQ_upper) and (frameB, p_BQ, frameAbar, X_AbarA, p_AQ_lower,
+        p_AQ_upper), the latter measuring in the frame A fixed to Ā at X_ĀA (PositionConstraint)."""
+        return self._add(PositionConstraint(self._plant, *args, frameB=frameB, p_BQ=p_BQ,
+                                            plant_context=self._context, **kwargs))
 
     def AddPositionCost(self, frameA, p_AP, frameB, p_BQ, C) -> Binding:
         """The cost (p_AP - p_AQ)ᵀ C (p_AP - p_AQ) for P fixed to A and Q fixed to B, in A."""

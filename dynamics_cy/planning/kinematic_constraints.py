@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dynamics_cy import JointIndex, RotationMatrix
+from dynamics_cy import JointIndex, RigidTransform, RotationMatrix
 
 from .kinematics import check_frame, frame_kinematics, left_jacobian_inverse, point_jacobian, rotation_log
 from .program import Constraint, MathematicalProgram, _as_vector
@@ -45,15 +45,32 @@ class _KinematicConstraint(Constraint):
 
 
 class PositionConstraint(_KinematicConstraint):
-    """p_AQ_lower ≤ p_AQ ≤ p_AQ_upper for a point Q fixed to frame B, measured and expressed in A."""
+    """p_AQ_lower ≤ p_AQ ≤ p_AQ_upper for a point Q fixed to frame B, measured and expressed in a frame A
+    fixed to Ā at X_ĀA (A = Ā when X_ĀA is not given): p_AQ = R_AĀ (p_ĀQ − p_ĀA). Both of Drake's
+    overloads: (plant, frameA, p_AQ_lower, p_AQ_upper, frameB, p_BQ, plant_context) and
+    (plant, frameAbar, X_AbarA, p_AQ_lower, p_AQ_upper, frameB, p_BQ, plant_context)."""
 
-    def __init__(self, plant, frameA, p_AQ_lower, p_AQ_upper, frameB, p_BQ, plant_context):
-        super().__init__(plant, plant_context, (frameA, frameB), 3, _as_vector(p_AQ_lower, 3, "p_AQ_lower"),
-                         _as_vector(p_AQ_upper, 3, "p_AQ_upper"))
-        self._A, self._B, self._p_BQ = frameA, frameB, _as_vector(p_BQ, 3, "p_BQ")
+    def __init__(self, plant, *args, **kwargs):
+        if len(args) + len(kwargs) == 7 or "X_AbarA" in kwargs:
+            names = ("frameAbar", "X_AbarA", "p_AQ_lower", "p_AQ_upper", "frameB", "p_BQ", "plant_context")
+        else:
+            names = ("frameA", "p_AQ_lower", "p_AQ_upper", "frameB", "p_BQ", "plant_context")
+        a = dict(zip(names, args), **kwargs)
+        missing = [n for n in names if n not in a]
+        if missing or len(a) != len(names):
+            raise TypeError(f"PositionConstraint: expected the arguments {names}, got {sorted(a)}")
+        frameA = a.get("frameA", a.get("frameAbar"))
+        super().__init__(plant, a["plant_context"], (frameA, a["frameB"]), 3,
+                         _as_vector(a["p_AQ_lower"], 3, "p_AQ_lower"), _as_vector(a["p_AQ_upper"], 3, "p_AQ_upper"))
+        self._A, self._B, self._p_BQ = frameA, a["frameB"], _as_vector(a["p_BQ"], 3, "p_BQ")
+        X = a.get("X_AbarA")
+        X = np.eye(4) if X is None else RigidTransform(X).GetAsMatrix4()
+        self._R_AAbar, self._p_AbarA = X[:3, :3].T.copy(), X[:3, 3].copy()
 
     def _eval_at(self, with_gradient):
-        return self._kin.position(self._A, self._B, self._p_BQ, with_gradient)
+        p_AbarQ, J = self._kin.position(self._A, self._B, self._p_BQ, with_gradient)
+        p_AQ = self._R_AAbar @ (p_AbarQ - self._p_AbarA)
+        return p_AQ, None if J is None else self._R_AAbar @ J
 
 
 class OrientationConstraint(_KinematicConstraint):

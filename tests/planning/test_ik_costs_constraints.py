@@ -8,7 +8,7 @@ box and a capsule welded to the world, where both libraries' signed distances ar
 import numpy as np
 import pytest
 
-from dynamics_cy import RollPitchYaw, RotationMatrix
+from dynamics_cy import RigidTransform, RollPitchYaw, RotationMatrix
 from dynamics_cy.planning import (
     ExponentiallySmoothedHingeLoss,
     InverseKinematics,
@@ -57,6 +57,10 @@ def iiwa_specs(lib):
         ("AddPolyhedronConstraint", ("iiwa_link_1", "iiwa_link_7", P_GP, A_POLY, B_POLY)),
         ("AddPointToLineDistanceConstraint", ("iiwa_link_ee", [0.1, 0.0, 0.0], "iiwa_link_2", [0.1, 0.2, 0.3],
                                               [0.3, -0.2, 1.0], 0.1, 0.4)),
+        ("AddPositionConstraint", ("iiwa_link_ee", [0.05, 0.0, 0.1], "iiwa_link_2",
+                                   [-0.3, -0.2, 0.1], [0.2, 0.4, 0.5])),
+        ("AddPositionConstraint", ("iiwa_link_ee", [0.05, 0.0, 0.1], "iiwa_link_2",
+                                   ("X", [0.3, -0.4, 1.1], [0.1, -0.2, 0.3]), [-0.3, -0.2, 0.1], [0.2, 0.4, 0.5])),
     ]
 
 
@@ -65,6 +69,9 @@ def resolve(lib, plant, args):
     for a in args:
         if isinstance(a, str):
             a = plant.GetFrameByName(a)
+        elif isinstance(a, tuple) and a[0] == "X":
+            a = RigidTransform(RollPitchYaw(a[1]), a[2]) if lib == "ours" else \
+                lib.RigidTransform(lib.RollPitchYaw(np.asarray(a[1])), np.asarray(a[2]))
         elif isinstance(a, tuple) and a[0] == "R":
             a = RotationMatrix(RollPitchYaw(a[1])) if lib == "ours" else \
                 lib.RotationMatrix(lib.RollPitchYaw(np.asarray(a[1])))
@@ -115,7 +122,7 @@ def drake_distances(two_bodies, q):
     return np.array([p.distance for p in query.ComputeSignedDistancePairwiseClosestPoints(10.0)])
 
 
-@pytest.mark.parametrize("index", range(5))
+@pytest.mark.parametrize("index", range(len(iiwa_specs(None))))
 def test_kinematic_costs_and_constraints_match_drake_on_the_iiwa(pydrake, iiwa, drake_iiwa, check_gradient, index):
     from pydrake.multibody import inverse_kinematics as dik
     name, args = iiwa_specs(None)[index]
