@@ -1,17 +1,19 @@
 """The mass matrix against Pinocchio's C++: Pinocchio's crba compiled at benchmark time from its
 installed headers and timed in a C++ loop, next to dynamics_cy's kernel timed in a compiled loop (no
 Python per call), and both called from Python, on the same two alternating states of the same robots.
-Prints one table: median µs per call [min–max over the rounds], and the ratio to Pinocchio of the same
-kind.
+Each implementation's batches of calls alternate with its peer's (the same machine moments for both sides of a
+ratio). Prints one table: median µs per call [min–max over the rounds], and the ratio to Pinocchio of the
+same kind.
 
     python benchmarks/bench_mass_matrix.py [--rounds 7] [--batches 11] [--calls 20000] [--only G1] [--json PATH]
 
-The compiled programs are built once into build/bench_mass_matrix/ (kept while their sources, the
+The compiled loops are built once into build/bench_mass_matrix/ (kept while their sources, the
 compiler and the versions stay the same); Pinocchio's takes a few minutes to compile. $CXX names the
 C++ compiler (default g++).
 """
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import importlib.util
 import logging
@@ -53,8 +55,8 @@ def compiler() -> str | None:
     return shutil.which(os.environ.get("CXX", "g++"))
 
 
-def build_pinocchio_loop() -> Path:
-    """The C++ program compiled/pinocchio_crba.cpp, built (once) from Pinocchio's installed headers;
+def build_pinocchio_loop() -> ctypes.CDLL:
+    """The library compiled/pinocchio_crba.cpp, built (once) from Pinocchio's installed headers and loaded;
     PeerSkipped saying why it cannot be."""
     cxx = compiler()
     if cxx is None:
@@ -67,19 +69,54 @@ def build_pinocchio_loop() -> Path:
             raise PeerSkipped(f"not measured: {needs} not in {include}")
     source = HERE / "compiled" / "pinocchio_crba.cpp"
     version = subprocess.run([cxx, "--version"], capture_output=True, text=True).stdout.splitlines()[:1]
-    exe = BUILD / f"pinocchio_crba-{digest(source.read_bytes(), cxx, version, CXX_FLAGS, record.version('pin'))}"
-    if exe.is_file():
-        return exe
-    exe.parent.mkdir(parents=True, exist_ok=True)
-    print(f"compiling {source.name} with {Path(cxx).name} (once, a few minutes) ...", file=sys.stderr, flush=True)
-    done = subprocess.run([cxx, *CXX_FLAGS, f"-I{include}", f"-I{include / 'eigen3'}", str(source), "-o",
-                           str(exe) + ".tmp", f"-L{lib}", f"-Wl,-rpath,{lib}", "-lboost_serialization"],
-                          capture_output=True, text=True)
-    if done.returncode:
-        error = next((line for line in done.stderr.splitlines() if "error" in line), done.stderr.strip()[:200])
-        raise PeerSkipped(f"not measured: {Path(cxx).name} failed on {source.name}: {error}")
-    os.replace(str(exe) + ".tmp", exe)
-    return exe
+    key = digest(source.read_bytes(), cxx, version, CXX_FLAGS, record.version("pin"))
+    path = BUILD / f"pinocchio_crba-{key}.so"
+    if not path.is_file():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        print(f"compiling {source.name} with {Path(cxx).name} (once, a few minutes) ...", file=sys.stderr, flush=True)
+        done = subprocess.run([cxx, *CXX_FLAGS, "-shared", "-fPIC", "-fvisibility=hidden", f"-I{include}",
+                               f"-I{include / 'eigen3'}", str(source), "-o", f"{path}.tmp", f"-L{lib}",
+                               f"-Wl,-rpath,{lib}", "-lboost_serialization"], capture_output=True, text=True)
+        if done.returncode:
+            error = next((line for line in done.stderr.splitlines() if "error" in line), done.stderr.strip()[:200])
+            raise PeerSkipped(f"not measured: {Path(cxx).name} failed on {source.name}: {error}")
+        os.replace(f"{path}.tmp", path)
+    so = ctypes.CDLL(str(path))
+    so.pin_crba_load.restype, so.pin_crba_batch.restype = ctypes.c_void_p, ctypes.c_double
+    so.pin_crba_load.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int]
+    so.pin_crba_batch.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_long]
+    so.pin_crba_matrix.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+    so.pin_crba_nv.argtypes = so.pin_crba_free.argtypes = [ctypes.c_void_p]
+    return so
+
+
+class PinocchioLoop:
+    """Pinocchio's crba in the C++ loop on one model (saved from Pinocchio's Python model)."""
+
+    def __init__(self, so: ctypes.CDLL, model):
+        self.so, self.nv = so, model.nv
+        path = BUILD / f"model-{os.getpid()}.txt"
+        model.saveToText(str(path))
+        error = ctypes.create_string_buffer(400)
+        try:
+            self.handle = so.pin_crba_load(str(path).encode(), error, len(error))
+        finally:
+            path.unlink()
+        if not self.handle:
+            raise RuntimeError(f"Pinocchio's C++ cannot load the saved model: {error.value.decode()}")
+
+    def __del__(self):
+        if getattr(self, "handle", None):
+            self.so.pin_crba_free(self.handle)
+
+    def batch_us(self, q0: np.ndarray, q1: np.ndarray, calls: int) -> float:
+        return self.so.pin_crba_batch(self.handle, q0.ctypes.data, q1.ctypes.data, calls) / 1e3
+
+    def matrix(self, q: np.ndarray) -> np.ndarray:
+        """M(q), its lower triangle filled from the upper one that Pinocchio computes."""
+        M = np.zeros((self.nv, self.nv))
+        self.so.pin_crba_matrix(self.handle, q.ctypes.data, M.ctypes.data)
+        return M + np.triu(M, 1).T
 
 
 def build_our_loop():
@@ -153,44 +190,19 @@ def check_same(what: str, M_ours: np.ndarray, M_pin: np.ndarray, blocks) -> None
         raise RuntimeError(f"{what}: dynamics_cy's and Pinocchio's M differ by {np.abs(A - B).max():.3g}")
 
 
-def run_pinocchio_loop(exe: Path, model_file: Path, qs, calls: int, batches: int) -> tuple[list, np.ndarray]:
-    """(ns per call of each batch, M at qs[0] with its lower triangle filled) from the C++ program."""
-    text = f"{len(qs[0])}\n" + "\n".join(" ".join(repr(float(x)) for x in q) for q in qs) + "\n"
-    done = subprocess.run([str(exe), str(model_file), str(calls), str(batches)], input=text, capture_output=True,
-                          text=True, timeout=600)
-    if done.returncode:
-        raise RuntimeError(f"{exe.name}: {done.stderr.strip()}")
-    lines = done.stdout.split("\n")
-    nv = int(lines[0].split()[1])
-    times = [float(line.split()[1]) for line in lines[1:1 + batches]]
-    upper = np.array(lines[2 + batches:2 + batches + nv * (nv + 1) // 2], dtype=float)
-    M = np.zeros((nv, nv))
-    M[np.triu_indices(nv)] = upper
-    return times, M + np.triu(M, 1).T
+class Robot:
+    """One robot's two pairs to time, batch by batch in turn: (Pinocchio's C++ loop, our compiled loop) and
+    (Pinocchio from Python, ours from Python); each side a callable timing one batch (µs per call), None
+    where it is not measured (the reason in `skipped`)."""
 
-
-class Bench:
-    """The four measurements of one model, each a callable returning one round's median µs per call."""
-
-    def __init__(self, m: Model, args, exe, loop, skipped: dict):
-        self.m, self.skipped, self.ops = m, dict(skipped), {}
+    def __init__(self, m: Model, args, so, loop, skipped: dict):
+        self.m, self.skipped, self.ops = m, dict(skipped), dict.fromkeys(KINDS)
         k = m.plant.kernels()
         M = np.zeros((m.nv, m.nv))
         qs = [s[0] for s in m.states]
-        i = [0]
-
-        def alternate(states):
-            def next_state():
-                i[0] ^= 1
-                return states[i[0]]
-            return next_state
-
-        st = alternate(qs)
-        self.ops[KINDS[3]] = lambda: timing.median_us(lambda: k.mass_matrix(st(), M), args.py_calls, args.batches,
-                                                      warmup=args.py_calls // 10)
+        self.ops[KINDS[3]] = alternating(lambda q: k.mass_matrix(q, M), qs, args.py_calls)
         if loop is not None:
-            self.ops[KINDS[1]] = lambda: float(np.median(loop.batches(k.model, k.data, qs[0], qs[1], M, args.calls,
-                                                                      args.batches))) / 1e3
+            self.ops[KINDS[1]] = lambda: loop.batch(k.model, k.data, qs[0], qs[1], M, args.calls) / 1e3
         try:
             pin, model = bench_dynamics.load_pinocchio(m)
             pqs = pinocchio_states(m, model)
@@ -203,40 +215,60 @@ class Bench:
         k.mass_matrix(qs[0], M)
         Mp = pin.crba(model, data, pqs[0])
         check_same(m.label + ", from Python", M, np.triu(Mp) + np.triu(Mp, 1).T, blocks)
-        pst = alternate(pqs)
-        self.ops[KINDS[2]] = lambda: timing.median_us(lambda: pin.crba(model, data, pst()), args.py_calls,
-                                                      args.batches, warmup=args.py_calls // 10)
-        if exe is None:
-            return
-        model_file = BUILD / f"model-{digest(m.path)}.txt"
-        model.saveToText(str(model_file))
-        _, M_cpp = run_pinocchio_loop(exe, model_file, pqs, 10, 1)
-        check_same(m.label + ", Pinocchio's C++", M, M_cpp, blocks)
+        self.ops[KINDS[2]] = alternating(lambda q: pin.crba(model, data, q), pqs, args.py_calls)
+        if so is not None:
+            self.cpp = PinocchioLoop(so, model)
+            check_same(m.label + ", Pinocchio's C++", M, self.cpp.matrix(pqs[0]), blocks)
+            self.ops[KINDS[0]] = lambda: self.cpp.batch_us(pqs[0], pqs[1], args.calls)
 
-        def cpp():
-            return float(np.median(run_pinocchio_loop(exe, model_file, pqs, args.calls, args.batches)[0])) / 1e3
-        self.ops[KINDS[0]] = cpp
+    def round(self, batches: int) -> dict:
+        """One round: each pair's batches in turn (which side goes first alternating), after one of
+        warm-up. {kind: median µs per call, kind + " ratio": median of ours / Pinocchio's batch by batch}."""
+        out = {}
+        for peer, ours in ((KINDS[0], KINDS[1]), (KINDS[2], KINDS[3])):
+            a, b = self.ops[peer], self.ops[ours]
+            times = {peer: [], ours: []}
+            for i in range(batches + 1):
+                for kind, op in ((peer, a), (ours, b))[::1 if i % 2 else -1]:
+                    if op is not None:
+                        times[kind].append(op())
+            for kind, t in times.items():
+                if t:
+                    out[kind] = float(np.median(t[1:]))
+            if a is not None and b is not None:
+                out[ours + " ratio"] = float(np.median(np.array(times[ours][1:]) / np.array(times[peer][1:])))
+        return out
 
 
-def table(rec: record.Record, benches: list[Bench], rounds: dict) -> record.Table:
+def alternating(fn, states, calls: int):
+    """A callable timing one batch of `calls` calls of fn(q), q alternating between the two states."""
+    i = [0]
+
+    def call():
+        i[0] ^= 1
+        fn(states[i[0]])
+    return lambda: timing.median_us(call, calls, 1)
+
+
+def table(rec: record.Record, robots: list[Robot], rounds: dict) -> record.Table:
     columns = [record.Column("robot", "{robot}", align="left"),
                record.Column("implementation", "{name}", align="left"),
                record.Column("µs per call: median [min–max]", "{us:.3f} [{lo:.3f}–{hi:.3f}]", "{why}"),
                record.Column("ratio to Pinocchio: median [min–max]", "{ratio:.2f}× [{rlo:.2f}–{rhi:.2f}]")]
-    t = rec.table("Mass matrix: median µs per call over the rounds [min–max]; ratio of dynamics_cy's to Pinocchio's "
-                  "of the same kind, round by round", columns)
-    for b in benches:
-        robot = f"{b.m.label.split(' (')[0].split(',')[0]} (nv = {b.m.nv})"
+    t = rec.table("The mass matrix: µs per call, median over the rounds [min–max]; dynamics_cy's time over "
+                  "Pinocchio's of the same kind, batch by batch", columns)
+    for robot in robots:
+        name = f"{robot.m.label.split(' (')[0].split(',')[0]} (nv = {robot.m.nv})"
+        measured = rounds[robot.m.label]
         for kind in KINDS:
-            row = {"robot": robot, "name": kind}
-            if kind in b.skipped or kind not in rounds[b.m.label]:
-                t.add(**row, why=b.skipped.get(kind, "not measured"))
+            row = {"robot": name, "name": kind}
+            if kind not in measured:
+                t.add(**row, why=robot.skipped.get(kind, "not measured"))
                 continue
-            x = np.array(rounds[b.m.label][kind])
+            x = np.array(measured[kind])
             row.update(us=np.median(x), lo=x.min(), hi=x.max())
-            peer = {KINDS[1]: KINDS[0], KINDS[3]: KINDS[2]}.get(kind)
-            if peer in rounds[b.m.label]:
-                r = x / np.array(rounds[b.m.label][peer])
+            if kind + " ratio" in measured:
+                r = np.array(measured[kind + " ratio"])
                 row.update(ratio=np.median(r), rlo=r.min(), rhi=r.max())
             t.add(**row)
     return t
@@ -244,8 +276,8 @@ def table(rec: record.Record, benches: list[Bench], rounds: dict) -> record.Tabl
 
 def main(argv=None) -> int:
     ap = record.parser(__file__, __doc__)
-    ap.add_argument("--rounds", type=int, default=7, help="rounds, each measuring every implementation in turn")
-    ap.add_argument("--batches", type=int, default=11, help="batches per round (their median is the round's)")
+    ap.add_argument("--rounds", type=int, default=7, help="rounds over every robot (their median is reported)")
+    ap.add_argument("--batches", type=int, default=11, help="batches of each implementation per round, in turn")
     ap.add_argument("--calls", type=int, default=20000, help="calls per batch of the compiled loops")
     ap.add_argument("--py-calls", type=int, default=2000, help="calls per batch from Python")
     ap.add_argument("--only", default="", help="measure only the models whose label contains this text")
@@ -255,9 +287,9 @@ def main(argv=None) -> int:
                         peers=("pinocchio", "example-robot-data"))
     specs = bench_dynamics.model_specs(ap, args.only)
     skipped = {}
-    exe = loop = None
+    so = loop = None
     try:
-        exe = build_pinocchio_loop()
+        so = build_pinocchio_loop()
         rec.set_peer(Path(compiler()).name, subprocess.run([compiler(), "-dumpfullversion"], capture_output=True,
                                                            text=True).stdout.strip() or None)
     except PeerSkipped as e:
@@ -266,15 +298,15 @@ def main(argv=None) -> int:
         loop = build_our_loop()
     except PeerSkipped as e:
         skipped[KINDS[1]] = str(e)
-    benches = [Bench(Model(label, path, weld), args, exe, loop, skipped) for label, path, weld in specs]
-    rounds = {b.m.label: {kind: [] for kind in b.ops} for b in benches}
+    robots = [Robot(Model(label, path, weld), args, so, loop, skipped) for label, path, weld in specs]
+    rounds = {robot.m.label: {} for robot in robots}
     for r in range(args.rounds):
         print(f"round {r + 1}/{args.rounds}", file=sys.stderr, flush=True)
-        for b in benches:
-            for kind, op in b.ops.items():
-                rounds[b.m.label][kind].append(op())
+        for robot in robots:
+            for key, value in robot.round(args.batches).items():
+                rounds[robot.m.label].setdefault(key, []).append(value)
     rec.data["rounds_us"] = rounds
-    rec.show(table(rec, benches, rounds))
+    rec.show(table(rec, robots, rounds))
     rec.save()
     return 0
 

@@ -1,54 +1,58 @@
-// Pinocchio's crba (local convention) timed in a C++ loop; compiled from Pinocchio's installed headers
-// by benchmarks/bench_mass_matrix.py, which runs it.
+// Pinocchio's crba (local convention) timed in a C++ loop, as a small C library that
+// benchmarks/bench_mass_matrix.py compiles at benchmark time from Pinocchio's installed headers and
+// loads with ctypes, so that its batches alternate with dynamics_cy's in one process.
 //
-//   pinocchio_crba MODEL CALLS BATCHES < states
-//
-// MODEL: the model as Pinocchio's Python bindings save it (model.saveToText), so that both time one model.
-//
-// stdin: nq, then two configurations of nq numbers each (Pinocchio's layout). Prints "nv N", one line
-// "batch NS" per batch (the mean ns per call over CALLS calls alternating the two states), then "M" and
-// the upper triangle of M at the first state, row-major, as Pinocchio's crba computes it.
+// The model is the one Pinocchio's Python bindings build, saved with model.saveToText.
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
-#include <iostream>
+#include <exception>
 
 #include "pinocchio/algorithm/crba.hpp"
 #include "pinocchio/serialization.hpp"
 
-int main(int argc, char** argv) {
-  if (argc != 4) {
-    std::fprintf(stderr, "usage: %s MODEL CALLS BATCHES < states\n", argv[0]);
-    return 2;
-  }
+#define API extern "C" __attribute__((visibility("default")))
+
+namespace {
+struct Bench {
   pinocchio::Model model;
-  model.loadFromText(argv[1]);
-  pinocchio::Data data(model);
-  const long calls = std::atol(argv[2]), batches = std::atol(argv[3]);
-  int nq = 0;
-  std::cin >> nq;
-  if (nq != model.nq) {
-    std::fprintf(stderr, "states have nq = %d, the model %d\n", nq, model.nq);
-    return 2;
+  pinocchio::Data data;
+};
+}  // namespace
+
+// The model saved at `path`, or NULL with the reason in error[0:size].
+API void* pin_crba_load(const char* path, char* error, int size) {
+  try {
+    auto* b = new Bench();
+    b->model.loadFromText(path);
+    b->data = pinocchio::Data(b->model);
+    return b;
+  } catch (const std::exception& e) {
+    std::snprintf(error, size, "%s", e.what());
+    return nullptr;
   }
-  Eigen::VectorXd q[2] = {Eigen::VectorXd(nq), Eigen::VectorXd(nq)};
-  for (auto& qi : q)
-    for (int i = 0; i < nq; ++i) std::cin >> qi[i];
-  if (!std::cin) {
-    std::fprintf(stderr, "cannot read two states of %d numbers from stdin\n", nq);
-    return 2;
-  }
-  std::printf("nv %d\n", model.nv);
-  for (long i = 0; i < calls / 10; ++i) pinocchio::crba(model, data, q[i & 1]);   // warm-up
-  for (long b = 0; b < batches; ++b) {
-    const auto t0 = std::chrono::steady_clock::now();
-    for (long i = 0; i < calls; ++i) pinocchio::crba(model, data, q[i & 1]);
-    const auto t1 = std::chrono::steady_clock::now();
-    std::printf("batch %.3f\n", std::chrono::duration<double, std::nano>(t1 - t0).count() / calls);
-  }
-  pinocchio::crba(model, data, q[0]);
-  std::printf("M\n");
-  for (int r = 0; r < model.nv; ++r)
-    for (int c = r; c < model.nv; ++c) std::printf("%.17g\n", data.M(r, c));
-  return 0;
+}
+
+API void pin_crba_free(void* b) { delete static_cast<Bench*>(b); }
+
+API int pin_crba_nq(void* b) { return static_cast<Bench*>(b)->model.nq; }
+
+API int pin_crba_nv(void* b) { return static_cast<Bench*>(b)->model.nv; }
+
+// The mean ns per call of `calls` calls of crba alternating q0 and q1 (nq each).
+API double pin_crba_batch(void* h, const double* q0, const double* q1, long calls) {
+  auto* b = static_cast<Bench*>(h);
+  const Eigen::Map<const Eigen::VectorXd> q[2] = {{q0, b->model.nq}, {q1, b->model.nq}};
+  const auto t0 = std::chrono::steady_clock::now();
+  for (long i = 0; i < calls; ++i) pinocchio::crba(b->model, b->data, q[i & 1]);
+  const auto t1 = std::chrono::steady_clock::now();
+  return std::chrono::duration<double, std::nano>(t1 - t0).count() / calls;
+}
+
+// M (nv x nv, row-major) = crba at q: the upper triangle Pinocchio computes, the rest zero.
+API void pin_crba_matrix(void* h, const double* q, double* M) {
+  auto* b = static_cast<Bench*>(h);
+  pinocchio::crba(b->model, b->data, Eigen::Map<const Eigen::VectorXd>(q, b->model.nq));
+  const int nv = b->model.nv;
+  for (int r = 0; r < nv; ++r)
+    for (int c = 0; c < nv; ++c) M[r * nv + c] = c >= r ? b->data.M(r, c) : 0.0;
 }
