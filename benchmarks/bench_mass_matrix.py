@@ -1,9 +1,8 @@
 """The mass matrix against Pinocchio's C++: Pinocchio's crba compiled at benchmark time from its
 installed headers and timed in a C++ loop, next to dynamics_cy's kernel timed in a compiled loop (no
 Python per call), and both called from Python, on the same two alternating states of the same robots.
-Each implementation's batches of calls alternate with its peer's (the same machine moments for both sides of a
-ratio). Prints one table: median µs per call [min–max over the rounds], and the ratio to Pinocchio of the
-same kind.
+The four take batches of calls in turn (the same moments of the machine for all). Prints one table:
+median µs per call [min–max over the rounds], and the ratio to Pinocchio of the same kind.
 
     python benchmarks/bench_mass_matrix.py [--rounds 7] [--batches 11] [--calls 20000] [--only G1] [--json PATH]
 
@@ -23,12 +22,12 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import time
 from pathlib import Path
 
 import bench_dynamics
 import numpy as np
 import record
-import timing
 from bench_dynamics import Model, PeerSkipped
 
 import dynamics_cy as dc
@@ -191,9 +190,8 @@ def check_same(what: str, M_ours: np.ndarray, M_pin: np.ndarray, blocks) -> None
 
 
 class Robot:
-    """One robot's two pairs to time, batch by batch in turn: (Pinocchio's C++ loop, our compiled loop) and
-    (Pinocchio from Python, ours from Python); each side a callable timing one batch (µs per call), None
-    where it is not measured (the reason in `skipped`)."""
+    """One robot's four implementations to time (KINDS), each a callable timing one batch (µs per call),
+    None where it is not measured (the reason in `skipped`)."""
 
     def __init__(self, m: Model, args, so, loop, skipped: dict):
         self.m, self.skipped, self.ops = m, dict(skipped), dict.fromkeys(KINDS)
@@ -222,32 +220,30 @@ class Robot:
             self.ops[KINDS[0]] = lambda: self.cpp.batch_us(pqs[0], pqs[1], args.calls)
 
     def round(self, batches: int) -> dict:
-        """One round: each pair's batches in turn (which side goes first alternating), after one of
-        warm-up. {kind: median µs per call, kind + " ratio": median of ours / Pinocchio's batch by batch}."""
-        out = {}
+        """One round: a batch of each implementation in turn, `batches` times (the order rotating), after
+        one of warm-up, so that all four see the same moments of the machine. {kind: median µs per call,
+        kind + " ratio": the median of dynamics_cy's time over Pinocchio's of the same kind, batch by batch}."""
+        ops = [(kind, op) for kind, op in self.ops.items() if op is not None]
+        times = {kind: [] for kind, _ in ops}
+        for i in range(batches + 1):
+            for kind, op in ops[i % len(ops):] + ops[:i % len(ops)]:
+                times[kind].append(op())
+        out = {kind: float(np.median(t[1:])) for kind, t in times.items()}
         for peer, ours in ((KINDS[0], KINDS[1]), (KINDS[2], KINDS[3])):
-            a, b = self.ops[peer], self.ops[ours]
-            times = {peer: [], ours: []}
-            for i in range(batches + 1):
-                for kind, op in ((peer, a), (ours, b))[::1 if i % 2 else -1]:
-                    if op is not None:
-                        times[kind].append(op())
-            for kind, t in times.items():
-                if t:
-                    out[kind] = float(np.median(t[1:]))
-            if a is not None and b is not None:
+            if peer in times and ours in times:
                 out[ours + " ratio"] = float(np.median(np.array(times[ours][1:]) / np.array(times[peer][1:])))
         return out
 
 
 def alternating(fn, states, calls: int):
-    """A callable timing one batch of `calls` calls of fn(q), q alternating between the two states."""
-    i = [0]
-
-    def call():
-        i[0] ^= 1
-        fn(states[i[0]])
-    return lambda: timing.median_us(call, calls, 1)
+    """A callable timing one batch of `calls` calls of fn(q), q alternating between the two states: µs per
+    call in the thread's CPU time, as the compiled loops measure."""
+    def batch():
+        t0 = time.thread_time_ns()
+        for i in range(calls):
+            fn(states[i & 1])
+        return (time.thread_time_ns() - t0) / calls / 1e3
+    return batch
 
 
 def table(rec: record.Record, robots: list[Robot], rounds: dict) -> record.Table:
