@@ -26,7 +26,6 @@ DRAKE_KD_COMMAND = 5.0         # N·s/m
 DRAKE_KP_CONSTRAINT = 2000.0   # N/m
 DRAKE_KD_CONSTRAINT = 5.0      # N·s/m
 DRAKE_DEFAULT_FORCE_LIMIT = 40.0   # N: SchunkWsgPdController, SchunkWsgCommandSender, SchunkWsgCommandReceiver
-DRAKE_INITIAL_POSITION = 0.02      # m: SchunkWsgCommandReceiver's width before the first message
 
 
 def schunk_wsg_pd_force(q0: float, q1: float, v0: float, v1: float, width_desired: float,
