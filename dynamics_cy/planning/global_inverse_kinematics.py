@@ -44,36 +44,6 @@ class GlobalInverseKinematicsError(HilstackError, RuntimeError):
     """A bad argument or an impossible request to GlobalInverseKinematics (Drake raises RuntimeError)."""
 
 
-class _Options:
-    """num_intervals_per_half_axis, approach, interval_binning: the SO(3) relaxation (see
-    MixedIntegerRotationConstraintGenerator); linear_constraint_only: only mixed-integer linear
-    constraints (a looser relaxation, faster to solve; the joint limits become linear too)."""
-
-    def __init__(self):
-        self.num_intervals_per_half_axis = 2
-        self.approach = MixedIntegerRotationConstraintGenerator.Approach.kBilinearMcCormick
-        self.interval_binning = IntervalBinning.kLogarithmic
-        self.linear_constraint_only = False
-
-    def __repr__(self) -> str:
-        return (f"GlobalInverseKinematics.Options(num_intervals_per_half_axis={self.num_intervals_per_half_axis}, "
-                f"approach={self.approach!r}, interval_binning={self.interval_binning!r}, "
-                f"linear_constraint_only={self.linear_constraint_only})")
-
-
-class _Polytope3D:
-    """{x ∈ ℝ³ : A x ≤ b}, A of shape (n, 3)."""
-
-    def __init__(self, A, b):
-        self.A = np.asarray(A, dtype=float).reshape(-1, 3)
-        self.b = np.asarray(b, dtype=float).reshape(-1)
-        if self.A.shape[0] != self.b.shape[0]:
-            raise ValueError(f"Polytope3D: A has {self.A.shape[0]} rows and b {self.b.shape[0]}")
-
-    def __repr__(self) -> str:
-        return f"GlobalInverseKinematics.Polytope(A={self.A}, b={self.b})"
-
-
 def _pose(X) -> tuple[np.ndarray, np.ndarray]:
     X = RigidTransform(X)
     return X.rotation().matrix(), X.translation()
@@ -108,13 +78,38 @@ def _project_to_so3(M) -> np.ndarray:
 class GlobalInverseKinematics:
     """Global IK on a finalized dynamics_cy MultibodyPlant (see the module docstring)."""
 
-    Options = _Options
-    Polytope3D = _Polytope3D
+    class Options:
+        """num_intervals_per_half_axis, approach, interval_binning: the SO(3) relaxation (see
+        MixedIntegerRotationConstraintGenerator); linear_constraint_only: only mixed-integer linear
+        constraints (a looser relaxation, faster to solve; the joint limits become linear too)."""
 
-    def __init__(self, plant, options: _Options | None = None):
+        def __init__(self):
+            self.num_intervals_per_half_axis = 2
+            self.approach = MixedIntegerRotationConstraintGenerator.Approach.kBilinearMcCormick
+            self.interval_binning = IntervalBinning.kLogarithmic
+            self.linear_constraint_only = False
+
+        def __repr__(self) -> str:
+            return (f"GlobalInverseKinematics.Options(num_intervals_per_half_axis={self.num_intervals_per_half_axis}, "
+                    f"approach={self.approach!r}, interval_binning={self.interval_binning!r}, "
+                    f"linear_constraint_only={self.linear_constraint_only})")
+
+    class Polytope3D:
+        """{x ∈ ℝ³ : A x ≤ b}, A of shape (n, 3)."""
+
+        def __init__(self, A, b):
+            self.A = np.asarray(A, dtype=float).reshape(-1, 3)
+            self.b = np.asarray(b, dtype=float).reshape(-1)
+            if self.A.shape[0] != self.b.shape[0]:
+                raise ValueError(f"Polytope3D: A has {self.A.shape[0]} rows and b {self.b.shape[0]}")
+
+        def __repr__(self) -> str:
+            return f"GlobalInverseKinematics.Polytope(A={self.A}, b={self.b})"
+
+    def __init__(self, plant, options: Options | None = None):
         if not plant.is_finalized():
             raise GlobalInverseKinematicsError("GlobalInverseKinematics: the plant must be finalized")
-        options = _Options() if options is None else options
+        options = GlobalInverseKinematics.Options() if options is None else options
         self._plant, self._prog = plant, MathematicalProgram()
         nb = plant.num_bodies()
         self._lower, self._upper = np.full(plant.num_positions(), -np.inf), np.full(plant.num_positions(), np.inf)
@@ -288,7 +283,7 @@ class GlobalInverseKinematics:
         i = self._check_body(body_index)
         if not radius >= 0:
             raise GlobalInverseKinematicsError(f"BodySphereInOneOfPolytopes: radius must be >= 0, got {radius}")
-        polytopes = [p if isinstance(p, _Polytope3D) else _Polytope3D(p.A, p.b) for p in polytopes]
+        polytopes = [GlobalInverseKinematics.Polytope3D(p.A, p.b) for p in polytopes]
         z = self._prog.NewBinaryVariables(len(polytopes), "z")
         self._prog.AddLinearEqualityConstraint(np.ones((1, len(polytopes))), [1.0], z)
         y = self._prog.NewContinuousVariables(3, len(polytopes), "y")

@@ -42,34 +42,30 @@ class UnsupportedApproachError(HilstackError, NotImplementedError):
     """A relaxation approach this implementation does not provide."""
 
 
-class _Approach(enum.Enum):
-    kBoxSphereIntersection = 0
-    kBilinearMcCormick = 1
-    kBoth = 2
-
-    def __repr__(self) -> str:
-        return f"Approach.{self.name}"
-
-    __str__ = __repr__
-
-
-class _ReturnType:
-    """B_[i][j]: the binaries of Rᵢⱼ's interval; lambda_[i][j]: its SOS2 weights, Rᵢⱼ = φᵀλ."""
-
-    def __init__(self, B, lam):
-        self.B_, self.lambda_ = B, lam
-
-
 class MixedIntegerRotationConstraintGenerator:
     """Adds a mixed-integer relaxation of R ∈ SO(3) to a program (see the module docstring). One
     generator may be applied to many matrices."""
 
-    Approach = _Approach
-    ReturnType = _ReturnType
+    class Approach(enum.Enum):
+        kBoxSphereIntersection = 0
+        kBilinearMcCormick = 1
+        kBoth = 2
 
-    def __init__(self, approach: _Approach, num_intervals_per_half_axis: int, interval_binning: IntervalBinning):
-        approach, interval_binning = _Approach(approach), IntervalBinning(interval_binning)
-        if approach != _Approach.kBilinearMcCormick:
+        def __repr__(self) -> str:
+            return f"Approach.{self.name}"
+
+        __str__ = __repr__
+
+    class ReturnType:
+        """B_[i][j]: the binaries of Rᵢⱼ's interval; lambda_[i][j]: its SOS2 weights, Rᵢⱼ = φᵀλ."""
+
+        def __init__(self, B, lam):
+            self.B_, self.lambda_ = B, lam
+
+    def __init__(self, approach: Approach, num_intervals_per_half_axis: int, interval_binning: IntervalBinning):
+        Approach = MixedIntegerRotationConstraintGenerator.Approach
+        approach, interval_binning = Approach(approach), IntervalBinning(interval_binning)
+        if approach != Approach.kBilinearMcCormick:
             raise UnsupportedApproachError(
                 f"MixedIntegerRotationConstraintGenerator: {approach!r} is not implemented here; "
                 "use Approach.kBilinearMcCormick")
@@ -87,7 +83,7 @@ class MixedIntegerRotationConstraintGenerator:
         """φ₊ = [0, 1/N, …, 1]."""
         return self._phi[self._n:].copy()
 
-    def approach(self) -> _Approach:
+    def approach(self) -> Approach:
         return self._approach
 
     def num_intervals_per_half_axis(self) -> int:
@@ -96,7 +92,7 @@ class MixedIntegerRotationConstraintGenerator:
     def interval_binning(self) -> IntervalBinning:
         return self._binning
 
-    def AddToProgram(self, R, prog: MathematicalProgram) -> _ReturnType:
+    def AddToProgram(self, R, prog: MathematicalProgram) -> ReturnType:
         """Adds the relaxation of R ∈ SO(3) (R a 3×3 array of the program's variables)."""
         R = np.asarray(R, dtype=object)
         if R.shape != (3, 3):
@@ -117,7 +113,7 @@ class MixedIntegerRotationConstraintGenerator:
             _add_unit_length_relaxation(prog, phi, [lam[k][c] for c in range(3)])
             _add_unit_length_relaxation(prog, phi, [lam[r][k] for r in range(3)])
         _add_bilinear_orthonormality(prog, R, phi, B, self._binning)
-        return _ReturnType(B, lam)
+        return MixedIntegerRotationConstraintGenerator.ReturnType(B, lam)
 
     def _add_sign_cuts(self, prog, B) -> None:
         """Bpos(i, j) = 1 ⇒ Rᵢⱼ ≥ 0, = 0 ⇒ Rᵢⱼ ≤ 0; cuts on Bpos (and on the [−½, ½] digit)."""
