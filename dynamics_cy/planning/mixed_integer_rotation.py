@@ -57,7 +57,7 @@ class MixedIntegerRotationConstraintGenerator:
         __str__ = __repr__
 
     class ReturnType:
-        """B_[i][j]: the binaries of Rᵢⱼ's interval; lambda_[i][j]: its SOS2 weights, Rᵢⱼ = φᵀλ."""
+        """`B_[i][j]`: the binaries of Rᵢⱼ's interval; `lambda_[i][j]`: its SOS2 weights, Rᵢⱼ = φᵀλ."""
 
         def __init__(self, B, lam):
             self.B_, self.lambda_ = B, lam
