@@ -203,3 +203,31 @@ def test_mujoco_weld_holds_the_body():
     for _ in range(2000):
         p.step(None)
     np.testing.assert_allclose(p.q, [1, 0, 0, 0, -0.2, 0, 1.0], atol=5e-4)
+
+
+@pytest.mark.parametrize("engine, together", [("hilstack", 2e-6), ("mujoco", 5e-4)])
+def test_panda_fingers_move_together(robot_data, engine, together):
+    """example-robot-data's Panda: <mimic> couples panda_finger_joint2 to panda_finger_joint1 (Drake's coupler
+    constraint); with finger 1 driven by a sinusoidal force (an actuator added for the test) and the arm
+    swinging under gravity, finger 2 follows it."""
+    if engine == "mujoco":
+        pytest.importorskip("mujoco")
+    root = robot_data / "robots"
+    plant = dc.MultibodyPlant(0.0)
+    parser = dc.Parser(plant)
+    parser.package_map().PopulateFromFolder(str(root))
+    parser.AddModels(str(root / "panda_description" / "urdf" / "panda.urdf"))
+    j1, j2 = plant.GetJointByName("panda_finger_joint1"), plant.GetJointByName("panda_finger_joint2")
+    plant.AddJointActuator("finger", j1)
+    plant.WeldFrames(plant.world_frame(), plant.GetFrameByName("panda_link0"))
+    plant.Finalize()
+    q0 = plant.GetDefaultPositions()
+    q0[[j1.position_start(), j2.position_start()]] = 0.02
+    p = physics(plant, engine=engine, initial_positions=list(q0))
+    u, worst, travel = np.zeros(1), 0.0, 0.0
+    for k in range(2000):
+        u[0] = 0.02 * np.sin(2 * np.pi * k * H)
+        p.step(u)
+        worst = max(worst, abs(p.q[j2.position_start()] - p.q[j1.position_start()]))
+        travel = max(travel, abs(p.q[j1.position_start()] - 0.02))
+    assert worst < together and travel > 0.015
