@@ -17,7 +17,8 @@ GIL is not released: for a 7-joint message that would cost more than it saves.
 
 One extension module, its source by what it holds: the wire format (_wire.pxd), the bookkeeping
 every codec shares (here), the robots' status and command codecs (_codec_robot.pxi) and the
-robot-state and telemetry codecs (_codec_state.pxi).
+robot-state and telemetry codecs (_codec_state.pxi), and the fixed-size grippers' and force/torque
+codecs (_codec_scalars.pxi).
 """
 cimport numpy as cnp
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
@@ -30,8 +31,9 @@ from messages._wire cimport *
 import numpy as np
 
 from messages import errors
-from messages.drake import (lcmt_iiwa_command, lcmt_iiwa_status, lcmt_panda_command,
-                            lcmt_panda_status, lcmt_robot_state)
+from messages.drake import (lcmt_force_torque, lcmt_iiwa_command, lcmt_iiwa_status,
+                            lcmt_panda_command, lcmt_panda_status, lcmt_robot_state,
+                            lcmt_schunk_wsg_command, lcmt_schunk_wsg_status)
 from messages.hilmsg import lcmt_hil_telemetry
 from messages.registry import fingerprint as _fingerprint
 
@@ -280,3 +282,4 @@ cdef class _Encoder(_Checked):
 
 include "_codec_robot.pxi"
 include "_codec_state.pxi"
+include "_codec_scalars.pxi"

@@ -30,6 +30,15 @@ IIWA_STATUS = "IIWA_STATUS"
 IIWA_COMMAND = "IIWA_COMMAND"
 PANDA_STATUS = "PANDA_STATUS"
 PANDA_COMMAND = "PANDA_COMMAND"
+# Grippers (lcmt_schunk_wsg_command / lcmt_schunk_wsg_status): drake-schunk-driver's and Drake's
+# SchunkWsgDriver defaults, and drake-franka-driver's hand driver (--lcm_command_channel/--lcm_status_channel).
+SCHUNK_WSG_STATUS = "SCHUNK_WSG_STATUS"
+SCHUNK_WSG_COMMAND = "SCHUNK_WSG_COMMAND"
+PANDA_HAND_STATUS = "PANDA_HAND_STATUS"
+PANDA_HAND_COMMAND = "PANDA_HAND_COMMAND"
+GRIPPER_CHANNELS = {"wsg": (SCHUNK_WSG_STATUS, SCHUNK_WSG_COMMAND),
+                    "panda_hand": (PANDA_HAND_STATUS, PANDA_HAND_COMMAND)}
+"""(status, command) channel of each gripper kind."""
 
 # drake_visualizer / Meldis. DrakeVisualizer appends "_ILLUSTRATION",
 # "_PROXIMITY" or "_PERCEPTION" to the first three when its

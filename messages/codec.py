@@ -8,6 +8,9 @@
     RobotStateDecoder(joint_names=None, num_joints=None, channel=None)
     RobotStateEncoder(joint_names, channel=None)                 lcmt_robot_state
     TelemetryEncoder(num_joints, controller_name, channel=None)  lcmt_hil_telemetry (HIL loop)
+    WsgCommandEncoder / WsgCommandDecoder, WsgStatusEncoder / WsgStatusDecoder
+                                                                 lcmt_schunk_wsg_* (WSG, Panda hand)
+    ForceTorqueEncoder / ForceTorqueDecoder                      lcmt_force_torque
 
 kind is "iiwa" (lcmt_iiwa_*) or "panda" (lcmt_panda_*). Decoders own their
 output arrays and expose them as attributes; `decode(data) -> bool` never
@@ -26,16 +29,23 @@ try:
         ERROR_NAMES,
         CommandDecoder,
         CommandEncoder,
+        ForceTorqueDecoder,
+        ForceTorqueEncoder,
         RobotStateDecoder,
         RobotStateEncoder,
         StatusDecoder,
         StatusEncoder,
         TelemetryEncoder,
+        WsgCommandDecoder,
+        WsgCommandEncoder,
+        WsgStatusDecoder,
+        WsgStatusEncoder,
     )
 except ImportError as error:  # pragma: no cover - depends on the build
     raise ImportError(
         "messages._codec is not built; run `python setup.py build_ext --inplace` "
         "(make build) or `cythonize -i -3 messages/_codec.pyx`") from error
 
-__all__ = ["ERROR_NAMES", "CommandDecoder", "CommandEncoder", "RobotStateDecoder",
-           "RobotStateEncoder", "StatusDecoder", "StatusEncoder", "TelemetryEncoder"]
+__all__ = ["ERROR_NAMES", "CommandDecoder", "CommandEncoder", "ForceTorqueDecoder", "ForceTorqueEncoder",
+           "RobotStateDecoder", "RobotStateEncoder", "StatusDecoder", "StatusEncoder", "TelemetryEncoder",
+           "WsgCommandDecoder", "WsgCommandEncoder", "WsgStatusDecoder", "WsgStatusEncoder"]

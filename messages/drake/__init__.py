@@ -16,6 +16,8 @@ from .lcmt_point import lcmt_point as lcmt_point
 from .lcmt_point_pair_contact_info_for_viz import lcmt_point_pair_contact_info_for_viz as lcmt_point_pair_contact_info_for_viz
 from .lcmt_quaternion import lcmt_quaternion as lcmt_quaternion
 from .lcmt_robot_state import lcmt_robot_state as lcmt_robot_state
+from .lcmt_schunk_wsg_command import lcmt_schunk_wsg_command as lcmt_schunk_wsg_command
+from .lcmt_schunk_wsg_status import lcmt_schunk_wsg_status as lcmt_schunk_wsg_status
 from .lcmt_viewer_command import lcmt_viewer_command as lcmt_viewer_command
 from .lcmt_viewer_draw import lcmt_viewer_draw as lcmt_viewer_draw
 from .lcmt_viewer_geometry_data import lcmt_viewer_geometry_data as lcmt_viewer_geometry_data

@@ -19,7 +19,7 @@ class lcmt_force_torque(object):
     def __init__(self):
         self.timestamp = 0
         """
-        Microseconds.
+        Time of the message, milliseconds (Drake's unit for this type).
         LCM Type: int64_t
         """
 

@@ -31,7 +31,7 @@ REQUIRED_DRAKE_TYPES = {
     "lcmt_viewer_geometry_data", "lcmt_viewer_draw", "lcmt_viewer_command", "lcmt_contact_results_for_viz",
     "lcmt_point_pair_contact_info_for_viz", "lcmt_hydroelastic_contact_surface_for_viz",
     "lcmt_hydroelastic_quadrature_per_point_data_for_viz", "lcmt_quaternion", "lcmt_point",
-    "lcmt_force_torque",
+    "lcmt_force_torque", "lcmt_schunk_wsg_command", "lcmt_schunk_wsg_status",
 }
 
 
