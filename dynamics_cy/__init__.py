@@ -14,6 +14,7 @@ Cholesky; _vec3.pxd). It imports no other package of the project. docs/dynamics.
     plant.Finalize()
     k = plant.kernels()          # allocation-free kernels for the control loop
 """
+from .constraints import DistanceConstraintParams, MultibodyConstraintId
 from .contact_results import ContactResults, PenetrationAsPointPair, PointPairContactInfo
 from .context import Context, MultibodyForces
 from .errors import DynamicsError, GimbalLockError, ModelError, ParseError, SingularInertiaError

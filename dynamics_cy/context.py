@@ -7,13 +7,15 @@ from .spatial_math import SpatialForce
 
 
 class Context:
-    """State of one MultibodyPlant: time, q (nq) and v (nv). Create with plant.CreateDefaultContext()."""
+    """State of one MultibodyPlant: time, q (nq) and v (nv), and its parameters: the constraints' active
+    status and distance parameters. Create with plant.CreateDefaultContext()."""
 
     def __init__(self, plant, q: np.ndarray, v: np.ndarray):
         self._plant = plant
         self._x = np.concatenate([q, v]).astype(float)
         self._nq = q.shape[0]
         self._time = 0.0
+        self._constraint_active, self._distance_params = plant._new_constraint_parameters()
 
     @property
     def _q(self) -> np.ndarray:
@@ -47,6 +49,7 @@ class Context:
     def Clone(self) -> "Context":
         c = Context(self._plant, self._q, self._v)
         c._time = self._time
+        c._constraint_active, c._distance_params = dict(self._constraint_active), dict(self._distance_params)
         return c
 
     def __repr__(self) -> str:

@@ -10,6 +10,7 @@ import numpy as np
 from ._facade import Evaluator
 from ._kernels import Kernels
 from ._model import Model
+from .constraints import PlantConstraints
 from .errors import ModelError
 from .geometry import CoulombFriction, GeometryInstance, Shape
 from .inertia import SpatialInertia, as_spatial_inertia
@@ -43,7 +44,7 @@ def _name_list(elements, plant) -> str:
                      for i, n in sorted(by_instance.items()))
 
 
-class MultibodyPlant(PlantStateAccess, PlantConfig, PlantAlgorithms):
+class MultibodyPlant(PlantStateAccess, PlantConfig, PlantConstraints, PlantAlgorithms):
     """A tree of rigid bodies connected by joints, with gravity, actuators and geometry."""
 
     def __init__(self, time_step: float = 0.0):
@@ -60,10 +61,10 @@ class MultibodyPlant(PlantStateAccess, PlantConfig, PlantAlgorithms):
         self._geometries: list[GeometryInstance] = []
         self._gravity = UniformGravityFieldElement()
         self._default_free_body_poses: dict[int, RigidTransform] = {}
-        self._mimic: list[dict] = []
         self._finalized = False
         self._add_body(RigidBody("world", world_model_instance()))
         self._init_config()
+        self._init_constraints()
 
     # ------------------------------------------------------------------------------------------
     # Finalize guards
@@ -270,6 +271,7 @@ class MultibodyPlant(PlantStateAccess, PlantConfig, PlantAlgorithms):
         self._body_poses = self._body_velocities = None
         self._finalized = True
         self._refresh_damping()
+        self._finalize_constraints()
 
     def _joints_in_v_order(self) -> list[Joint]:
         return sorted(self._joints, key=lambda j: (j._v_start, j.num_velocities()))
@@ -423,10 +425,6 @@ class MultibodyPlant(PlantStateAccess, PlantConfig, PlantAlgorithms):
 
     def GetJointActuatorIndices(self, model_instance=None) -> list[JointActuatorIndex]:
         return [a.index() for a in self._instance_filter(self._actuators, model_instance)]
-
-    def GetMimicJoints(self) -> list[dict]:
-        """The URDF <mimic> relations parsed into this plant (recorded, not enforced)."""
-        return [dict(m) for m in self._mimic]
 
     def GetFloatingBaseBodies(self) -> set:
         self._throw_if_not_finalized("GetFloatingBaseBodies")

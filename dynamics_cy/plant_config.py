@@ -76,6 +76,10 @@ class PlantConfig:
         if not self.is_discrete():
             raise RuntimeError("set_discrete_contact_approximation(): the plant must be discrete "
                                "(time_step > 0)")
+        if int(approximation) == DiscreteContactApproximation.kTamsi and self.num_constraints() > 0:
+            raise RuntimeError(f"You selected TAMSI as the contact approximation, but you have constraints registered "
+                               f"with this model (num_constraints() == {self.num_constraints()}). TAMSI does not "
+                               "support constraints.")
         self._discrete_approximation = approximation
 
     def get_discrete_contact_approximation(self) -> DiscreteContactApproximation:
@@ -176,6 +180,10 @@ class PlantConfig:
         has_joint() is False for it and GetJointIndices() skips it, as in Drake."""
         if joint._plant is not self:
             raise RuntimeError("This multibody element does not belong to the supplied MultibodyTree.")
+        if self.num_constraints() > 0:
+            raise RuntimeError(f"RemoveJoint: This plant has {self.num_constraints()} user-added constraints. This "
+                               f"plant must have 0 user-added constraints in order to remove joint with index "
+                               f"{int(joint.index())}.")
         dependents = [a for a in self._actuators if a.joint() is joint]
         if dependents:
             names = ", ".join(f"JointActuator(name: {a.name()}, index: {int(a.index())})" for a in dependents)

@@ -7,6 +7,7 @@ which documents the model; docs/sim.md has the equations.
 """
 cimport numpy as cnp
 
+from drivers.sim._constraints cimport Constraints
 from drivers.sim._contact cimport PointContact
 from dynamics_cy._arrays cimport f64, f64_data, f64_flat, i32_data, owned_f64, owned_i32
 from dynamics_cy._linalg cimport cholesky, cholesky_solve
@@ -144,9 +145,10 @@ cdef class Stepper:
     cdef bint qdot_is_v
     cdef readonly long long steps
     cdef readonly object q, v, u_commanded, u_applied, actuator_enabled, tau_contact, tau_applied, tau_external
-    cdef readonly object contact
+    cdef readonly object contact, constraints
     cdef readonly Pushes pushes
     cdef PointContact _contact
+    cdef Constraints _constraints
     cdef dict _arrays                       # the numpy arrays the pointers below point into, by name
     # C views of the state, the actuation and the workspace arrays (named as their numpy arrays)
     cdef double* c_q
@@ -185,12 +187,14 @@ cdef class Stepper:
     cdef int num_quats
 
     def __init__(self, kernels, double time_step, bint rk4, damping, friction, effort_limits, actuator_dofs,
-                 limit_q, limit_v, limits, quaternion_starts, bint qdot_is_v, contact=None, body_frames=None):
+                 limit_q, limit_v, limits, quaternion_starts, bint qdot_is_v, contact=None, body_frames=None,
+                 constraints=None):
         """kernels: plant.kernels(); damping d (N·m·s/rad) and Coulomb friction f (N·m) (nv); effort_limits and actuator_dofs (the v index each
         actuator drives) (nu); limit_q, limit_v (q and v index of each limited 1-dof joint) and limits
         (rows [lower, upper, stiffness, damping]); quaternion_starts: q index of each free body's qw;
         qdot_is_v: N(q) = I; contact: a PointContact or None, with body_frames the frame index of each
-        body's frame (for the Jacobians that bound the contact damping)."""
+        body's frame (for the Jacobians that bound the contact damping); constraints: the plant's
+        constraints (a drivers.sim._constraints.Constraints) or None."""
         self._forward_dynamics, self._map_qdot = kernels.forward_dynamics, kernels.map_velocity_to_qdot
         self._calc_jacobian, self._calc_mass_matrix = kernels.jacobian, kernels.mass_matrix
         self._calc_body_poses, self._calc_body_velocities = kernels.body_poses, kernels.body_spatial_velocities
@@ -244,6 +248,8 @@ cdef class Stepper:
                              f"velocities with {len(self._frames)} body frames; the plant has {self.nb} and {self.nv}")
         self.contact = contact
         self._contact = contact
+        self.constraints = constraints
+        self._constraints = constraints
         self.pushes = Pushes(kernels)
         self.steps = 0
 
@@ -361,6 +367,18 @@ cdef class Stepper:
             self.sweeps = coulomb_solve(self.c_mass, self.c_momentum, self.c_dv, self.c_v, n, 1e-12 * (1.0 + vmax), 10000)
         return 0
 
+    cdef int _constrain(self, bint factored) except -1:
+        """v ← the constraints' impulse at q (Constraints.project) on A = M(q), + h D with the Euler step's
+        implicit damping: the matrix and factor `_dissipate` left when `factored`, else made here."""
+        cdef int n = self.nv
+        if not factored:
+            self._calc_mass_matrix(self.q, self._mass)
+            memcpy(self.c_factor, self.c_mass, n * n * sizeof(double))
+            if cholesky(self.c_factor, n):
+                raise RuntimeError("the mass matrix is not positive definite")
+        self._constraints.project(self.q, self.c_q, self.c_factor, self.c_mass, self.c_v)
+        return 0
+
     cdef int _rates(self, object q, object v, const double* cv, double* qdot, object qdot_array) except -1:
         if self.qdot_is_v:
             memcpy(qdot, cv, self.nv * sizeof(double))
@@ -403,6 +421,8 @@ cdef class Stepper:
             self._euler_velocity()
             if self.dissipative:
                 self._dissipate()
+            if self._constraints is not None:
+                self._constrain(self.dissipative)
             self._rates(self.q, self.v, self.c_v, self.c_qdot, self._qdot)
             for i in range(self.nq):
                 self.c_q[i] += self.h * self.c_qdot[i]
@@ -433,6 +453,8 @@ cdef class Stepper:
                 self._rates(self.q, self._v_stage, self.c_v_stage, self.c_qdot, self._qdot)
                 for i in range(self.nq):
                     self.c_q[i] += 0.5 * self.h * self.c_qdot[i]
+            if self._constraints is not None:           # at the new q, for the next step (docs/sim.md)
+                self._constrain(False)
         for s in range(self.num_quats):
             i = self.quat_q[s]
             norm = sqrt(self.c_q[i] ** 2 + self.c_q[i + 1] ** 2 + self.c_q[i + 2] ** 2 + self.c_q[i + 3] ** 2)

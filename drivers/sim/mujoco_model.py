@@ -15,6 +15,12 @@ frame is MuJoCo's body frame), in the plant's tree order,
   sim.joint_friction, armature = the actuators' reflected inertia), quaternion_floating → free, weld →
   none (MuJoCo welds a body without joints to its parent); other types are a ConfigError;
 - a motor per actuator (gear 1, ctrlrange ± the effort limit when finite), in the actuators' order;
+- the plant's constraints as MuJoCo equalities (`_equalities`): a coupler q₀ = ρ q₁ + Δq as a joint
+  equality (polycoef [Δq, ρ]), a ball as a connect (anchor p_AP in A, p_BQ in B), a weld as a weld
+  (anchor p_BQ in B, relpose p_AP and R_AB = R_AP R_BQᵀ), a distance constraint as a spatial tendon
+  between sites at P and Q: held at d₀ by a tendon equality when rigid, a tendon spring (stiffness k,
+  damping c, spring length d₀) when compliant; the equalities' solref [2h, 1] and solimp
+  EQUALITY_SOLIMP, as stiff as MuJoCo's soft constraints go stably;
 - the collision geometries and pairs our engine uses (drivers.sim.contact.ContactModel: the same
   filters), as explicit contact pairs of condim 3 whose friction is the pair's combined static μ,
   and a ground plane at contact.ground.height.
@@ -212,11 +218,62 @@ def build_model(plant, config: SimConfig, contact=None, path: str = "sim"):
                           ctrlrange=[-limit, limit] if np.isfinite(limit) else [0.0, 0.0])
     if contact is not None:
         _contacts(spec, bodies, contact, config)
+    rigid_distances = _equalities(spec, bodies, plant, config)
     try:
         model = spec.compile()
     except ValueError as e:
         raise ConfigError(f"{path}.engine", f"MuJoCo cannot compile the model: {e}") from None
+    _equality_data(model, plant, rigid_distances)
     return model, Coordinates(plant, model)
+
+
+EQUALITY_SOLIMP = [0.95, 0.99, 0.001, 0.5, 2.0]
+"""The constraints' impedance: 95-99 % of each constraint's force enforced (MuJoCo's default: 90-95 %)."""
+
+
+def _equalities(spec, bodies: dict, plant, config: SimConfig) -> list:
+    """The plant's constraints as equalities (and tendons) of the spec; returns the rigid distance
+    constraints as (equality name, d₀), whose tendon length _equality_data sets once compiled."""
+    import mujoco
+    eq, obj = mujoco.mjtEq, mujoco.mjtObj
+    soft = {"solref": [2 * config.time_step, 1.0], "solimp": EQUALITY_SOLIMP}
+    name = lambda b: "world" if int(b) == 0 else plant.get_body(b).name()          # noqa: E731
+    rigid = []
+    for k, (id, c) in enumerate(plant.get_coupler_constraint_specs().items()):
+        spec.add_equality(name=f"coupler{k}", type=eq.mjEQ_JOINT, objtype=obj.mjOBJ_JOINT,
+                          name1=plant.get_joint(c.joint0_index).name(), name2=plant.get_joint(c.joint1_index).name(),
+                          data=[c.offset, c.gear_ratio] + [0.0] * 10, **soft)
+    for k, (id, c) in enumerate(plant.get_ball_constraint_specs().items()):
+        spec.add_equality(name=f"ball{k}", type=eq.mjEQ_CONNECT, objtype=obj.mjOBJ_BODY, name1=name(c.body_A),
+                          name2=name(c.body_B), data=[*c.p_AP, *c.p_BQ] + [0.0] * 6, **soft)
+    for k, (id, c) in enumerate(plant.get_weld_constraint_specs().items()):
+        R_AB = c.X_AP.rotation().matrix() @ c.X_BQ.rotation().matrix().T
+        spec.add_equality(name=f"weld{k}", type=eq.mjEQ_WELD, objtype=obj.mjOBJ_BODY, name1=name(c.body_A),
+                          name2=name(c.body_B), data=[*c.X_BQ.translation(), *c.X_AP.translation(), *_quat(R_AB),
+                                                      1.0, 0.0], **soft)
+    for k, (id, c) in enumerate(plant.GetDefaultDistanceConstraintParams().items()):
+        for site, b, p in (("P", c.bodyA(), c.p_AP()), ("Q", c.bodyB(), c.p_BQ())):
+            bodies[int(b)].add_site(name=f"distance{k}_{site}", pos=p)
+        rigid_tendon = not np.isfinite(c.stiffness())
+        tendon = spec.add_tendon(name=f"distance{k}", **({} if rigid_tendon else {
+            "stiffness": c.stiffness(), "damping": c.damping(), "springlength": [c.distance(), c.distance()]}))
+        tendon.wrap_site(f"distance{k}_P")
+        tendon.wrap_site(f"distance{k}_Q")
+        if rigid_tendon:
+            spec.add_equality(name=f"distance{k}", type=eq.mjEQ_TENDON, objtype=obj.mjOBJ_TENDON,
+                              name1=f"distance{k}", **soft)
+            rigid.append((f"distance{k}", c.distance()))
+    return rigid
+
+
+def _equality_data(model, plant, rigid_distances: list) -> None:
+    """After compiling: each connect's anchor in body 2 is p_BQ (MuJoCo computes it at qpos0), and each rigid
+    distance holds its tendon at d₀ (MuJoCo's tendon equality: L − L(qpos0) = data[0])."""
+    for k, c in enumerate(plant.get_ball_constraint_specs().values()):
+        model.eq_data[model.equality(f"ball{k}").id, 3:6] = c.p_BQ
+    for name, distance in rigid_distances:
+        model.eq_data[model.equality(name).id, :5] = [distance - model.tendon_length0[model.tendon(name).id], 0, 0,
+                                                      0, 0]
 
 
 def _contacts(spec, bodies, contact, config: SimConfig) -> None:

@@ -22,7 +22,9 @@ implicit, then the joint damping and friction fully implicit, M (v⁺ − v*) = 
 q⁺ = q + h N(q) v⁺. RK4: the classical four stages on ẋ = [N(q) v; v̇] with explicit contact forces
 whose damping is bounded (docs/sim.md, Contact) and explicit joint damping (Drake's continuous
 plant), then the implicit friction as a split. Free-body quaternions
-are renormalized after each step.
+are renormalized after each step. The plant's constraints (coupler, distance, ball, weld) act as Drake's
+SAP solver makes them act: one impulse per step on the velocities, before q is updated (Euler; after the
+RK4 step, for the next), drivers.sim._constraints and docs/sim.md, Constraints.
 """
 from __future__ import annotations
 
@@ -33,6 +35,7 @@ from dynamics_cy import ContactResults
 
 from ._physics import Stepper
 from .config import SimConfig, per_joint
+from .constraints import make_constraints
 from .contact import ContactModel
 
 ONE_DOF = ("revolute", "prismatic")
@@ -81,6 +84,8 @@ class Physics:
         self.contact = None
         if config.contact.enabled:
             self.contact = ContactModel(plant, config.contact, h, f"{path}.contact")
+        self.constraints = make_constraints(plant, h)
+        """The plant's constraints (drivers.sim.constraints.Constraints: impulses, set_active), or None."""
         self.stepper = Stepper(
             plant.kernels(), h, config.integrator == "rk4",
             per_joint(config.joint_damping, nv, f"{path}.joint_damping", plant.GetDampingVector()),
@@ -91,7 +96,7 @@ class Physics:
             limits or np.zeros((0, 4)), quaternions,
             all(j.type_name() in ONE_DOF + ("weld",) for j in joints),
             self.contact.point_contact if self.contact else None,
-            [int(plant.get_body(b).body_frame().index()) for b in range(plant.num_bodies())])
+            [int(plant.get_body(b).body_frame().index()) for b in range(plant.num_bodies())], self.constraints)
         self.stepper.set_state(q0, v0)
         self.step, self.hold = self.stepper.step, self.stepper.hold
         """step(u): one step under actuation u (num_actuators; None without actuators) and the pushes.

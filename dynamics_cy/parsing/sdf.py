@@ -16,6 +16,7 @@ from ..errors import ParseError
 from ..geometry import Box, Capsule, CoulombFriction, Cylinder, HalfSpace, Mesh, Sphere
 from ..inertia import SpatialInertia
 from ..joints import BallRpyJoint, PrismaticJoint, RevoluteJoint, WeldJoint
+from ..plant_config import DiscreteContactSolver
 from ..spatial_math import Quaternion, RigidTransform, RollPitchYaw
 from ..tree import FixedOffsetFrame
 from .common import ModelParser
@@ -143,6 +144,9 @@ class SdfParser(ModelParser):
         has_parent = set()
         for joint in model.findall("joint"):
             has_parent.add(self._joint(joint, bodies, model))
+        for joint in model.findall("joint"):          # after every joint, as Drake's ParseMimicTag
+            if joint.find("drake:mimic") is not None:
+                self._mimic(joint, joint.find("drake:mimic"))
         for frame in model.findall("frame"):          # after the joints' frames, in Drake's order
             fname = frame.get("name")
             link = self._link_of(fname, model)
@@ -157,7 +161,64 @@ class SdfParser(ModelParser):
         for link in model.findall("link"):
             self._geometry(link, bodies[link.get("name")])
         self.record_collision_filter_groups(model)
+        for node in model.findall("drake:ball_constraint"):
+            self._ball_constraint(node)
         return self.instance
+
+    # --- constraints -------------------------------------------------------------------------
+    def _mimic(self, joint, mimic) -> None:
+        """Drake's <drake:mimic joint= multiplier= offset=>: AddCouplerConstraint(joint, mimicked,
+        multiplier, offset), with Drake's checks; ignored with its warning on a discrete TAMSI plant."""
+        name, other = joint.get("name"), mimic.get("joint")
+        if self.plant.is_discrete() and self.plant.get_discrete_contact_solver() != DiscreteContactSolver.kSap:
+            self.warn(joint, f"Joint '{name}' specifies a drake:mimic element that will be ignored. Mimic elements "
+                             "are currently only supported by MultibodyPlant with a discrete time step and using "
+                             "DiscreteContactSolver::kSap, or by continuous time plants using the CENIC integrator.")
+            return
+        problem = None
+        if other is None:
+            problem = "is missing the required 'joint' attribute."
+        elif not self.plant.HasJointNamed(other, self.instance):
+            problem = f"specifies joint '{other}' which does not exist."
+        elif other == name:
+            problem = f"specifies joint '{other}'. Joints cannot mimic themselves."
+        else:
+            problem = next((f"is missing the required '{a}' attribute." for a in ("multiplier", "offset")
+                            if mimic.get(a) is None), None)
+        if problem:
+            raise self.xml.error(mimic, f"Joint '{name}' drake:mimic element {problem}")
+        joint0, joint1 = self.plant.GetJointByName(name, self.instance), self.plant.GetJointByName(other, self.instance)
+        if joint0.num_velocities() != 1 or joint1.num_velocities() != 1:
+            self.warn(mimic, f"Drake only supports the drake:mimic element for single-dof joints. The joint '{name}' "
+                             f"(with {joint0.num_velocities()} dofs) is attempting to mimic joint '{other}' (with "
+                             f"{joint1.num_velocities()} dofs). The drake:mimic element will be ignored.")
+            return
+        self.plant.AddCouplerConstraint(joint0, joint1, self.xml.attr_float(mimic, "multiplier"),
+                                        self.xml.attr_float(mimic, "offset"))
+
+    def _ball_constraint(self, node) -> None:
+        """Drake's <drake:ball_constraint>: AddBallConstraint from <drake:ball_constraint_body_A>name</…>,
+        <…_p_AP>x y z</…>, <…_body_B>, <…_p_BQ>, with Drake's errors."""
+        def child(tag):
+            el = node.find(tag)
+            if el is None:
+                raise self.xml.error(node, f"<{node.tag}>: Unable to find the <{tag}> child tag.")
+            return el
+
+        def body(tag):
+            name = (child(tag).text or "").strip()
+            if not self.plant.HasBodyNamed(name, self.instance):
+                raise self.xml.error(node, f"<{node.tag}>: Body '{name}' specified for <{tag}> does not exist in "
+                                           "the model.")
+            return self.plant.GetBodyByName(name, self.instance)
+
+        body_A, body_B = body("drake:ball_constraint_body_A"), body("drake:ball_constraint_body_B")
+        p_AP, p_BQ = (self.xml.floats(child(t), child(t).text, 3, f"<{t}>")
+                      for t in ("drake:ball_constraint_p_AP", "drake:ball_constraint_p_BQ"))
+        try:
+            self.plant.AddBallConstraint(body_A, p_AP, body_B, p_BQ)
+        except RuntimeError as e:
+            raise self.xml.error(node, str(e)) from None
 
     def _weld_static(self, model, bodies: dict, X_WM: RigidTransform) -> None:
         """Drake's static model: fixed joints only; in link order, each link not yet welded to the world

@@ -15,6 +15,7 @@ from ..errors import ParseError
 from ..geometry import Box, Capsule, CoulombFriction, Cylinder, Mesh, Sphere
 from ..inertia import SpatialInertia
 from ..joints import PlanarJoint, PrismaticJoint, RevoluteJoint, WeldJoint
+from ..plant_config import DiscreteContactSolver
 from ..spatial_math import RigidTransform, RollPitchYaw, RotationMatrix
 from ..tree import FixedOffsetFrame
 from .common import ModelParser
@@ -25,7 +26,9 @@ DEFAULT_RGBA = np.array([0.9, 0.9, 0.9, 1.0])
 # friction coefficients are contact parameters of Drake's solvers and are ignored quietly.
 DRAKE_READ = {"drake:capsule", "drake:proximity_properties", "drake:mu_static", "drake:mu_dynamic",
               "drake:rotor_inertia", "drake:gear_ratio", "drake:collision_filter_group", "drake:member",
-              "drake:member_group", "drake:ignored_collision_filter_group"}
+              "drake:member_group", "drake:ignored_collision_filter_group", "drake:ball_constraint",
+              "drake:ball_constraint_body_A", "drake:ball_constraint_p_AP", "drake:ball_constraint_body_B",
+              "drake:ball_constraint_p_BQ"}
 DRAKE_IGNORED_WHY = {
     "drake:controller_gains": "Drake's discrete plant PD-controls such actuators; here actuation is torque",
 }
@@ -90,16 +93,16 @@ class UrdfParser(ModelParser):
             joint_info[joint.get("name")] = self._joint(joint)
             joints.append(joint)
         self._check_no_loops(joints)
-        recorded = []
         for joint in root.findall("joint"):       # after every joint, as Drake's ParseMimicTag
             if joint.find("mimic") is not None:
-                recorded += self._mimic(joint, joint.find("mimic"))
-        self._report_mimic(recorded)
+                self._mimic(joint, joint.find("mimic"))
         for t in root.findall("transmission"):
             self._transmission(t, joint_info)
         for link, body in geometry:
             self._geometry(link, body)
         self.record_collision_filter_groups(root)
+        for node in root.findall("drake:ball_constraint"):
+            self._ball_constraint(node)
         self.report_unresolved()
         return self.instance
 
@@ -333,10 +336,16 @@ class UrdfParser(ModelParser):
                 seen.add(link)
                 link = parent[link].find("parent").get("link")
 
-    def _mimic(self, joint, mimic) -> list:
-        """Drake's checks of a <mimic> (errors and warnings in its order); the coupling is recorded and
-        returned (as a one-element list; empty when Drake ignores the element)."""
+    def _mimic(self, joint, mimic) -> None:
+        """Drake's <mimic>: a coupler constraint q_joint = multiplier · q_mimicked + offset
+        (AddCouplerConstraint(joint, mimicked, multiplier, offset)), with Drake's checks in its order;
+        ignored with Drake's warning on a discrete plant whose solver is not SAP (TAMSI)."""
         name, other = joint.get("name"), mimic.get("joint")
+        if self.plant.is_discrete() and self.plant.get_discrete_contact_solver() != DiscreteContactSolver.kSap:
+            self.warn(mimic, f"Joint '{name}' specifies a mimic element that will be ignored. Mimic elements are "
+                             "currently only supported by MultibodyPlant with a discrete time step and using "
+                             "DiscreteContactSolver::kSap, or by continuous time plants using the CENIC integrator.")
+            return
         if not other:
             raise self.xml.error(mimic, f"Joint '{name}' mimic element is missing the required 'joint' attribute.")
         if not self.plant.HasJointNamed(other, self.instance):
@@ -350,9 +359,10 @@ class UrdfParser(ModelParser):
         if not self.plant.HasJointNamed(name, self.instance):      # a floating joint, which Drake drops
             self.warn(mimic, f"Drake only supports the mimic element for single-dof joints. The mimic element "
                              f"in joint '{name}' will be ignored.")
-            return []
-        n0 = self.plant.GetJointByName(name, self.instance).num_velocities()
-        n1 = self.plant.GetJointByName(other, self.instance).num_velocities()
+            return
+        joint0 = self.plant.GetJointByName(name, self.instance)
+        joint1 = self.plant.GetJointByName(other, self.instance)
+        n0, n1 = joint0.num_velocities(), joint1.num_velocities()
         if n0 != n1:
             raise self.xml.error(mimic, f"Joint '{name}' which has {n0} DOF cannot mimic joint '{other}' which "
                                         f"has {n1} DOF.")
@@ -360,23 +370,40 @@ class UrdfParser(ModelParser):
             self.warn(mimic, f"Drake only supports the mimic element for single-dof joints. The joint '{name}' "
                              f"(with {n0} dofs) is attempting to mimic joint '{other}' (with {n1} dofs). The "
                              "mimic element will be ignored.")
-            return []
-        coupling = {"joint": name, "mimics": other, "multiplier": multiplier, "offset": offset,
-                    "model_instance": self.instance}
-        self.plant._mimic.append(coupling)
-        return [(mimic, coupling)]
-
-    def _report_mimic(self, recorded: list) -> None:
-        """One note for all the model's accepted <mimic> elements (this parser's, not Drake's: Drake
-        enforces them in its SAP and CENIC solvers), naming the first few."""
-        if not recorded:
             return
-        shown = ", ".join(f"'{c['joint']}' = {c['multiplier']} '{c['mimics']}' + {c['offset']}"
-                          for _, c in recorded[:3]) + (", ..." if len(recorded) > 3 else "")
-        n = len(recorded)
-        self.warn(recorded[0][0], f"{n} <mimic> joint{'s' if n > 1 else ''} ({shown}) recorded in "
-                                  "plant.GetMimicJoints() but not enforced by the dynamics: they move freely",
-                  drake_warns=False)
+        self.plant.AddCouplerConstraint(joint0, joint1, multiplier, offset)
+
+    def _ball_constraint(self, node) -> None:
+        """Drake's <drake:ball_constraint>: AddBallConstraint from its children <drake:ball_constraint_body_A
+        name=…/>, <…_p_AP value="x y z"/>, <…_body_B name=…/>, <…_p_BQ value=…/>, with Drake's errors."""
+        def child(tag):
+            el = node.find(tag)
+            if el is None:
+                raise self.xml.error(node, f"Unable to find the <{tag}> tag")
+            return el
+
+        def body(tag):
+            el = child(tag)
+            name = el.get("name")
+            if name is None:
+                raise self.xml.error(el, f"Unable to read the 'name' attribute for the <{tag}> tag")
+            if not self.plant.HasBodyNamed(name, self.instance):
+                raise self.xml.error(el, f"Body: {name} specified for <{tag}> does not exist in the model.")
+            return self.plant.GetBodyByName(name, self.instance)
+
+        def vector(tag):
+            el = child(tag)
+            try:
+                return self.xml.floats(el, el.get("value"), 3, f"<{tag}> value")
+            except ParseError:
+                raise self.xml.error(node, f"Unable to read the 'value' attribute for the <{tag}> tag") from None
+
+        body_A, body_B = body("drake:ball_constraint_body_A"), body("drake:ball_constraint_body_B")
+        p_AP, p_BQ = vector("drake:ball_constraint_p_AP"), vector("drake:ball_constraint_p_BQ")
+        try:
+            self.plant.AddBallConstraint(body_A, p_AP, body_B, p_BQ)
+        except RuntimeError as e:
+            raise self.xml.error(node, str(e)) from None
 
     def _mechanical_reduction(self, node) -> None:
         """Drake's warning for a <mechanicalReduction> other than 1 (it models none)."""

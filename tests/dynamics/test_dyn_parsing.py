@@ -124,20 +124,19 @@ def test_a_joint_may_name_the_world_as_parent_without_declaring_it():
         parse(robot(link("a"), joint("j", "fixed", "a", "world")))
 
 
-def test_mimic_is_recorded_and_reported():
+def test_mimic_is_a_coupler_constraint():
     text = robot('<link name="world"/>', link("a"), link("b"), link("c"),
                  joint("j1", "revolute", "world", "a", '<axis xyz="0 0 1"/>'),
                  joint("j2", "revolute", "a", "b",
                        '<axis xyz="0 0 1"/><mimic joint="j1" multiplier="-2" offset="0.1"/>'),
                  joint("j3", "revolute", "b", "c", '<axis xyz="0 0 1"/><mimic joint="j1"/>'))
     plant, parser, _ = parse(text)
-    assert [m["joint"] for m in plant.GetMimicJoints()] == ["j2", "j3"]
-    assert plant.GetMimicJoints()[0]["multiplier"] == -2.0
-    # one note for the model, not one per joint (Romeo has 22 mimic joints)
-    assert len(parser.diagnostics) == 1 and "2 <mimic> joints ('j2' = -2.0 'j1' + 0.1, 'j3' = 1.0 'j1' + 0.0)" \
-        in parser.diagnostics[0] and "not enforced" in parser.diagnostics[0]
+    specs = list(plant.get_coupler_constraint_specs().values())
+    assert [plant.get_joint(s.joint0_index).name() for s in specs] == ["j2", "j3"]
+    assert (specs[0].gear_ratio, specs[0].offset, specs[1].gear_ratio) == (-2.0, 0.1, 1.0)
+    assert not parser.diagnostics                   # as Drake: nothing to say, also when strict
     strict = Parser(MultibodyPlant(0.0))
-    strict.SetStrictParsing()                       # Drake loads it strictly too: the note is ours alone
+    strict.SetStrictParsing()
     strict.AddModelsFromString(text, "urdf")
 
 

@@ -48,8 +48,9 @@ def test_wsg_50_is_the_published_gripper_in_drakes_layout():
         WsgLimits().stroke_mm / 1000)
     assert left.position_upper_limits()[0] == 0 == right.position_lower_limits()[0]   # closed: touching
     assert plant.num_actuators() == 2
-    assert plant.GetMimicJoints()[0]["joint"] == FINGERS[0]
-    assert (plant.GetMimicJoints()[0]["mimics"], plant.GetMimicJoints()[0]["multiplier"]) == (FINGERS[1], -1.0)
+    (coupler,) = plant.get_coupler_constraint_specs().values()          # the <mimic>: Drake's coupler
+    assert (plant.get_joint(coupler.joint0_index).name(), plant.get_joint(coupler.joint1_index).name(),
+            coupler.gear_ratio, coupler.offset) == (FINGERS[0], FINGERS[1], -1.0, 0.0)
 
 
 def test_wsg_50_reads_the_same_in_pydrake():
@@ -57,7 +58,7 @@ def test_wsg_50_reads_the_same_in_pydrake():
     ours, theirs = _ours(WSG), _drakes(WSG)
     assert (ours.num_bodies(), ours.num_joints(), ours.num_actuators(), ours.num_positions()) == \
         (theirs.num_bodies(), theirs.num_joints(), theirs.num_actuators(), theirs.num_positions())
-    assert theirs.num_constraints() == 1                        # the mimic is Drake's coupler constraint
+    assert ours.num_constraints() == theirs.num_constraints() == 1    # the mimic is Drake's coupler constraint
     for name in BODIES:
         a, b = ours.GetBodyByName(name), theirs.GetBodyByName(name)
         assert a.default_mass() == b.default_mass()
@@ -91,10 +92,11 @@ def test_panda_hand_of_example_robot_data_loads_in_both():
     ours = _ours(urdf, package)
     joints = [ours.GetJointByName(f"panda_finger_joint{i}") for i in (1, 2)]
     assert [j.position_upper_limits()[0] for j in joints] == [0.04, 0.04]      # width 0–80 mm
-    assert ours.GetMimicJoints()[0]["joint"] == "panda_finger_joint2"
+    (coupler,) = ours.get_coupler_constraint_specs().values()
+    assert ours.get_joint(coupler.joint0_index).name() == "panda_finger_joint2"
     pytest.importorskip("pydrake")
     theirs = _drakes(urdf, package)
     assert (ours.num_bodies(), ours.num_positions()) == (theirs.num_bodies(), theirs.num_positions())
-    assert theirs.num_constraints() == 1
+    assert ours.num_constraints() == theirs.num_constraints() == 1
     for name in ("panda_hand", "panda_leftfinger", "panda_rightfinger"):
         assert ours.GetBodyByName(name).default_mass() == theirs.GetBodyByName(name).default_mass()
