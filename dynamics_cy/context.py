@@ -14,6 +14,7 @@ class Context:
         self._x = np.concatenate([q, v]).astype(float)
         self._nq = q.shape[0]
         self._time = 0.0
+        self._parameters = {}       # Drake's context parameters set away from their defaults: {(element, name): array}
 
     @property
     def _q(self) -> np.ndarray:
@@ -47,6 +48,7 @@ class Context:
     def Clone(self) -> "Context":
         c = Context(self._plant, self._q, self._v)
         c._time = self._time
+        c._parameters = {k: v.copy() for k, v in self._parameters.items()}
         return c
 
     def __repr__(self) -> str:
