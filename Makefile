@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml setup.py
 	$(PY) -m pip install -q "setuptools>=68" wheel "Cython>=3.0" "numpy>=1.26"
 	$(PY) -m pip install -q --no-build-isolation -e '.[test,docs]'
 	@# Independent implementations used for cross-checks; the tests that need them skip without.
-	$(PY) -m pip install -q drake pin example-robot-data toppra proxsuite osqp clarabel \
+	$(PY) -m pip install -q drake pin cmeel-eigen example-robot-data toppra proxsuite osqp clarabel \
 	  dynamixel-sdk feetech-servo-sdk ray pyarrow mujoco \
 	  || echo "note: cross-check packages unavailable; the tests that need them will skip"
 	touch $(STAMP)
@@ -67,6 +67,7 @@ regress: build
 SOAK_MINUTES ?= 10
 bench: build placo-env
 	$(PY) benchmarks/bench_dynamics.py
+	$(PY) benchmarks/bench_mass_matrix.py
 	$(PY) benchmarks/bench_messages.py
 	$(PY) benchmarks/bench_serial_codec.py
 	$(PY) benchmarks/bench_loop.py --duration 60

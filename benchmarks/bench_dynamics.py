@@ -118,7 +118,9 @@ def bench_ours(m: Model, calls, repeats) -> dict:
             "dynamics_cy facade": {op: median_us(facade[op], calls // 4, repeats) for op in OPS}}
 
 
-def bench_pinocchio(m: Model, calls, repeats) -> dict:
+def load_pinocchio(m: Model):
+    """(the pinocchio module, its model of m: the same URDF, a free-flyer root when m floats); PeerSkipped
+    when Pinocchio is not installed or cannot load it."""
     try:
         import pinocchio as pin
     except ImportError:
@@ -130,6 +132,11 @@ def bench_pinocchio(m: Model, calls, repeats) -> dict:
         raise PeerSkipped(f"Pinocchio: cannot load the model: {first_line(e, m.path)}") from None
     if model.nv != m.nv:
         raise PeerSkipped(f"Pinocchio: its model has nv = {model.nv}, dynamics_cy's {m.nv}")
+    return pin, model
+
+
+def bench_pinocchio(m: Model, calls, repeats) -> dict:
+    pin, model = load_pinocchio(m)
     data = model.createData()
     rng = np.random.default_rng(1)
     qs = [pin.randomConfiguration(model, -np.ones(model.nq), np.ones(model.nq)) for _ in range(2)]
@@ -205,14 +212,9 @@ def table(rec: record.Record, m: Model, results: dict, skipped: list[str]) -> re
     return t
 
 
-def main(argv=None) -> int:
-    ap = record.parser(__file__, __doc__)
-    ap.add_argument("--repeats", type=int, default=15, help="batches per measurement (median reported)")
-    ap.add_argument("--calls", type=int, default=2000, help="calls per batch")
-    ap.add_argument("--only", default="", help="measure only the models whose label contains this text")
-    args = ap.parse_args(argv)
-    logging.getLogger("dynamics_cy").setLevel(logging.ERROR)
-    rec = record.Record(__file__, __doc__, args, "Dynamics", peers=("pinocchio", "pydrake", "example-robot-data"))
+def model_specs(ap, only: str) -> list[tuple]:
+    """(label, URDF, frame welded to the world or None) of the robots measured whose label contains
+    `only`: the iiwa14, and the Panda, G1 and Talos when example-robot-data is installed."""
     specs = [("KUKA iiwa14 (configs/robots)", REPO / "configs" / "robots" / "iiwa14.urdf", None)]
     if ROBOT_DATA.is_dir():
         robots = ROBOT_DATA / "robots"
@@ -221,9 +223,21 @@ def main(argv=None) -> int:
                   ("Talos humanoid (full v2), floating", robots / "talos_data/robots/talos_full_v2.urdf", None)]
     else:
         print("example-robot-data is not installed: only the iiwa is measured", file=sys.stderr)
-    specs = [s for s in specs if args.only.lower() in s[0].lower()]
+    specs = [s for s in specs if only.lower() in s[0].lower()]
     if not specs:
-        ap.error(f"no model label contains '{args.only}'")
+        ap.error(f"no model label contains '{only}'")
+    return specs
+
+
+def main(argv=None) -> int:
+    ap = record.parser(__file__, __doc__)
+    ap.add_argument("--repeats", type=int, default=15, help="batches per measurement (median reported)")
+    ap.add_argument("--calls", type=int, default=2000, help="calls per batch")
+    ap.add_argument("--only", default="", help="measure only the models whose label contains this text")
+    args = ap.parse_args(argv)
+    logging.getLogger("dynamics_cy").setLevel(logging.ERROR)
+    rec = record.Record(__file__, __doc__, args, "Dynamics", peers=("pinocchio", "pydrake", "example-robot-data"))
+    specs = model_specs(ap, args.only)
     print("Median µs per call from Python (ratio to Pinocchio); lower is better. "
           "Facade and pydrake rows include setting q and v in the context.\n")
     for label, path, weld in specs:

@@ -13,7 +13,8 @@ local convention of Pinocchio's crba):
 A node's subtree is contiguous in v (depth-first order), so F is one 6 × nv block whose columns are
 always in the frame of the node being swept, and each row of M is written once, left to right from its
 diagonal, then mirrored. Only X_PB(q_t) enters, never X_WB: `crba_q` computes it from q_t as the
-sweep reaches the node (no forward pass). A revolute joint about ±e_a (axis_code) has S = ±e_a, so
+sweep reaches the node (no forward pass), the cos and sin of an axis joint's angle one node ahead, so
+that they overlap the node before it instead of waiting on its path. A revolute joint about ±e_a (axis_code) has S = ±e_a, so
 F_c = ±Ic e_a is a column of Ic and M_rc = ±F_c[a]; when its X_PF has no rotation, R_PB = R_a(θ) turns
 one plane and the moves cost about half; a root joint about e_a reads only I_aa and row a of the
 forces its subtree sends, so only those are moved into it.
@@ -74,12 +75,12 @@ cdef inline void _local_transform(Model m, int t, const double* q, double* R, do
     p[2] += m.p_PF[3 * t + 2]
 
 
-cdef inline void _axis_rotation(const double* R_PF, int code, double th, double* R) noexcept nogil:
-    """R_PB = R_PF R_e(θ) about e = ±e_a (code = ±(a+1)): columns i, j = a+1, a+2 (mod 3) rotate."""
+cdef inline void _axis_rotation(const double* R_PF, int code, double cs, double sn, double* R) noexcept nogil:
+    """R_PB = R_PF R_e(θ) about e = ±e_a (code = ±(a+1)), cs = cos θ, sn = sin θ: columns i, j = a+1, a+2
+    (mod 3) rotate."""
     cdef int ax = (code if code > 0 else -code) - 1, k
     cdef int ci = ax + 1 if ax < 2 else 0
     cdef int cj = ci + 1 if ci < 2 else 0
-    cdef double cs = cos(th), sn = sin(th)
     if code < 0:
         sn = -sn
     for k in range(3):
@@ -251,7 +252,7 @@ cdef void _sweep(Model m, Data d, const double* q, double* M) noexcept nogil:
     cdef double Rl[9]
     cdef double y[3]
     cdef double J[9]
-    cdef double cs, sn
+    cdef double cs, sn, th, cs_next = 1.0, sn_next = 0.0
     cdef double pl[3]
     cdef double Sl[36]
     cdef double col[6]
@@ -269,14 +270,22 @@ cdef void _sweep(Model m, Data d, const double* q, double* M) noexcept nogil:
     memcpy(d.Ic_mcom, m.mcom, 3 * nb * sizeof(double))
     memcpy(d.Ic_I, m.Io, 9 * nb * sizeof(double))
     memcpy(width, m.nvj, nb * sizeof(int))
+    if q != NULL and nb > 1 and m.axis_code[nb - 1] != 0:
+        th = q[m.qs[nb - 1]]
+        cs_next, sn_next = cos(th), sin(th)
     for t in range(nb - 1, 0, -1):
         nvt, c0, n, par, code = m.nvj[t], m.vs[t], width[t], m.parent[t], m.axis_code[t]
+        cs, sn = cs_next, sn_next
+        if q != NULL and t > 1 and m.axis_code[t - 1] != 0:
+            # the next node's cos and sin now, off this node's path (they overlap its work)
+            th = q[m.qs[t - 1]]
+            cs_next, sn_next = cos(th), sin(th)
         I = d.Ic_I + 9 * t
         h = d.Ic_mcom + 3 * t
         if q == NULL:
             R, p, S = d.R_PB + 9 * t, d.p_PB + 3 * t, d.S + 36 * t
         elif code != 0:
-            _axis_rotation(m.R_PF + 9 * t, code, q[m.qs[t]], Rl)
+            _axis_rotation(m.R_PF + 9 * t, code, cs, sn, Rl)
             R, p, S = Rl, m.p_PF + 3 * t, NULL
         else:
             _local_transform(m, t, q, Rl, pl, Sl)

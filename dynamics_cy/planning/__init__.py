@@ -13,17 +13,19 @@ docs/wbc.md.
     q = result.GetSolution(ik.q()) if result.is_success() else None
 """
 from .cartesian import plan_cartesian_move
-from .collision import (
-                        CollisionCandidates,
-                        DistanceConstraint,
-                        ExponentiallySmoothedHingeLoss,
-                        MinimumDistanceConstraint,
-                        QuadraticallySmoothedHingeLoss,
-)
+from .collision import CollisionCandidates, DistanceConstraint
 from .distance import CalcSignedDistance, SignedDistance
 from .fast_ik import DampedLeastSquaresIK
 from .inverse_kinematics import InverseKinematics
 from .kinematic_constraints import *  # its __all__: the pose, gaze, angle, distance and quaternion constraints
+from .kinematic_costs import AngleBetweenVectorsCost, OrientationCost, PositionCost
+from .minimum_distance import (
+                        ExponentiallySmoothedHingeLoss,
+                        MinimumDistanceConstraint,
+                        MinimumDistanceLowerBoundConstraint,
+                        MinimumDistanceUpperBoundConstraint,
+                        QuadraticallySmoothedHingeLoss,
+)
 from .multibody_constraints import (
                         CentroidalMomentumConstraint,
                         ContactWrenchFromForceInWorldFrameEvaluator,

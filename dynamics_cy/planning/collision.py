@@ -1,5 +1,5 @@
-"""Collision candidates and distance constraints on q (pydrake.multibody.inverse_kinematics'
-DistanceConstraint and MinimumDistanceConstraint).
+"""Collision candidates, the signed distances of geometry pairs at a configuration, and
+pydrake.multibody.inverse_kinematics' DistanceConstraint (minimum_distance.py builds on them).
 
 Geometry pairs are pairs of dynamics_cy GeometryInstance objects (Drake uses GeometryId pairs).
 """
@@ -118,80 +118,3 @@ class DistanceConstraint(Constraint):
         self._pairs.kin.update(x)
         sd = self._pairs.distance(0)
         return np.array([sd.distance]), (self._pairs.distance_gradient(0, sd)[None, :] if with_gradient else None)
-
-
-def QuadraticallySmoothedHingeLoss(x: float) -> tuple[float, float]:
-    """φ(x) = 0 for x ≥ 0, x²/2 for -1 < x < 0, -x - ½ for x ≤ -1; returns (φ, dφ/dx)."""
-    if x >= 0:
-        return 0.0, 0.0
-    if x > -1:
-        return 0.5 * x * x, x
-    return -0.5 - x, -1.0
-
-
-def ExponentiallySmoothedHingeLoss(x: float) -> tuple[float, float]:
-    """φ(x) = -x e^(1/x) for x < 0, 0 otherwise; returns (φ, dφ/dx)."""
-    if x >= 0:
-        return 0.0, 0.0
-    e = np.exp(1.0 / x)
-    return -x * e, e * (1.0 / x - 1.0)
-
-
-class MinimumDistanceConstraint(Constraint):
-    """Every collision candidate pair has φᵢ ≥ d_min, imposed (as Drake does) as
-
-        0 ≤ SmoothMax(pᵢ) ≤ 1,  pᵢ = φ((φᵢ - d_inf) / (d_inf - d_min)) / φ(-1),  d_inf = d_min + offset
-
-    where pᵢ counts only the pairs with φᵢ < d_inf (the others are 0), φ is the penalty function
-    (default QuadraticallySmoothedHingeLoss, or any f(x) -> (φ, dφ/dx)) and SmoothMax(p) =
-    log(Σᵢ exp(α pᵢ)) / α with α = 100 over all N candidate pairs, a smooth over-approximation of
-    max(p) (log N / α when no pair is within d_inf)."""
-
-    _ALPHA = 100.0
-
-    def __init__(self, plant, minimum_distance: float, plant_context, penalty_function=None,
-                 influence_distance_offset: float = 1.0):
-        if not (np.isfinite(influence_distance_offset) and influence_distance_offset > 0):
-            raise ValueError("MinimumDistanceConstraint: influence_distance_offset must be finite and > 0, got "
-                             f"{influence_distance_offset}")
-        pairs = CollisionCandidates(plant)
-        if not pairs:
-            raise ValueError("MinimumDistanceConstraint: the plant has no collision candidate pairs "
-                             "(register collision geometry on at least two unfiltered bodies)")
-        self._pairs = GeometryPairs(frame_kinematics(plant, plant_context), pairs)
-        self._d_min = float(minimum_distance)
-        self._d_inf = self._d_min + float(influence_distance_offset)
-        self._penalty = penalty_function or QuadraticallySmoothedHingeLoss
-        self._scale = 1.0 / self._penalty(-1.0)[0]
-        super().__init__(1, plant.num_positions(), 0.0, 1.0)
-
-    def minimum_distance(self) -> float:
-        return self._d_min
-
-    def influence_distance(self) -> float:
-        return self._d_inf
-
-    def _eval(self, x, with_gradient):
-        P = self._pairs
-        P.kin.update(x)
-        width = self._d_inf - self._d_min
-        penalties, grads = [], []
-        for k in range(len(P.pairs)):
-            if P.lower_bound(k) >= self._d_inf:
-                continue
-            sd = P.distance(k)
-            if sd.distance >= self._d_inf:
-                continue
-            phi, dphi = self._penalty((sd.distance - self._d_inf) / width)
-            penalties.append(phi * self._scale)
-            if with_gradient:
-                grads.append(dphi * self._scale / width * P.distance_gradient(k, sd))
-        p = np.array(penalties)
-        top = max(p.max(initial=0.0), 0.0)  # log Σ exp(α pᵢ) over the N pairs, N - len(p) of them 0
-        e = np.exp(self._ALPHA * (p - top))
-        total = e.sum() + (len(P.pairs) - p.shape[0]) * np.exp(-self._ALPHA * top)
-        y = np.array([top + np.log(total) / self._ALPHA])
-        if not with_gradient:
-            return y, None
-        weights = e / total  # ∂SmoothMax/∂pᵢ
-        return y, (weights @ np.array(grads) if grads else np.zeros(x.shape[0]))[None, :]

@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from dynamics_cy import JointIndex, RotationMatrix
+from dynamics_cy import JointIndex, RigidTransform, RotationMatrix
 
 from .kinematics import check_frame, frame_kinematics, left_jacobian_inverse, point_jacobian, rotation_log
 from .program import Constraint, MathematicalProgram, _as_vector
 
 __all__ = ["AddUnitQuaternionConstraintOnPlant", "AngleBetweenVectorsConstraint", "GazeTargetConstraint",
-           "OrientationConstraint", "PointToPointDistanceConstraint", "PositionConstraint",
-           "UnitQuaternionConstraint"]    # what planning re-exports
+           "OrientationConstraint", "PointToLineDistanceConstraint", "PointToPointDistanceConstraint",
+           "PolyhedronConstraint", "PositionConstraint", "UnitQuaternionConstraint"]    # what planning re-exports
 
 def _unit(v, what: str) -> np.ndarray:
     a = _as_vector(v, 3, what)
@@ -45,15 +45,32 @@ class _KinematicConstraint(Constraint):
 
 
 class PositionConstraint(_KinematicConstraint):
-    """p_AQ_lower ≤ p_AQ ≤ p_AQ_upper for a point Q fixed to frame B, measured and expressed in A."""
+    """p_AQ_lower ≤ p_AQ ≤ p_AQ_upper for a point Q fixed to frame B, measured and expressed in a frame A
+    fixed to Ā at X_ĀA (A = Ā when X_ĀA is not given): p_AQ = R_AĀ (p_ĀQ − p_ĀA). Both of Drake's
+    overloads: (plant, frameA, p_AQ_lower, p_AQ_upper, frameB, p_BQ, plant_context) and
+    (plant, frameAbar, X_AbarA, p_AQ_lower, p_AQ_upper, frameB, p_BQ, plant_context)."""
 
-    def __init__(self, plant, frameA, p_AQ_lower, p_AQ_upper, frameB, p_BQ, plant_context):
-        super().__init__(plant, plant_context, (frameA, frameB), 3, _as_vector(p_AQ_lower, 3, "p_AQ_lower"),
-                         _as_vector(p_AQ_upper, 3, "p_AQ_upper"))
-        self._A, self._B, self._p_BQ = frameA, frameB, _as_vector(p_BQ, 3, "p_BQ")
+    def __init__(self, plant, *args, **kwargs):
+        if len(args) + len(kwargs) == 7 or "X_AbarA" in kwargs:
+            names = ("frameAbar", "X_AbarA", "p_AQ_lower", "p_AQ_upper", "frameB", "p_BQ", "plant_context")
+        else:
+            names = ("frameA", "p_AQ_lower", "p_AQ_upper", "frameB", "p_BQ", "plant_context")
+        a = dict(zip(names, args), **kwargs)
+        missing = [n for n in names if n not in a]
+        if missing or len(a) != len(names):
+            raise TypeError(f"PositionConstraint: expected the arguments {names}, got {sorted(a)}")
+        frameA = a.get("frameA", a.get("frameAbar"))
+        super().__init__(plant, a["plant_context"], (frameA, a["frameB"]), 3,
+                         _as_vector(a["p_AQ_lower"], 3, "p_AQ_lower"), _as_vector(a["p_AQ_upper"], 3, "p_AQ_upper"))
+        self._A, self._B, self._p_BQ = frameA, a["frameB"], _as_vector(a["p_BQ"], 3, "p_BQ")
+        X = a.get("X_AbarA")
+        X = np.eye(4) if X is None else RigidTransform(X).GetAsMatrix4()
+        self._R_AAbar, self._p_AbarA = X[:3, :3].T.copy(), X[:3, 3].copy()
 
     def _eval_at(self, with_gradient):
-        return self._kin.position(self._A, self._B, self._p_BQ, with_gradient)
+        p_AbarQ, J = self._kin.position(self._A, self._B, self._p_BQ, with_gradient)
+        p_AQ = self._R_AAbar @ (p_AbarQ - self._p_AbarA)
+        return p_AQ, None if J is None else self._R_AAbar @ J
 
 
 class OrientationConstraint(_KinematicConstraint):
@@ -161,6 +178,56 @@ class PointToPointDistanceConstraint(_KinematicConstraint):
             return y, None
         J = point_jacobian(self._kin.jacobian(self._f2), r2) - point_jacobian(self._kin.jacobian(self._f1), r1)
         return y, (2 * d @ J)[None, :]
+
+
+class PointToLineDistanceConstraint(_KinematicConstraint):
+    """d_lower ≤ distance(P, L) ≤ d_upper for P fixed to B1 and the line L through Q along n fixed to B2, imposed
+    (as in Drake) on the squared distance: d_lower² ≤ uᵀ(I - n̂n̂ᵀ)u ≤ d_upper², u = p_QP expressed in B2."""
+
+    def __init__(self, plant, frame_point, p_B1P, frame_line, p_B2Q, n_B2, distance_lower: float,
+                 distance_upper: float, plant_context):
+        if not 0 <= distance_lower <= distance_upper:
+            raise ValueError("PointToLineDistanceConstraint: need 0 <= distance_lower <= distance_upper, got "
+                             f"{distance_lower} and {distance_upper}")
+        n = _as_vector(n_B2, 3, "n_B2")
+        if not np.linalg.norm(n) > 100 * np.finfo(float).eps:
+            raise ValueError(f"PointToLineDistanceConstraint: n_B2 is close to zero: {n}")
+        super().__init__(plant, plant_context, (frame_point, frame_line), 1, distance_lower ** 2,
+                         distance_upper ** 2)
+        self._B1, self._B2 = frame_point, frame_line
+        self._p_B1P, self._p_B2Q = _as_vector(p_B1P, 3, "p_B1P"), _as_vector(p_B2Q, 3, "p_B2Q")
+        n = n / np.linalg.norm(n)
+        self._project = np.eye(3) - np.outer(n, n)
+
+    def _eval_at(self, with_gradient):
+        p_B2P, J = self._kin.position(self._B2, self._B1, self._p_B1P, with_gradient)
+        u = p_B2P - self._p_B2Q
+        Pu = self._project @ u
+        y = np.array([u @ Pu])
+        return y, ((2 * Pu @ J)[None, :] if with_gradient else None)
+
+
+class PolyhedronConstraint(_KinematicConstraint):
+    """A [p_FP1; ...; p_FPn] ≤ b for points Pi fixed to frame G (the columns of p_GP, 3 x n), measured and
+    expressed in F; one row per row of A (3n columns)."""
+
+    def __init__(self, plant, frameF, frameG, p_GP, A, b, plant_context):
+        P = np.asarray(p_GP, dtype=float)
+        P = P.reshape(3, 1) if P.shape == (3,) else P
+        A = np.atleast_2d(np.asarray(A, dtype=float))
+        if P.ndim != 2 or P.shape[0] != 3:
+            raise ValueError(f"PolyhedronConstraint: p_GP must be 3 x n (a point per column), got shape {P.shape}")
+        if A.shape[1] != 3 * P.shape[1]:
+            raise ValueError(f"PolyhedronConstraint: A has {A.shape[1]} columns; 3 x {P.shape[1]} points need "
+                             f"{3 * P.shape[1]}")
+        b = _as_vector(b, A.shape[0], "PolyhedronConstraint b")
+        super().__init__(plant, plant_context, (frameF, frameG), A.shape[0], np.full(A.shape[0], -np.inf), b)
+        self._F, self._G, self._P, self._A = frameF, frameG, P, A
+
+    def _eval_at(self, with_gradient):
+        parts = [self._kin.position(self._F, self._G, p, with_gradient) for p in self._P.T]
+        y = self._A @ np.concatenate([p for p, _ in parts])
+        return y, (self._A @ np.vstack([J for _, J in parts]) if with_gradient else None)
 
 
 class UnitQuaternionConstraint(Constraint):

@@ -16,6 +16,8 @@ import itertools
 
 import numpy as np
 
+from .autodiff import seeded, value_and_gradient
+
 
 class Variable:
     """A scalar decision variable: a name and a unique id (pydrake.symbolic.Variable)."""
@@ -214,17 +216,51 @@ class QuadraticCost(Cost):
         return y, ((Qx + self._b)[None, :] if with_gradient else None)
 
 
-class Binding:
-    """An evaluator bound to decision variables (pydrake.solvers.Binding)."""
+class _BindingType(type):
+    """Binding[C] is the binding class of evaluator type C, as pydrake's template: Binding[C](c, v) binds
+    a C, and isinstance(b, Binding[C]) holds when b's evaluator is a C (a Binding[LinearConstraint] is
+    usable as a Binding[Constraint], as pydrake converts it implicitly)."""
+
+    _typed: dict = {}
+
+    def __getitem__(cls, evaluator_type):
+        if cls is not Binding:
+            raise TypeError(f"{cls.__name__} is already a Binding of one evaluator type")
+        if not (isinstance(evaluator_type, type) and issubclass(evaluator_type, EvaluatorBase)):
+            raise TypeError(f"Binding[...] takes an evaluator class, got {evaluator_type!r}")
+        typed = _BindingType._typed.get(evaluator_type)
+        if typed is None:
+            typed = _BindingType._typed[evaluator_type] = _BindingType(
+                f"Binding[{evaluator_type.__name__}]", (Binding,), {"__slots__": (), "_type": evaluator_type,
+                                                                    "__module__": Binding.__module__})
+        return typed
+
+    def __instancecheck__(cls, obj):
+        t = cls.__dict__.get("_type")
+        if t is None:
+            return type.__instancecheck__(cls, obj)
+        return type.__instancecheck__(Binding, obj) and isinstance(obj.evaluator(), t)
+
+
+class Binding(metaclass=_BindingType):
+    """An evaluator bound to decision variables (pydrake.solvers.Binding): Binding[C](c, v), or
+    Binding[C](binding) to view another binding as one of C."""
 
     __slots__ = ("_evaluator", "_variables")
+    _type = EvaluatorBase
 
-    def __init__(self, evaluator: EvaluatorBase, variables):
-        v = np.asarray(variables, dtype=object).reshape(-1)
-        if v.shape[0] != evaluator.num_vars():
-            raise ValueError(f"{type(evaluator).__name__} takes {evaluator.num_vars()} variables; "
-                             f"{v.shape[0]} were given")
-        self._evaluator, self._variables = evaluator, v
+    def __init__(self, c, v=None):
+        if v is None:
+            if not isinstance(c, Binding):
+                raise TypeError(f"{type(self).__name__}(c, v) binds an evaluator to variables; "
+                                f"{type(self).__name__}(binding) views a binding; got {type(c).__name__} alone")
+            c, v = c.evaluator(), c.variables()
+        if not isinstance(c, self._type):
+            raise TypeError(f"{type(self).__name__} binds a {self._type.__name__}, got {type(c).__name__}")
+        v = np.asarray(v, dtype=object).reshape(-1)
+        if v.shape[0] != c.num_vars():
+            raise ValueError(f"{type(c).__name__} takes {c.num_vars()} variables; {v.shape[0]} were given")
+        self._evaluator, self._variables = c, v
 
     def evaluator(self) -> EvaluatorBase:
         return self._evaluator
@@ -232,8 +268,69 @@ class Binding:
     def variables(self) -> np.ndarray:
         return self._variables
 
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Binding) and self._evaluator is other._evaluator and \
+            len(self._variables) == len(other._variables) and all(a is b for a, b in zip(self._variables,
+                                                                                         other._variables))
+
+    def __hash__(self) -> int:
+        return hash((id(self._evaluator), tuple(id(x) for x in self._variables)))
+
     def __repr__(self) -> str:
-        return f"<Binding {self._evaluator!r} on {list(self._variables)}>"
+        return f"<{type(self).__name__} {self._evaluator!r} on {list(self._variables)}>"
+
+
+class PyFunctionConstraint(Constraint):
+    """lb ≤ func(x) ≤ ub for a Python function of x (m = len(lb)); see dynamics_cy.planning.autodiff for
+    how its gradient is taken. func gets a float array for values and an object array of Duals for
+    gradients, and returns an array of m values (1-D or 2-D), as Drake requires."""
+
+    def __init__(self, num_vars: int, func, lb, ub, description: str = ""):
+        lb = np.asarray(lb, dtype=float).reshape(-1)
+        super().__init__(lb.shape[0], num_vars, lb, ub, description)
+        self._func = func
+
+    def _eval(self, x, with_gradient):
+        return _call(self, x, with_gradient, vector=True)
+
+
+class PyFunctionCost(Cost):
+    """A cost given as a Python function of x returning a scalar (0-dimensional), as Drake requires."""
+
+    def __init__(self, num_vars: int, func, description: str = ""):
+        super().__init__(num_vars, description)
+        self._func = func
+
+    def _eval(self, x, with_gradient):
+        return _call(self, x, with_gradient, vector=False)
+
+
+def _call(evaluator, x: np.ndarray, with_gradient: bool, vector: bool):
+    """Calls a PyFunction evaluator's function on x (floats, or Duals for the gradient) and checks the
+    shape of what it returns."""
+    y = np.asarray(evaluator._func(seeded(x) if with_gradient else x.copy()))
+    m = evaluator.num_outputs()
+    if (y.ndim in (1, 2) if vector else y.ndim == 0) and y.size == m:
+        if not with_gradient:
+            return y.astype(float).reshape(-1), None
+        return value_and_gradient(y.reshape(-1), x.shape[0])
+    shape = "of .ndim 1 or 2 (a vector)" if vector else "of .ndim 0 (a scalar)"
+    raise RuntimeError(f"{type(evaluator).__name__}: the function must return an array {shape} and .size {m}; "
+                       f"got .ndim {y.ndim} and .size {y.size}")
+
+
+def _overload(method: str, args: tuple, kwargs: dict, *signatures: tuple) -> tuple[int, dict]:
+    """The first of signatures (tuples of parameter names; a trailing "description" is optional) that takes
+    args and kwargs: (its index, the arguments by name)."""
+    for k, names in enumerate(signatures):
+        required = len(names) - (names[-1] == "description")
+        if len(args) > len(names) or not set(kwargs) <= set(names[len(args):]):
+            continue
+        bound = dict(zip(names, args), **kwargs)
+        if all(n in bound for n in names[:required]):
+            return k, bound
+    forms = " or ".join(f"{method}({', '.join(names)})" for names in signatures)
+    raise TypeError(f"{method}: incompatible arguments; call it as {forms}")
 
 
 class MathematicalProgram:
@@ -288,11 +385,7 @@ class MathematicalProgram:
                         dtype=int)
 
     # --- constraints -------------------------------------------------------------------------
-    def AddConstraint(self, constraint, vars=None) -> Binding:
-        """AddConstraint(constraint, vars) or AddConstraint(binding)."""
-        b = constraint if isinstance(constraint, Binding) else Binding(constraint, vars)
-        if not isinstance(b.evaluator(), Constraint):
-            raise TypeError(f"AddConstraint takes a Constraint, got {type(b.evaluator()).__name__}")
+    def _add_constraint(self, b: Binding) -> Binding:
         self.FindDecisionVariableIndices(b.variables())
         e = b.evaluator()
         target = self._bbox if isinstance(e, BoundingBoxConstraint) else \
@@ -301,16 +394,29 @@ class MathematicalProgram:
         target.append(b)
         return b
 
+    def AddConstraint(self, *args, **kwargs) -> Binding:
+        """AddConstraint(binding), AddConstraint(constraint, vars), or AddConstraint(func, lb, ub, vars,
+        description="") for a Python function lb ≤ func(x) ≤ ub (PyFunctionConstraint) → Binding[Constraint]."""
+        k, a = _overload("AddConstraint", args, kwargs, ("binding",), ("constraint", "vars"),
+                         ("func", "lb", "ub", "vars", "description"))
+        if k == 0:
+            return self._add_constraint(Binding[Constraint](a["binding"]))
+        if k == 1:
+            return self._add_constraint(Binding[Constraint](a["constraint"], a["vars"]))
+        v = np.asarray(a["vars"], dtype=object).reshape(-1)
+        return self._add_constraint(Binding[Constraint](
+            PyFunctionConstraint(v.shape[0], a["func"], a["lb"], a["ub"], a.get("description", "")), v))
+
     def AddBoundingBoxConstraint(self, lb, ub, vars) -> Binding:
         v = np.asarray(vars, dtype=object).reshape(-1)
         lo, hi = _as_bounds(lb, ub, v.shape[0], "AddBoundingBoxConstraint")
-        return self.AddConstraint(BoundingBoxConstraint(lo, hi), v)
+        return self._add_constraint(Binding[BoundingBoxConstraint](BoundingBoxConstraint(lo, hi), v))
 
     def AddLinearConstraint(self, A, lb, ub, vars) -> Binding:
-        return self.AddConstraint(LinearConstraint(A, lb, ub), vars)
+        return self._add_constraint(Binding[LinearConstraint](LinearConstraint(A, lb, ub), vars))
 
     def AddLinearEqualityConstraint(self, Aeq, beq, vars) -> Binding:
-        return self.AddConstraint(LinearEqualityConstraint(Aeq, beq), vars)
+        return self._add_constraint(Binding[LinearEqualityConstraint](LinearEqualityConstraint(Aeq, beq), vars))
 
     def bounding_box_constraints(self) -> list[Binding]:
         return list(self._bbox)
@@ -328,31 +434,38 @@ class MathematicalProgram:
         return self._generic + self._bbox + self._linear + self._linear_eq
 
     # --- costs -------------------------------------------------------------------------------
-    def AddCost(self, cost, vars=None) -> Binding:
-        """AddCost(cost, vars) or AddCost(binding)."""
-        b = cost if isinstance(cost, Binding) else Binding(cost, vars)
-        if not isinstance(b.evaluator(), Cost):
-            raise TypeError(f"AddCost takes a Cost, got {type(b.evaluator()).__name__}")
+    def _add_cost(self, b: Binding) -> Binding:
         self.FindDecisionVariableIndices(b.variables())
         self._costs.append(b)
         return b
+
+    def AddCost(self, *args, **kwargs) -> Binding:
+        """AddCost(binding), AddCost(obj, vars) for a Cost, or AddCost(func, vars, description="") for a
+        Python function returning a scalar (PyFunctionCost) → Binding[Cost]."""
+        first = args[0] if args else kwargs.get("func")
+        if callable(first) and not isinstance(first, (EvaluatorBase, Binding)):
+            _, a = _overload("AddCost", args, kwargs, ("func", "vars", "description"))
+            v = np.asarray(a["vars"], dtype=object).reshape(-1)
+            return self._add_cost(Binding[Cost](PyFunctionCost(v.shape[0], a["func"], a.get("description", "")), v))
+        k, a = _overload("AddCost", args, kwargs, ("binding",), ("obj", "vars"))
+        return self._add_cost(Binding[Cost](a["binding"]) if k == 0 else Binding[Cost](a["obj"], a["vars"]))
 
     def AddLinearCost(self, a, b, vars=None) -> Binding:
         """AddLinearCost(a, b, vars) or AddLinearCost(a, vars): aᵀx + b."""
         if vars is None:
             b, vars = 0.0, b
-        return self.AddCost(LinearCost(a, b), vars)
+        return self._add_cost(Binding[LinearCost](LinearCost(a, b), vars))
 
     def AddQuadraticCost(self, Q, b, vars, is_convex=None) -> Binding:
         """½ xᵀQx + bᵀx (is_convex is accepted for pydrake compatibility and not needed)."""
-        return self.AddCost(QuadraticCost(Q, b), vars)
+        return self._add_cost(Binding[QuadraticCost](QuadraticCost(Q, b), vars))
 
     def AddQuadraticErrorCost(self, Q, x_desired, vars) -> Binding:
         """(x - x_d)ᵀ Q (x - x_d) = ½ xᵀ(2Q)x - 2 x_dᵀQ x + x_dᵀQ x_d."""
         Q = np.atleast_2d(np.asarray(Q, dtype=float))
         Qs = 0.5 * (Q + Q.T)
         xd = _as_vector(x_desired, Q.shape[0], "AddQuadraticErrorCost x_desired")
-        return self.AddCost(QuadraticCost(2 * Qs, -2 * Qs @ xd, xd @ Qs @ xd), vars)
+        return self._add_cost(Binding[QuadraticCost](QuadraticCost(2 * Qs, -2 * Qs @ xd, xd @ Qs @ xd), vars))
 
     def GetAllCosts(self) -> list[Binding]:
         return list(self._costs)

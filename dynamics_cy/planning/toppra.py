@@ -30,6 +30,7 @@ import numpy as np
 from dynamics_cy import JacobianWrtVariable
 
 from .kinematics import check_frame, qdot_is_v
+from .program import Binding, MathematicalProgram
 from .trajectories import PiecewisePolynomial
 
 _X_MAX = 1e16  # ṡ ≤ 1e8
@@ -53,7 +54,7 @@ class CalcGridPointsOptions:
 @dataclass
 class PathConstraint:
     """lower ≤ a u + b x + c ≤ upper at every gridpoint, arrays (gridpoints, rows); a = 0 for first-order
-    (velocity) constraints. What the Add* methods return (Drake returns solver Bindings)."""
+    (velocity) constraints. What Toppra keeps of each Add* call."""
 
     a: np.ndarray
     b: np.ndarray
@@ -109,6 +110,13 @@ class Toppra:
         self._ddq = path.derivative(2).vector_values(s).T
         self._constraints: list[PathConstraint] = []
         self._k = plant.kernels()
+        # Drake's per-stage LPs, backward on [x, u] and forward on u, of which the Add* methods return the
+        # Bindings; Drake rewrites their coefficients at each gridpoint while solving, ours solves the stages
+        # in closed form from self._constraints, so they keep the placeholders Drake creates them with.
+        self._backward_prog, self._forward_prog = MathematicalProgram(), MathematicalProgram()
+        self._backward_xu = np.r_[self._backward_prog.NewContinuousVariables(1, "x"),
+                                  self._backward_prog.NewContinuousVariables(1, "u")]
+        self._forward_u = self._forward_prog.NewContinuousVariables(1, "u")
 
     @staticmethod
     def CalcGridPoints(path, options: CalcGridPointsOptions | None = None) -> np.ndarray:
@@ -131,18 +139,24 @@ class Toppra:
         return s
 
     # --- constraints -------------------------------------------------------------------------
-    def _add(self, a, b, c, lower, upper, discretization, first_order: bool = False) -> PathConstraint:
+    def _add(self, a, b, c, lower, upper, discretization, first_order: bool = False) -> tuple[Binding, Binding]:
+        """Keeps the PathConstraint; returns the (backward, forward) Binding[LinearConstraint] pair."""
         shape = np.shape(b)
         con = PathConstraint(np.broadcast_to(a, shape).astype(float), np.asarray(b, float),
                              np.broadcast_to(c, shape).astype(float), np.broadcast_to(lower, shape).astype(float),
                              np.broadcast_to(upper, shape).astype(float), ToppraDiscretization(discretization),
                              first_order)
         self._constraints.append(con)
-        return con
+        rows = shape[1] * (2 if con.discretization == ToppraDiscretization.kInterpolation else 1)
+        zero = np.zeros(rows)
+        return (self._backward_prog.AddLinearConstraint(np.zeros((rows, 2)), zero, zero, self._backward_xu),
+                self._forward_prog.AddLinearConstraint(np.zeros((rows, 1)), zero, zero, self._forward_u))
 
-    def _add_first_order(self, x_lo, x_hi) -> PathConstraint:
+    def _add_first_order(self, x_lo, x_hi) -> Binding:
+        """Keeps the bounds on x; returns the Binding[BoundingBoxConstraint] on x."""
         ones = np.ones((self._s.shape[0], 1))
-        return self._add(0.0, ones, 0.0, x_lo[:, None], x_hi[:, None], ToppraDiscretization.kCollocation, True)
+        self._add(0.0, ones, 0.0, x_lo[:, None], x_hi[:, None], ToppraDiscretization.kCollocation, True)
+        return self._backward_prog.AddBoundingBoxConstraint(0.0, 1.0, self._backward_xu[:1])
 
     def _limits(self, limit, n: int, what: str) -> np.ndarray:
         """A constant limit (n,) or a trajectory, as (gridpoints, n); ±inf outside the trajectory's range."""
@@ -164,19 +178,19 @@ class Toppra:
             raise ValueError(f"Toppra: a {what} lower limit exceeds its upper limit")
         return np.where(inside, lo, -np.inf), np.where(inside, hi, np.inf)
 
-    def AddJointVelocityLimit(self, lower_limit, upper_limit) -> PathConstraint:
+    def AddJointVelocityLimit(self, lower_limit, upper_limit) -> Binding:
         """lower ≤ q̇ = q′ṡ ≤ upper, as bounds on x."""
         lo, hi = self._both_limits(lower_limit, upper_limit, self._q.shape[1], "joint velocity")
         return self._add_first_order(*_speed_bounds(self._dq, lo, hi))
 
     def AddJointAccelerationLimit(self, lower_limit, upper_limit,
-                                  discretization=ToppraDiscretization.kInterpolation) -> PathConstraint:
+                                  discretization=ToppraDiscretization.kInterpolation) -> tuple[Binding, Binding]:
         """lower ≤ q̈ = q′u + q″x ≤ upper."""
         lo, hi = self._both_limits(lower_limit, upper_limit, self._q.shape[1], "joint acceleration")
         return self._add(self._dq, self._ddq, 0.0, lo, hi, discretization)
 
     def AddJointTorqueLimit(self, lower_limit, upper_limit,
-                            discretization=ToppraDiscretization.kInterpolation) -> PathConstraint:
+                            discretization=ToppraDiscretization.kInterpolation) -> tuple[Binding, Binding]:
         """lower ≤ τ = M(q)q̈ + C(q, q̇)q̇ - τ_g(q) ≤ upper: with ID(q, v, v̇) = M v̇ + C v - τ_g,
         c = ID(q, 0, 0), a = ID(q, 0, q′) - c and b = ID(q, q′, q″) - c."""
         lo, hi = self._both_limits(lower_limit, upper_limit, self._q.shape[1], "joint torque")
@@ -196,13 +210,13 @@ class Toppra:
             self._k.jacobian(np.ascontiguousarray(q), frame, J[i])
         return J
 
-    def AddFrameVelocityLimit(self, constraint_frame, lower_limit, upper_limit) -> PathConstraint:
+    def AddFrameVelocityLimit(self, constraint_frame, lower_limit, upper_limit) -> Binding:
         """lower ≤ V_WF = [w_WF; v_WF] (in W) ≤ upper, with V_WF = J_WF q′ ṡ; as bounds on x."""
         lo, hi = self._both_limits(lower_limit, upper_limit, 6, "frame velocity")
         r = np.einsum("gij,gj->gi", self._frame_jacobians(constraint_frame), self._dq)
         return self._add_first_order(*_speed_bounds(r, lo, hi))
 
-    def AddFrameTranslationalSpeedLimit(self, constraint_frame, upper_limit) -> PathConstraint:
+    def AddFrameTranslationalSpeedLimit(self, constraint_frame, upper_limit) -> Binding:
         """|v_WF| ≤ upper_limit (a float or a scalar trajectory): x ≤ upper² / |Jv_WF q′|²."""
         if hasattr(upper_limit, "vector_values"):
             hi, inside = self._limits(upper_limit, 1, "frame speed upper limit")
@@ -214,7 +228,7 @@ class Toppra:
         return self._add_first_order(*_speed_bounds(speed[:, None], -np.inf, hi[:, None]))
 
     def AddFrameAccelerationLimit(self, constraint_frame, lower_limit, upper_limit,
-                                  discretization=ToppraDiscretization.kInterpolation) -> PathConstraint:
+                                  discretization=ToppraDiscretization.kInterpolation) -> tuple[Binding, Binding]:
         """lower ≤ A_WF = [α_WF; a_WF] ≤ upper, with A_WF = J q̈ + J̇ q̇ = J q′ u + (J q″ + J̇(q, q′) q′) x;
         the bias J̇ q′ is dynamics_cy's CalcBiasSpatialAcceleration at v = q′."""
         lo, hi = self._both_limits(lower_limit, upper_limit, 6, "frame acceleration")

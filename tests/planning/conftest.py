@@ -100,15 +100,15 @@ def drake_iiwa(pydrake, iiwa_urdf):
 
 @pytest.fixture(scope="session")
 def plants_from_urdf(pydrake):
-    """make(urdf_text) -> (ours, theirs, scene_graph, diagram): our plant and Drake's (in a diagram with a
-    SceneGraph, which keeps the geometry) parsed from the same URDF text, both finalized."""
-    def make(urdf: str):
+    """make(text, file_type="urdf") -> (ours, theirs, scene_graph, diagram): our plant and Drake's (in a diagram
+    with a SceneGraph, which keeps the geometry) parsed from the same URDF (or SDFormat) text, both finalized."""
+    def make(text: str, file_type: str = "urdf"):
         ours = MultibodyPlant(0.0)
-        Parser(ours).AddModelsFromString(urdf, "urdf")
+        Parser(ours).AddModelsFromString(text, file_type)
         ours.Finalize()
         builder = pydrake.DiagramBuilder()
         theirs, scene_graph = pydrake.AddMultibodyPlantSceneGraph(builder, 0.0)
-        pydrake.Parser(theirs).AddModelsFromString(urdf, "urdf")
+        pydrake.Parser(theirs).AddModelsFromString(text, file_type)
         theirs.Finalize()
         return ours, theirs, scene_graph, builder.Build()
     return make
