@@ -132,9 +132,8 @@ class Joint(MultibodyElement):
         return self._a_upper.copy()
 
     def _set_limits(self, attr_lo: str, attr_hi: str, n: int, lower, upper, what: str) -> None:
-        if self._plant is not None and self._plant.is_finalized():
-            raise RuntimeError(f"Post-finalize calls to 'set_{what}_limits()' are not allowed; "
-                               "calls to this method must happen before Finalize().")
+        """Before or after Finalize, as in Drake (the compiled model holds no limits; a simulator or
+        planner reads them when it is built)."""
         lo, hi = _limits(lower, n, f"lower {what} limit", self._name), _limits(upper, n, f"upper {what} limit",
                                                                                self._name)
         self._check_order(lo, hi, what)

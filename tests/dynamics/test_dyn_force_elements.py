@@ -348,3 +348,16 @@ def test_frame_pose_set_in_a_context():
     joints = three_bodies(OURS, bushing=False)
     with pytest.raises(RuntimeError, match="locates a joint"):       # the compiled model holds it
         joints.GetFrameByName("Fa").SetPoseInParentFrame(joints.CreateDefaultContext(), dc.RigidTransform())
+
+
+def test_joint_limits_can_change_after_finalize():
+    """As in Drake: the limits are the joints' (the compiled model holds none), GetPositionLowerLimits follows."""
+    plant = three_bodies(OURS, bushing=False)
+    ja = plant.GetJointByName("ja")
+    ja.set_position_limits([-0.5], [0.7])
+    ja.set_velocity_limits([-2.0], [3.0])
+    i = ja.position_start()
+    assert (plant.GetPositionLowerLimits()[i], plant.GetPositionUpperLimits()[i]) == (-0.5, 0.7)
+    assert plant.GetVelocityUpperLimits()[ja.velocity_start()] == 3.0
+    with pytest.raises(ValueError, match="exceeds"):
+        ja.set_position_limits([1.0], [0.0])
