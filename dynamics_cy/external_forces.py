@@ -34,7 +34,7 @@ class ForceDensityType(enum.IntEnum):
             return self.name == getattr(other, "name", None)         # pydrake's
         return int.__eq__(self, other)
 
-    __hash__ = enum.IntEnum.__hash__
+    __hash__ = int.__hash__
 
 
 class ForceDensityFieldBase:

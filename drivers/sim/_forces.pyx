@@ -18,10 +18,12 @@ from dynamics_cy.errors import GimbalLockError
 from dynamics_cy.force_elements import (DoorHinge, LinearBushingRollPitchYaw, LinearSpringDamper, PrismaticSpring,
                                         RevoluteSpring)
 
-cdef enum:
+cdef enum:               # the joint elements' kinds
     SPRING = 0          # τ = k (x₀ − x) on a revolute or prismatic joint
     HINGE = 1           # Drake's DoorHinge
-    SHORT_SPRING = 1    # statuses of body_forces
+
+cdef enum:               # body_forces' statuses besides 0
+    SHORT_SPRING = 1
     GIMBAL_LOCK = 2
 
 cdef double COS_PITCH_TOLERANCE = 0.008        # Drake's gimbal-lock tolerance on |cos(pitch)|
