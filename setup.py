@@ -1,5 +1,5 @@
 """Builds the Cython extensions (dynamics_cy's model, algorithms and kernels, dynamics_cy.planning._wbc_qp and
-_wbc_reduce, messages._codec, drivers.core._control, drivers.sim._contact, _constraints and _physics,
+_wbc_reduce, messages._codec, drivers.core._control, drivers.sim._contact, _constraints, _forces and _physics,
 drivers.serial._servo_wire; -O3, numpy headers). dynamics_cy's modules cimport each other's cdef functions
 through their .pxd files."""
 import shutil
@@ -33,7 +33,8 @@ extensions = [
                  "dynamics_cy._rnea", "dynamics_cy._crba", "dynamics_cy._aba", "dynamics_cy._jacobians",
                  "dynamics_cy._com", "dynamics_cy._facade", "dynamics_cy._kernels", "dynamics_cy.planning._wbc_qp",
                  "dynamics_cy.planning._wbc_reduce", "messages._codec", "drivers.core._control", "drivers.sim._contact",
-                 "drivers.sim._constraints", "drivers.sim._physics", "drivers.serial._servo_wire")
+                 "drivers.sim._constraints", "drivers.sim._forces",
+                 "drivers.sim._physics", "drivers.serial._servo_wire")
 ]
 
 setup(

@@ -15,9 +15,24 @@ Cholesky; _vec3.pxd). It imports no other package of the project. docs/dynamics.
     k = plant.kernels()          # allocation-free kernels for the control loop
 """
 from .constraints import DistanceConstraintParams, MultibodyConstraintId
-from .contact_results import ContactResults, PenetrationAsPointPair, PointPairContactInfo
+from .contact_results import ContactResults, DeformableContactInfo, PenetrationAsPointPair, PointPairContactInfo
 from .context import Context, MultibodyForces
 from .errors import DynamicsError, GimbalLockError, ModelError, ParseError, SingularInertiaError
+from .external_forces import (
+                       ExternallyAppliedSpatialForce,
+                       ForceDensityField,
+                       ForceDensityFieldBase,
+                       ForceDensityType,
+                       GravityForceField,
+)
+from .force_elements import (
+                       DoorHinge,
+                       DoorHingeConfig,
+                       LinearBushingRollPitchYaw,
+                       LinearSpringDamper,
+                       PrismaticSpring,
+                       RevoluteSpring,
+)
 from .geometry import (
                        Box,
                        CalcContactFrictionFromSurfaceProperties,
@@ -84,6 +99,11 @@ _TEMPLATES = _make_templates({
     "RigidTransform_": RigidTransform, "RotationMatrix_": RotationMatrix, "RollPitchYaw_": RollPitchYaw,
     "Quaternion_": Quaternion, "SpatialVelocity_": SpatialVelocity, "SpatialAcceleration_": SpatialAcceleration,
     "SpatialForce_": SpatialForce, "SpatialMomentum_": SpatialMomentum,
+    "LinearSpringDamper_": LinearSpringDamper, "RevoluteSpring_": RevoluteSpring, "PrismaticSpring_": PrismaticSpring,
+    "DoorHinge_": DoorHinge, "LinearBushingRollPitchYaw_": LinearBushingRollPitchYaw,
+    "ForceDensityFieldBase_": ForceDensityFieldBase, "ForceDensityField_": ForceDensityField,
+    "GravityForceField_": GravityForceField, "ExternallyAppliedSpatialForce_": ExternallyAppliedSpatialForce,
+    "DeformableContactInfo_": DeformableContactInfo,
 })
 globals().update(_TEMPLATES)
 

@@ -1,5 +1,6 @@
 """Contact results with Drake's names (pydrake.multibody.plant.ContactResults, PointPairContactInfo,
-pydrake.geometry.PenetrationAsPointPair): what a simulator reports about point contacts."""
+DeformableContactInfo, pydrake.geometry.PenetrationAsPointPair): what a simulator reports about point
+contacts."""
 from __future__ import annotations
 
 import numpy as np
@@ -59,6 +60,33 @@ class PointPairContactInfo:
     def __repr__(self) -> str:
         return (f"PointPairContactInfo(bodyA={int(self._A)}, bodyB={int(self._B)}, f_Bc_W={self._f.tolist()}, "
                 f"p_WC={self._p.tolist()}, depth={self._point_pair.depth:g})")
+
+
+class DeformableContactInfo:
+    """The contact of a deformable geometry (id_A) with another (id_B): the contact surface mesh in W
+    and F_Ac_W, the spatial force on A at the surface's centroid C, in W. A record type of Drake's
+    ContactResults; the simulated plant has no deformable bodies, so it reports none."""
+
+    def __init__(self, id_A, id_B, contact_mesh_W, F_Ac_W):
+        self._id_A, self._id_B, self._mesh, self._F = id_A, id_B, contact_mesh_W, F_Ac_W
+
+    def id_A(self):
+        return self._id_A
+
+    def id_B(self):
+        return self._id_B
+
+    def contact_mesh(self):
+        return self._mesh
+
+    def F_Ac_W(self):
+        return self._F
+
+    def __copy__(self) -> "DeformableContactInfo":
+        return DeformableContactInfo(self._id_A, self._id_B, self._mesh, self._F)
+
+    def __repr__(self) -> str:
+        return f"DeformableContactInfo(id_A={self._id_A!r}, id_B={self._id_B!r}, F_Ac_W={self._F!r})"
 
 
 class ContactResults:

@@ -16,6 +16,7 @@ class Context:
         self._nq = q.shape[0]
         self._time = 0.0
         self._constraint_active, self._distance_params = plant._new_constraint_parameters()
+        self._parameters = {}       # Drake's context parameters set away from their defaults: {(element, name): array}
 
     @property
     def _q(self) -> np.ndarray:
@@ -50,6 +51,7 @@ class Context:
         c = Context(self._plant, self._q, self._v)
         c._time = self._time
         c._constraint_active, c._distance_params = dict(self._constraint_active), dict(self._distance_params)
+        c._parameters = {k: v.copy() for k, v in self._parameters.items()}
         return c
 
     def __repr__(self) -> str:

@@ -35,7 +35,7 @@ class Joint(MultibodyElement):
     """Base of all joints: frames, coordinate ranges, limits, damping and defaults."""
 
     _type_code = None
-    _type_name = None
+    kTypeName = None        # the type_name() of the class, as Drake's static kTypeName
     _nq = 0
     _nv = 0
 
@@ -72,7 +72,7 @@ class Joint(MultibodyElement):
 
     # --- identity and topology -------------------------------------------------------------
     def type_name(self) -> str:
-        return self._type_name
+        return self.kTypeName
 
     def frame_on_parent(self) -> Frame:
         return self._F
@@ -132,9 +132,8 @@ class Joint(MultibodyElement):
         return self._a_upper.copy()
 
     def _set_limits(self, attr_lo: str, attr_hi: str, n: int, lower, upper, what: str) -> None:
-        if self._plant is not None and self._plant.is_finalized():
-            raise RuntimeError(f"Post-finalize calls to 'set_{what}_limits()' are not allowed; "
-                               "calls to this method must happen before Finalize().")
+        """Before or after Finalize, as in Drake (the compiled model holds no limits; a simulator or
+        planner reads them when it is built)."""
         lo, hi = _limits(lower, n, f"lower {what} limit", self._name), _limits(upper, n, f"upper {what} limit",
                                                                                self._name)
         self._check_order(lo, hi, what)
@@ -255,7 +254,7 @@ class RevoluteJoint(_SingleAxisJoint):
     """
 
     _type_code = REVOLUTE
-    _type_name = "revolute"
+    kTypeName = "revolute"
     _position_suffixes = ("q",)
     _velocity_suffixes = ("w",)
 
@@ -299,7 +298,7 @@ class PrismaticJoint(_SingleAxisJoint):
     """Translation d along the unit axis â, fixed in both F and M."""
 
     _type_code = PRISMATIC
-    _type_name = "prismatic"
+    kTypeName = "prismatic"
     _position_suffixes = ("x",)
     _velocity_suffixes = ("v",)
 
@@ -329,7 +328,7 @@ class WeldJoint(Joint):
     """Fixes M to F with the constant pose X_FM."""
 
     _type_code = WELD
-    _type_name = "weld"
+    kTypeName = "weld"
     _position_suffixes = ()
     _velocity_suffixes = ()
 
@@ -348,7 +347,7 @@ class BallRpyJoint(Joint):
     """Three rotational dofs: q = roll-pitch-yaw of R_FM, v = w_FM_F."""
 
     _type_code = BALL_RPY
-    _type_name = "ball_rpy"
+    kTypeName = "ball_rpy"
     _nq = 3
     _nv = 3
     _position_suffixes = ("qx", "qy", "qz")
@@ -383,7 +382,7 @@ class PlanarJoint(Joint):
     """Translation [x, y] in F's x-y plane and rotation θ about F's z axis."""
 
     _type_code = PLANAR
-    _type_name = "planar"
+    kTypeName = "planar"
     _nq = 3
     _nv = 3
     _position_suffixes = ("x", "y", "qz")
@@ -416,7 +415,7 @@ class QuaternionFloatingJoint(Joint):
     """Six dofs: q = [qw qx qy qz x y z] for (R_FM, p_FoMo_F), v = [w_FM_F; v_FMo_F]."""
 
     _type_code = QUATERNION_FLOATING
-    _type_name = "quaternion_floating"
+    kTypeName = "quaternion_floating"
     _nq = 7
     _nv = 6
     _position_suffixes = ("qw", "qx", "qy", "qz", "x", "y", "z")
@@ -485,5 +484,5 @@ class QuaternionFloatingJoint(Joint):
         self.set_default_positions(np.r_[matrix_to_quaternion(X_FM.rotation().matrix()), X_FM.translation()])
 
 
-JOINT_TYPES = {cls._type_name: cls for cls in
+JOINT_TYPES = {cls.kTypeName: cls for cls in
                (RevoluteJoint, PrismaticJoint, WeldJoint, BallRpyJoint, PlanarJoint, QuaternionFloatingJoint)}

@@ -250,6 +250,7 @@ class MultibodyPlant(PlantStateAccess, PlantConfig, PlantConstraints, PlantAlgor
         floating, order = plan_forest(self)
         for b in floating:
             j = floating_joint_for(self, self._bodies[b])
+            j._ephemeral = True
             self._add_joint(j)
             if b in self._default_free_body_poses:
                 j.SetDefaultPose(self._default_free_body_poses[b])
@@ -258,6 +259,7 @@ class MultibodyPlant(PlantStateAccess, PlantConfig, PlantConstraints, PlantAlgor
         for b in order[1:]:
             j = inboard[b]
             for frame in mobilizer_frames(self, j):
+                frame._ephemeral = True
                 self._add_frame(frame)
             j._q_start, j._v_start = nq, nv
             nq, nv = nq + j.num_positions(), nv + j.num_velocities()
@@ -278,6 +280,17 @@ class MultibodyPlant(PlantStateAccess, PlantConfig, PlantConstraints, PlantAlgor
 
     def _refresh_damping(self) -> None:
         self._damping = self._stack("GetDampingVector", False, Joint.default_damping_vector)
+
+    def _frames_held_by_joints(self) -> set:
+        """The frames whose poses the compiled joints hold: each joint's two frames and the frames they are
+        offset from."""
+        held = set()
+        for j in self._joints:
+            for f in (j.frame_on_parent(), j.frame_on_child()):
+                while isinstance(f, FixedOffsetFrame) and f not in held:
+                    held.add(f)
+                    f = f.parent_frame()
+        return held
 
     def _inboard_joint_of(self, body: RigidBody):
         self._throw_if_not_finalized("inboard_joint")

@@ -69,6 +69,8 @@ class PlantAlgorithms:
         if frame._plant is not self:
             raise RuntimeError(f"frame '{frame.name()}' does not belong to this plant")
         self._update(context)
+        if context._parameters:             # frame poses set in this context (SetPoseInParentFrame)
+            return self._pose_of_body(int(frame.body().index())) @ frame.CalcPoseInBodyFrame(context)
         X = self._tree.frame_pose_world(frame._index)
         return RigidTransform._trusted(X[:3, :3], X[:3, 3])
 
@@ -87,7 +89,7 @@ class PlantAlgorithms:
         self._update(context, with_v=True)
         V = self._V_WB[int(frame.body().index())]
         p_BoFo_W = self._pose_of_body(int(frame.body().index())).rotation() @ \
-            frame.GetFixedPoseInBodyFrame().translation()
+            frame.CalcPoseInBodyFrame(context).translation()
         return SpatialVelocity(V[:3], V[3:] + np.cross(V[:3], p_BoFo_W))
 
     def _frame_spatial_velocity(self, context: Context, frame_B: Frame, frame_M: Frame,
@@ -234,7 +236,7 @@ class PlantAlgorithms:
 
     def CalcForceElementsContribution(self, context: Context, forces: MultibodyForces) -> None:
         """Overwrites forces with those of the force elements: gravity on every body (at its centre of
-        mass) and joint damping -d ∘ v."""
+        mass), joint damping -d ∘ v and the plant's other force elements (springs, dampers, bushings)."""
         self._update(context)
         forces.SetZero()
         g = self._gravity.gravity_vector()
@@ -245,21 +247,46 @@ class PlantAlgorithms:
             p_BoBcm_W = self._R_WB[b] @ body.default_com()
             forces._body_forces[b] = np.r_[np.cross(p_BoBcm_W, m * g), m * g]
         forces._tau[:] = -self._damping * context._v
+        self._add_force_elements(context, forces)
+
+    def _add_force_elements(self, context: Context, forces: MultibodyForces) -> None:
+        """Adds the forces of every force element but gravity (element 0)."""
+        for element in self._force_elements[1:]:
+            element.CalcAndAddForceContribution(context, forces)
+
+    def CalcGeneralizedForces(self, context: Context, forces: MultibodyForces) -> np.ndarray:
+        """τ + Σ_B J_Bᵀ F_Bo_W: the generalized forces of ``forces`` (nv)."""
+        self._update(context)
+        if not forces.CheckHasRightSizeForModel(self):
+            raise ValueError("CalcGeneralizedForces: the forces were made for a plant of another size")
+        tau = forces._tau.copy()
+        body_forces = self._body_forces_or_none(forces)
+        if body_forces is not None:
+            tau -= self._tree.inverse_dynamics(None, False, False, body_forces)
+        return tau
 
     def CalcForwardDynamics(self, context: Context, tau) -> np.ndarray:
-        """v̇ with CalcInverseDynamics(context, v̇, force elements) = tau: M v̇ = tau + τ_g - d∘v - C v.
-        (Drake has no public method for this; it is the acceleration its continuous plant integrates.)"""
-        self._update(context, with_v=True)
+        """v̇ with CalcInverseDynamics(context, v̇, force elements) = tau: M v̇ = tau + τ_g - d∘v - C v + τ_e,
+        τ_e the other force elements' (CalcForceElementsContribution without gravity). (Drake has no public
+        method for this; it is the acceleration its continuous plant integrates.)"""
         tau = self._vector(tau, self._nv, "tau") - self._damping * context._v
-        return self._tree.forward_dynamics(tau.copy(), True)
+        body_forces = None
+        if len(self._force_elements) > 1:
+            elements = MultibodyForces(self)
+            self._add_force_elements(context, elements)
+            tau = tau + elements._tau
+            body_forces = self._body_forces_or_none(elements)
+        self._update(context, with_v=True)
+        return self._tree.forward_dynamics(tau.copy(), True, body_forces)
 
     # --- energy, momentum, centre of mass ------------------------------------------------------
     def CalcPotentialEnergy(self, context: Context) -> float:
-        """V = -Σ m_B g · p_WBcm."""
+        """V = -Σ m_B g · p_WBcm + Σ V_e, the force elements' (springs)."""
         self._update(context)
         g = self._gravity.gravity_vector()
-        return float(-sum(b.default_mass() * (g @ (self._pose_of_body(i) @ b.default_com()))
-                          for i, b in enumerate(self._bodies) if b.default_mass() > 0))
+        V = float(-sum(b.default_mass() * (g @ (self._pose_of_body(i) @ b.default_com()))
+                       for i, b in enumerate(self._bodies) if b.default_mass() > 0))
+        return V + sum(e.CalcPotentialEnergy(context) for e in self._force_elements[1:])
 
     def CalcKineticEnergy(self, context: Context) -> float:
         """½ vᵀ M v."""
@@ -267,14 +294,15 @@ class PlantAlgorithms:
         return float(0.5 * v @ self.CalcMassMatrix(context) @ v)
 
     def CalcConservativePower(self, context: Context) -> float:
-        """Pc = -dV/dt = τ_g · v."""
-        return float(self.CalcGravityGeneralizedForces(context) @ context._v)
+        """Pc = -dV/dt = τ_g · v + Σ Pc_e (the force elements')."""
+        Pc = float(self.CalcGravityGeneralizedForces(context) @ context._v)
+        return Pc + sum(e.CalcConservativePower(context) for e in self._force_elements[1:])
 
     def CalcNonConservativePower(self, context: Context) -> float:
-        """0.0, as Drake: the sum over force elements, and gravity is the only one. Joint damping is not a
-        force element, so its power -vᵀ(d ∘ v) is not included (nor is actuation)."""
+        """Σ Pnc_e over the force elements, as Drake (gravity's is 0, a damper's −c ℓ̇²). Joint damping is
+        not a force element, so its power -vᵀ(d ∘ v) is not included (nor is actuation)."""
         self._check_context(context)
-        return 0.0
+        return float(sum(e.CalcNonConservativePower(context) for e in self._force_elements[1:]))
 
     def _bodies_of(self, model_instances) -> list[int]:
         if model_instances is None:

@@ -214,6 +214,13 @@ class PlantStateAccess:
             B[a.joint()._v_start, a.input_start()] = 1.0
         return B
 
+    def MakeActuationMatrixPseudoinverse(self):
+        """B⁺ (nu x nv, scipy.sparse.csc_matrix): B is a selection matrix (each actuator drives one dof),
+        so B⁺ = Bᵀ, as Drake builds it."""
+        from scipy import sparse  # on first use: importing dynamics_cy stays light
+        B = self.MakeActuationMatrix()
+        return sparse.csc_matrix(B.T)
+
     def MapVelocityToQDot(self, context: Context, v) -> np.ndarray:
         self._check_context(context)
         return self._tree.map_velocity_to_qdot(context._q.copy(), self._vector(v, self._nv, "v").copy())

@@ -76,6 +76,7 @@ class MultibodyElement:
         self._model_instance = model_instance
         self._index = None
         self._plant = None
+        self._ephemeral = False
 
     def name(self) -> str:
         return self._name
@@ -85,6 +86,10 @@ class MultibodyElement:
 
     def model_instance(self) -> ModelInstanceIndex:
         return self._model_instance
+
+    def is_ephemeral(self) -> bool:
+        """True for an element the plant added at Finalize() (a floating joint, a joint's offset frame)."""
+        return self._ephemeral
 
     def GetParentPlant(self):
         if self._plant is None:
@@ -128,11 +133,11 @@ class Frame(MultibodyElement):
         return self.CalcPose(context, frame_M).rotation()
 
     def CalcPoseInBodyFrame(self, context) -> RigidTransform:
-        """X_BF (constant here: frame poses are model parameters, not context parameters)."""
+        """X_BF in this context (a FixedOffsetFrame's pose may be set per context)."""
         return self.GetFixedPoseInBodyFrame()
 
     def CalcRotationMatrixInBodyFrame(self, context):
-        return self.GetFixedPoseInBodyFrame().rotation()
+        return self.CalcPoseInBodyFrame(context).rotation()
 
     def GetFixedOffsetPoseInBody(self, X_FQ) -> RigidTransform:
         """X_BQ = X_BF X_FQ."""
@@ -143,10 +148,11 @@ class Frame(MultibodyElement):
         return self.GetFixedPoseInBodyFrame().rotation() @ RotationMatrix(R_FQ)
 
     def CalcOffsetPoseInBody(self, context, X_FQ) -> RigidTransform:
-        return self.GetFixedOffsetPoseInBody(X_FQ)
+        """X_BQ = X_BF(context) X_FQ."""
+        return self.CalcPoseInBodyFrame(context) @ RigidTransform(X_FQ)
 
     def CalcOffsetRotationMatrixInBody(self, context, R_FQ):
-        return self.GetFixedRotationMatrixInBody(R_FQ)
+        return self.CalcPoseInBodyFrame(context).rotation() @ RotationMatrix(R_FQ)
 
     def EvalAngularVelocityInWorld(self, context) -> np.ndarray:
         """w_WF (= w_WB of the frame's body)."""
@@ -208,6 +214,30 @@ class FixedOffsetFrame(Frame):
 
     def GetFixedPoseInParentFrame(self) -> RigidTransform:
         return RigidTransform(self._X_PF)
+
+    def GetPoseInParentFrame(self, context) -> RigidTransform:
+        """X_PF in this context: the constructor's unless SetPoseInParentFrame changed it."""
+        self.GetParentPlant()._check_context(context)
+        X = context._parameters.get((self, "X_PF"))
+        return RigidTransform(self._X_PF) if X is None else RigidTransform(X)
+
+    def SetPoseInParentFrame(self, context, X_PF) -> None:
+        """Sets X_PF in this context (Drake's frame parameter): the facade's kinematics in this context
+        use it. Not for a frame the compiled model holds (a joint's frame, or a frame a joint's frame is
+        offset from): RuntimeError."""
+        plant = self.GetParentPlant()
+        plant._check_context(context)
+        held = plant._frames_held_by_joints()
+        if self in held:
+            raise RuntimeError(f"SetPoseInParentFrame: frame '{self.name()}' locates a joint, whose frames the "
+                               "compiled model holds; give it its pose X_PF when constructing it")
+        context._parameters[(self, "X_PF")] = RigidTransform(X_PF).GetAsMatrix4()
+
+    def CalcPoseInBodyFrame(self, context) -> RigidTransform:
+        """X_BF = X_BP(context) X_PF(context)."""
+        if not context._parameters:
+            return self.GetFixedPoseInBodyFrame()
+        return self._parent.CalcPoseInBodyFrame(context) @ self.GetPoseInParentFrame(context)
 
 
 class RigidBody(MultibodyElement):
@@ -399,13 +429,19 @@ class JointActuator(MultibodyElement):
 
 
 class ForceElement:
-    """A force element of a plant (Drake's ForceElement): its index, model instance and plant. The
-    subclasses compute their forces in MultibodyPlant.CalcForceElementsContribution."""
+    """A force element of a plant (Drake's ForceElement): its index, model instance and plant. Gravity is
+    the plant's element 0; the others (dynamics_cy.force_elements) add their forces in
+    CalcAndAddForceContribution(context, forces) and give CalcPotentialEnergy, CalcConservativePower and
+    CalcNonConservativePower, which the plant's methods of those names sum."""
 
     def __init__(self, model_instance: ModelInstanceIndex):
         self._model_instance = ModelInstanceIndex(int(model_instance))
         self._index = None
         self._plant = None
+
+    def is_ephemeral(self) -> bool:
+        """False: the plant adds no force element at Finalize()."""
+        return False
 
     def index(self) -> ForceElementIndex:
         return self._index

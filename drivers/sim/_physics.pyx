@@ -9,6 +9,7 @@ cimport numpy as cnp
 
 from drivers.sim._constraints cimport Constraints
 from drivers.sim._contact cimport PointContact
+from drivers.sim._forces cimport ForceElements
 from dynamics_cy._arrays cimport f64, f64_data, f64_flat, i32_data, owned_f64, owned_i32
 from dynamics_cy._linalg cimport cholesky, cholesky_solve
 from libc.math cimport fabs, sqrt
@@ -118,8 +119,9 @@ cdef class Pushes:
 cdef class Stepper:
     """Advances (q, v) by one fixed step h under actuation u (one entry per actuator).
 
-    Generalized forces: τ = B clamp(u, ±u_max)∘e + τ_applied + τ_limits(q, v) (− d∘v with RK4), plus the contact
-    forces as body forces; τ_applied (`tau_applied`) is the `pushes`' J_Bqᵀ F_Bq_W at the step's start,
+    Generalized forces: τ = B clamp(u, ±u_max)∘e + τ_applied + τ_limits(q, v) (− d∘v with RK4) + the force
+    elements' joint torques, plus the contact forces and the elements' spring-damper and bushing forces as
+    body forces (the elements explicit in both integrators, at each evaluation's (q, v)); τ_applied (`tau_applied`) is the `pushes`' J_Bqᵀ F_Bq_W at the step's start,
     held over the step; v̇ from the articulated-body algorithm. Semi-implicit Euler: v* = v + h v̇ with the
     contact springs at (q, v) and the contact damping and friction linearly implicit
     (PointContact.spring/damp); the joint damping d and Coulomb friction f are then fully implicit
@@ -145,10 +147,11 @@ cdef class Stepper:
     cdef bint qdot_is_v
     cdef readonly long long steps
     cdef readonly object q, v, u_commanded, u_applied, actuator_enabled, tau_contact, tau_applied, tau_external
-    cdef readonly object contact, constraints
+    cdef readonly object contact, constraints, elements
     cdef readonly Pushes pushes
     cdef PointContact _contact
     cdef Constraints _constraints
+    cdef ForceElements _elements
     cdef dict _arrays                       # the numpy arrays the pointers below point into, by name
     # C views of the state, the actuation and the workspace arrays (named as their numpy arrays)
     cdef double* c_q
@@ -188,13 +191,14 @@ cdef class Stepper:
 
     def __init__(self, kernels, double time_step, bint rk4, damping, friction, effort_limits, actuator_dofs,
                  limit_q, limit_v, limits, quaternion_starts, bint qdot_is_v, contact=None, body_frames=None,
-                 constraints=None):
+                 constraints=None, elements=None):
         """kernels: plant.kernels(); damping d (N·m·s/rad) and Coulomb friction f (N·m) (nv); effort_limits and actuator_dofs (the v index each
         actuator drives) (nu); limit_q, limit_v (q and v index of each limited 1-dof joint) and limits
         (rows [lower, upper, stiffness, damping]); quaternion_starts: q index of each free body's qw;
         qdot_is_v: N(q) = I; contact: a PointContact or None, with body_frames the frame index of each
         body's frame (for the Jacobians that bound the contact damping); constraints: the plant's
-        constraints (a drivers.sim._constraints.Constraints) or None."""
+        constraints (a drivers.sim._constraints.Constraints) or None; elements: the model's force
+        elements (a drivers.sim._forces.ForceElements) or None."""
         self._forward_dynamics, self._map_qdot = kernels.forward_dynamics, kernels.map_velocity_to_qdot
         self._calc_jacobian, self._calc_mass_matrix = kernels.jacobian, kernels.mass_matrix
         self._calc_body_poses, self._calc_body_velocities = kernels.body_poses, kernels.body_spatial_velocities
@@ -250,6 +254,8 @@ cdef class Stepper:
         self._contact = contact
         self.constraints = constraints
         self._constraints = constraints
+        self.elements = elements
+        self._elements = elements
         self.pushes = Pushes(kernels)
         self.steps = 0
 
@@ -279,7 +285,22 @@ cdef class Stepper:
                 t = self.lim[4 * i + 2] * (self.lim[4 * i + 1] - x) - self.lim[4 * i + 3] * cv[j]
                 if t < 0.0:
                     self.c_tau[j] += t
+        if self._elements is not None:
+            self._elements.joint_torques(cq, cv, self.c_tau)
         return 0
+
+    cdef int _element_loads(self, object q, object v, bint kinematics) except -1:
+        """Adds the force elements' body forces at (q, v) to _body_forces; with `kinematics` (no contact
+        evaluated them), first the bodies' poses and velocities, and _body_forces zeroed. 1 if any."""
+        if self._elements is None or not self._elements.acts_on_bodies:
+            return 0
+        if kinematics:
+            self._calc_body_poses(q, self._body_poses)
+            self._calc_body_velocities(q, v, self._body_velocities)
+            memset(self.c_body_forces, 0, 6 * self.nb * sizeof(double))
+        self._elements.check(self._elements.body_forces(self.c_body_poses, self.c_body_velocities,
+                                                        self.c_body_forces))
+        return 1
 
     cdef int _contacts(self, object q, object v) except -1:
         """Detects the contacts at (q, v) and, if any, their Jacobians; returns how many."""
@@ -299,15 +320,17 @@ cdef class Stepper:
     cdef int _derivative(self, object q, object v, const double* cq, const double* cv, object vdot,
                          bint record) except -1:
         """vdot = v̇(q, v) with explicit, capped contact forces (RK4); record: the step's contacts."""
-        cdef int n
+        cdef int n, loads
         self._forces(cq, cv)
         if self._contact is None:
-            self._forward_dynamics(q, v, self._tau, vdot)
+            loads = self._element_loads(q, v, True)
+            self._forward_dynamics(q, v, self._tau, vdot, self._body_forces if loads else None)
             return 0
         n = self._contacts(q, v)
         if n:
             self._contact.bound(n)
         self._contact.apply(n, self.c_body_poses, self.c_body_velocities, self.c_body_forces, record)
+        self._element_loads(q, v, False)
         self._forward_dynamics(q, v, self._tau, vdot, self._body_forces)
         if record:
             self._contact.generalized(n, self.c_tau_contact)
@@ -319,12 +342,14 @@ cdef class Stepper:
         cdef int i, n
         self._forces(self.c_q, self.c_v)
         if self._contact is None:
-            self._forward_dynamics(self.q, self.v, self._tau, self._vdot)
+            self._forward_dynamics(self.q, self.v, self._tau, self._vdot,
+                                   self._body_forces if self._element_loads(self.q, self.v, True) else None)
             for i in range(self.nv):
                 self.c_v[i] += self.h * self.c_vdot[i]
             return 0
         n = self._contacts(self.q, self.v)
         self._contact.spring(n, self.c_body_poses, self.c_body_velocities, self.c_body_forces)
+        self._element_loads(self.q, self.v, False)
         self._forward_dynamics(self.q, self.v, self._tau, self._vdot, self._body_forces)
         for i in range(self.nv):
             self.c_v_stage[i] = self.c_v[i] + self.h * self.c_vdot[i]

@@ -131,6 +131,19 @@ class Coordinates:
         for tau_B, quat, tau_W in views:
             self._mujoco.mju_rotVecQuat(tau_W, tau_B, quat)
 
+    def applied_views(self, tau, qfrc, qpos) -> list:
+        """Per free body (its torque in W in tau, in B in qfrc, its quaternion in qpos, a 4-buffer for the
+        conjugate): the views force_to_mujoco rotates."""
+        return [(tau[t:t + 3], qfrc[w:w + 3], qpos[quat:quat + 4], np.zeros(4)) for t, w, quat, _ in self.free]
+
+    def force_to_mujoco(self, tau, qfrc, views) -> None:
+        """τ_mj = T τ (so that τ_mjᵀ qvel = τᵀ v, as T⁻ᵀ = T): the same numbers for 1-dof joints; a free
+        body's [f_W; τ_B] from [τ_W; f_W] with τ_B = R_WBᵀ τ_W. Allocates nothing."""
+        tau.take(self.qvel_of, out=qfrc)
+        for tau_W, tau_B, quat, conj in views:
+            self._mujoco.mju_negQuat(conj, quat)
+            self._mujoco.mju_rotVecQuat(tau_B, tau_W, conj)
+
     def velocity_map(self, qpos) -> np.ndarray:
         """T (nv × nv) at qpos: qvel = T v."""
         nv = len(self.v_of)

@@ -10,7 +10,9 @@ and the contact results are in MultibodyPlant's conventions.
 Per step: u is clamped to the effort limits (u_commanded), masked by actuator_enabled (u_applied) and
 becomes MuJoCo's ctrl; mj_step1 computes the start state's kinematics and contacts; the pushes acting in
 the step go into xfrc_applied at the body's CoM, F_Bcm_W = [f; τ + p_BcmBq_W × f] (MuJoCo's order
-[force; torque]), their generalized force J_Bqᵀ F_Bq_W by mj_applyFT; mj_step2 solves the constraints
+[force; torque]), their generalized force J_Bqᵀ F_Bq_W by mj_applyFT; the model's force elements'
+generalized force τ_e(q, v) at the start state (drivers.sim._forces) goes into qfrc_applied (T τ_e in
+MuJoCo's coordinates), held over the step; mj_step2 solves the constraints
 and integrates. tau_contact = Tᵀ J_cᵀ λ_c, the contact rows of the constraint force λ (MuJoCo orders
 them last: equality, friction loss, limits, contacts), in our coordinates (mujoco_model: τ = Tᵀ τ_mj).
 
@@ -28,6 +30,7 @@ import numpy as np
 from dynamics_cy import ContactResults, PenetrationAsPointPair, PointPairContactInfo
 from dynamics_cy.errors import DynamicsError
 
+from ._forces import ForceElements
 from .config import SimConfig
 from .contact import ContactModel
 from .mujoco_model import build_model
@@ -113,7 +116,7 @@ class MujocoPhysics:
         self._effort = plant.GetEffortUpperLimits()
         self._neg_effort = -self._effort
         self._qpos, self._qvel, self._ctrl, self._xfrc = d.qpos, d.qvel, d.ctrl, d.xfrc_applied
-        self._qfrc_constraint = d.qfrc_constraint
+        self._qfrc_constraint, self._qfrc_applied = d.qfrc_constraint, d.qfrc_applied
         self._bad = [d.warning[w] for w in (mujoco.mjtWarning.mjWARN_BADQPOS, mujoco.mjtWarning.mjWARN_BADQVEL,
                                             mujoco.mjtWarning.mjWARN_BADQACC)]
         self._tau_mj, self._push_mj, self._tau_push = np.zeros(nv), np.zeros(nv), np.zeros(nv)
@@ -123,6 +126,9 @@ class MujocoPhysics:
         self._contact_views = c.force_views(self._tau_mj, d.xquat, self.tau_contact)
         self._push_views = c.force_views(self._push_mj, d.xquat, self._tau_push)
         self._pushes = []                    # (MuJoCo body id, p_BoBq_B, F_Bq_W, first step, end step)
+        self._elements = ForceElements(plant, plant.kernels()) if plant.num_force_elements() > 1 else None
+        self._tau_elements = np.zeros(nv)
+        self._element_views = c.applied_views(self._tau_elements, self._qfrc_applied, d.qpos)
         self.steps = 0
         self.set_state(q0, v0)
         schedule_pushes(self, config, path)
@@ -179,6 +185,9 @@ class MujocoPhysics:
         mj.mj_step1(m, d)
         if self._pushes:
             self._apply_pushes(self.steps)
+        if self._elements is not None:
+            self._elements.generalized(self.q, self.v, self._tau_elements)
+            self.coordinates.force_to_mujoco(self._tau_elements, self._qfrc_applied, self._element_views)
         mj.mj_step2(m, d)
         for bad, what in zip(self._bad, ("positions", "velocities", "accelerations")):
             if bad.number:

@@ -7,7 +7,8 @@
 
 Forces on the generalized coordinates during a step (all held over the step):
 
-    τ = B clamp(u, ±u_max)∘e − d∘v − τ_f + τ_limits(q, v) + Σ_B J_Bᵀ F_Bo_W (contact) + Σ J_Bqᵀ F_Bq_W (pushes)
+    τ = B clamp(u, ±u_max)∘e − d∘v − τ_f + τ_limits(q, v) + τ_e(q, v) + Σ_B J_Bᵀ F_Bo_W (contact)
+        + Σ J_Bqᵀ F_Bq_W (pushes)
 
 with B the actuation matrix, u_max the actuators' effort limits, e the actuator enable mask (a
 joint_unresponsive fault clears it), d the joint damping (sim.joint_damping, default the model's),
@@ -15,10 +16,12 @@ joint_unresponsive fault clears it), d the joint damping (sim.joint_damping, def
 the other torques on it stay within ±fᵢ), and one-sided joint-limit springs on the 1-dof joints:
 below the lower limit τ = max(0, k (q_lower − q) − c v), above the upper limit
 τ = min(0, k (q_upper − q) − c v), and the pushes (sim.pushes, Physics.push) acting at the step's start,
-their generalized force taken there. Gravity is the model's. v̇ solves M(q) v̇ + C(q, v) v − τ_g(q) = τ
-(ABA). Semi-implicit Euler: v* = v + h v̇(q, v) with the contact damping and friction linearly
-implicit, then the joint damping and friction fully implicit, M (v⁺ − v*) = −h (D v⁺ + τ_f(v⁺))
-(stick-slip solved exactly each step, as Drake's discrete plant for the damping; Stepper),
+their generalized force taken there, and τ_e the model's force elements (springs, dampers, door hinges,
+bushings: drivers.sim._forces, with their default parameters), explicit at each evaluation's (q, v).
+Gravity is the model's. v̇ solves M(q) v̇ + C(q, v) v − τ_g(q) = τ (ABA). Semi-implicit Euler:
+v* = v + h v̇(q, v) with the contact damping and friction linearly implicit, then the joint damping
+and friction fully implicit, M (v⁺ − v*) = −h (D v⁺ + τ_f(v⁺)) (stick-slip solved exactly each step,
+as Drake's discrete plant for the damping; Stepper),
 q⁺ = q + h N(q) v⁺. RK4: the classical four stages on ẋ = [N(q) v; v̇] with explicit contact forces
 whose damping is bounded (docs/sim.md, Contact) and explicit joint damping (Drake's continuous
 plant), then the implicit friction as a split. Free-body quaternions
@@ -33,6 +36,7 @@ import numpy as np
 from drivers.core.schema import ConfigError
 from dynamics_cy import ContactResults
 
+from ._forces import ForceElements
 from ._physics import Stepper
 from .config import SimConfig, per_joint
 from .constraints import make_constraints
@@ -96,7 +100,8 @@ class Physics:
             limits or np.zeros((0, 4)), quaternions,
             all(j.type_name() in ONE_DOF + ("weld",) for j in joints),
             self.contact.point_contact if self.contact else None,
-            [int(plant.get_body(b).body_frame().index()) for b in range(plant.num_bodies())], self.constraints)
+            [int(plant.get_body(b).body_frame().index()) for b in range(plant.num_bodies())], self.constraints,
+            ForceElements(plant, plant.kernels()) if plant.num_force_elements() > 1 else None)
         self.stepper.set_state(q0, v0)
         self.step, self.hold = self.stepper.step, self.stepper.hold
         """step(u): one step under actuation u (num_actuators; None without actuators) and the pushes.
