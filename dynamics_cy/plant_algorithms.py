@@ -104,6 +104,30 @@ class PlantAlgorithms:
         R_EW = self._frame_pose_in_world(context, frame_E).rotation().inverse().matrix()
         return SpatialVelocity(R_EW @ w, R_EW @ v)
 
+    def _frame_spatial_acceleration_in_world(self, context: Context, frame_F: Frame) -> SpatialAcceleration:
+        """A_WF_W = A_WB_W shifted to Fo: [α_WB; a_WBo + α_WB × p + w_WB × (w_WB × p)], p = p_BoFo_W."""
+        body = frame_F.body()
+        A = body.EvalSpatialAccelerationInWorld(context).get_coeffs()
+        w = body.EvalSpatialVelocityInWorld(context).rotational()
+        p = self._frame_pose_in_world(context, frame_F).translation() - body.EvalPoseInWorld(context).translation()
+        return SpatialAcceleration(A[:3], A[3:] + np.cross(A[:3], p) + np.cross(w, np.cross(w, p)))
+
+    def _frame_spatial_acceleration(self, context: Context, frame_F: Frame, frame_M: Frame,
+                                    frame_E: Frame) -> SpatialAcceleration:
+        """A_MF_E from A_WF = A_WM composed with the motion of F in M: α_MF = α_WF − α_WM − w_WM × w_MF and
+        a_M_Fo = a_W_Fo − a_W_Mc − 2 w_WM × v_M_Fo, Mc the point of M at Fo, all in W, then expressed in E."""
+        A_WF = self._frame_spatial_acceleration_in_world(context, frame_F).get_coeffs()
+        A_WM = self._frame_spatial_acceleration_in_world(context, frame_M).get_coeffs()
+        w_WM = self._frame_spatial_velocity_in_world(context, frame_M).rotational()
+        V_MF = self._frame_spatial_velocity(context, frame_F, frame_M, self.world_frame()).get_coeffs()
+        p = self._frame_pose_in_world(context, frame_F).translation() - \
+            self._frame_pose_in_world(context, frame_M).translation()
+        alpha = A_WF[:3] - A_WM[:3] - np.cross(w_WM, V_MF[:3])
+        a_Mc = A_WM[3:] + np.cross(A_WM[:3], p) + np.cross(w_WM, np.cross(w_WM, p))
+        a = A_WF[3:] - a_Mc - 2.0 * np.cross(w_WM, V_MF[3:])
+        R_EW = self._frame_pose_in_world(context, frame_E).rotation().inverse().matrix()
+        return SpatialAcceleration(R_EW @ alpha, R_EW @ a)
+
     def CalcSpatialAccelerationsFromVdot(self, context: Context, known_vdot) -> list[SpatialAcceleration]:
         """A_WB (expressed in W) of every body, by BodyIndex, for v̇ = known_vdot."""
         self._update(context, with_v=True)

@@ -167,6 +167,35 @@ class Frame(MultibodyElement):
     def CalcSpatialVelocity(self, context, frame_M: "Frame", frame_E: "Frame"):
         return self.GetParentPlant()._frame_spatial_velocity(context, self, frame_M, frame_E)
 
+    def CalcRelativeSpatialVelocityInWorld(self, context, other_frame: "Frame"):
+        """V_W_BC_W = V_WC_W − V_WB_W, this frame C relative to other_frame B, as Drake defines it."""
+        return self.CalcSpatialVelocityInWorld(context) - other_frame.CalcSpatialVelocityInWorld(context)
+
+    def CalcRelativeSpatialVelocity(self, context, other_frame: "Frame", measured_in_frame: "Frame",
+                                    expressed_in_frame: "Frame"):
+        """V_M_BC_E = V_MC_E − V_MB_E (C this frame, B other_frame)."""
+        M, E = measured_in_frame, expressed_in_frame
+        return self.CalcSpatialVelocity(context, M, E) - other_frame.CalcSpatialVelocity(context, M, E)
+
+    def CalcSpatialAccelerationInWorld(self, context):
+        """A_WF_W: the body's A_WB_W (EvalSpatialAccelerationInWorld) shifted to Fo."""
+        return self.GetParentPlant()._frame_spatial_acceleration_in_world(context, self)
+
+    def CalcSpatialAcceleration(self, context, measured_in_frame: "Frame", expressed_in_frame: "Frame"):
+        """A_MF_E: this frame's spatial acceleration measured in M, expressed in E."""
+        return self.GetParentPlant()._frame_spatial_acceleration(context, self, measured_in_frame,
+                                                                 expressed_in_frame)
+
+    def CalcRelativeSpatialAccelerationInWorld(self, context, other_frame: "Frame"):
+        """A_W_BC_W = A_WC_W − A_WB_W (C this frame, B other_frame)."""
+        return self.CalcSpatialAccelerationInWorld(context) - other_frame.CalcSpatialAccelerationInWorld(context)
+
+    def CalcRelativeSpatialAcceleration(self, context, other_frame: "Frame", measured_in_frame: "Frame",
+                                        expressed_in_frame: "Frame"):
+        """A_M_BC_E = A_MC_E − A_MB_E (C this frame, B other_frame)."""
+        M, E = measured_in_frame, expressed_in_frame
+        return self.CalcSpatialAcceleration(context, M, E) - other_frame.CalcSpatialAcceleration(context, M, E)
+
 
 class RigidBodyFrame(Frame):
     """The frame B of a rigid body: origin Bo, X_BB = identity."""
