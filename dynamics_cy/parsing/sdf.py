@@ -15,7 +15,8 @@ import numpy as np
 from ..errors import ParseError
 from ..geometry import Box, Capsule, CoulombFriction, Cylinder, HalfSpace, Mesh, Sphere
 from ..inertia import SpatialInertia
-from ..joints import BallRpyJoint, PrismaticJoint, RevoluteJoint, WeldJoint
+from ..joints import PrismaticJoint, RevoluteJoint, WeldJoint
+from ..joints_more import BallRpyJoint
 from ..plant_config import DiscreteContactSolver
 from ..spatial_math import Quaternion, RigidTransform, RollPitchYaw
 from ..tree import FixedOffsetFrame
