@@ -313,7 +313,7 @@ class _FloatingJoint(_Coordinates, Joint):
         X = RigidTransform(X_FM)
         self.SetPositions(context, np.r_[self._coordinates_of(X.rotation()), X.translation()])
 
-    def SetOrientation(self, context, R) -> None:
+    def _set_orientation(self, context, R) -> None:
         self._set_q(context, 0, self._nq - 3, self._coordinates_of(RotationMatrix(R)))
 
     def SetDefaultPosePair(self, q_FM, p_FM) -> None:
@@ -346,6 +346,9 @@ class QuaternionFloatingJoint(_FloatingJoint):
 
     def get_quaternion(self, context) -> Quaternion:
         return Quaternion(self.GetPositions(context)[:4])
+
+    def SetOrientation(self, context, R) -> None:
+        self._set_orientation(context, R)
 
     def SetQuaternion(self, context, q_FM) -> None:
         self._set_q(context, 0, 4, Quaternion(q_FM).wxyz())
@@ -392,6 +395,9 @@ class RpyFloatingJoint(_FloatingJoint):
     @staticmethod
     def _coordinates_of(R: RotationMatrix) -> np.ndarray:
         return RollPitchYaw(R).vector()
+
+    def SetOrientation(self, context, R_FM) -> None:
+        self._set_orientation(context, R_FM)
 
     def get_angles(self, context) -> np.ndarray:
         return self._get_q(context, 0, 3)

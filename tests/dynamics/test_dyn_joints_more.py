@@ -227,3 +227,44 @@ def test_actuator_parameters_live_in_the_context():
     assert tau_g != 0
     assert plant.CalcForwardDynamics(c, [1.0])[0] == pytest.approx((1.0 + tau_g) / (M0 + 7.0))
     assert plant.CalcInverseDynamics(c, [1.0], dc.MultibodyForces(plant))[0] == pytest.approx(M0 + 7.0)
+
+
+SDF = """<?xml version="1.0"?>
+<sdf version="1.10"><model name="m">
+  <link name="a"><pose>0 0 1 0 0 0</pose><inertial><mass>2</mass><pose>0.1 0 0 0 0 0</pose>
+    <inertia><ixx>0.1</ixx><iyy>0.2</iyy><izz>0.25</izz></inertia></inertial></link>
+  <link name="b"><pose>0.3 0 1 0.2 0 0</pose><inertial><mass>1</mass><pose>0 0.1 0.2 0 0 0</pose>
+    <inertia><ixx>0.05</ixx><iyy>0.06</iyy><izz>0.07</izz></inertia></inertial></link>
+  <joint name="u" type="universal"><parent>world</parent><child>a</child><pose>0 0 0.1 0 0 0</pose>
+    <axis><xyz>0 0.6 0.8</xyz><dynamics><damping>0.3</damping></dynamics></axis>
+    <axis2><xyz>1 0 0</xyz></axis2></joint>
+  <joint name="s" type="screw"><parent>a</parent><child>b</child>
+    <axis><xyz>0 1 1</xyz></axis><screw_thread_pitch>0.02</screw_thread_pitch></joint>
+</model></sdf>
+"""
+
+
+def test_sdformat_screw_and_universal_load_as_drake():
+    plant = dc.MultibodyPlant(0.0)
+    dc.Parser(plant).AddModelsFromString(SDF, "sdf")
+    plant.Finalize()
+    pd = pd_plant.MultibodyPlant(0.0)
+    from pydrake.multibody.parsing import Parser as PdParser
+    PdParser(pd).AddModelsFromString(SDF, "sdf")
+    pd.Finalize()
+    assert plant.num_actuators() == pd.num_actuators() == 1
+    assert plant.GetJointByName("s").screw_pitch() == pd.GetJointByName("s").screw_pitch()
+    np.testing.assert_array_equal(plant.GetDampingVector(), pd.GetJointByName("u").default_damping_vector().tolist()
+                                  + [0.0])
+    c, cd = plant.CreateDefaultContext(), pd.CreateDefaultContext()
+    for q, v in states(plant):
+        plant.SetPositions(c, q)
+        pd.SetPositions(cd, q)
+        plant.SetVelocities(c, v)
+        pd.SetVelocities(cd, v)
+        for name in ("a", "b"):
+            np.testing.assert_allclose(plant.EvalBodyPoseInWorld(c, plant.GetBodyByName(name)).GetAsMatrix4(),
+                                       pd.EvalBodyPoseInWorld(cd, pd.GetBodyByName(name)).GetAsMatrix4(),
+                                       atol=1e-12)
+        np.testing.assert_allclose(plant.CalcMassMatrix(c), pd.CalcMassMatrix(cd), atol=1e-12)
+        np.testing.assert_allclose(plant.CalcBiasTerm(c), pd.CalcBiasTerm(cd), atol=1e-12)
