@@ -48,15 +48,8 @@ class _Coordinates:
         self.set_default_positions(q)
 
 
-class BallRpyJoint(_Coordinates, Joint):
-    """Three rotational dofs: q = roll-pitch-yaw of R_FM, v = w_FM_F."""
-
-    _type_code = BALL_RPY
-    kTypeName = "ball_rpy"
-    _nq = 3
-    _nv = 3
-    _position_suffixes = ("qx", "qy", "qz")
-    _velocity_suffixes = ("wx", "wy", "wz")
+class _AnglesJoint(_Coordinates, Joint):
+    """A rotational joint whose q are angles, with one damping constant for every velocity."""
 
     def __init__(self, name: str, frame_on_parent: Frame, frame_on_child: Frame, damping: float = 0.0):
         super().__init__(name, frame_on_parent, frame_on_child, damping)
@@ -70,12 +63,6 @@ class BallRpyJoint(_Coordinates, Joint):
     def set_angles(self, context, angles) -> None:
         self.SetPositions(context, angles)
 
-    def get_angular_velocity(self, context) -> np.ndarray:
-        return self.GetVelocities(context)
-
-    def set_angular_velocity(self, context, w_FM) -> None:
-        self.SetVelocities(context, w_FM)
-
     def get_default_angles(self) -> np.ndarray:
         return self.default_positions()
 
@@ -84,6 +71,23 @@ class BallRpyJoint(_Coordinates, Joint):
 
     def set_random_angles_distribution(self, angles) -> None:
         self._set_random(angles=angles)
+
+
+class BallRpyJoint(_AnglesJoint):
+    """Three rotational dofs: q = roll-pitch-yaw of R_FM, v = w_FM_F."""
+
+    _type_code = BALL_RPY
+    kTypeName = "ball_rpy"
+    _nq = 3
+    _nv = 3
+    _position_suffixes = ("qx", "qy", "qz")
+    _velocity_suffixes = ("wx", "wy", "wz")
+
+    def get_angular_velocity(self, context) -> np.ndarray:
+        return self.GetVelocities(context)
+
+    def set_angular_velocity(self, context, w_FM) -> None:
+        self.SetVelocities(context, w_FM)
 
 
 class PlanarJoint(_Coordinates, Joint):
@@ -149,7 +153,7 @@ class PlanarJoint(_Coordinates, Joint):
         self._set_random(p_FoMo_F=p_FoMo_F, theta=theta)
 
 
-class UniversalJoint(_Coordinates, Joint):
+class UniversalJoint(_AnglesJoint):
     """Two rotations, θ0 about F's x then θ1 about the y of M: R_FM = Rx(θ0) Ry(θ1); v = [θ̇0, θ̇1]."""
 
     _type_code = UNIVERSAL
@@ -159,32 +163,11 @@ class UniversalJoint(_Coordinates, Joint):
     _position_suffixes = ("qx", "qy")
     _velocity_suffixes = ("wx", "wy")
 
-    def __init__(self, name: str, frame_on_parent: Frame, frame_on_child: Frame, damping: float = 0.0):
-        super().__init__(name, frame_on_parent, frame_on_child, damping)
-
-    def default_damping(self) -> float:
-        return float(self._damping[0])
-
-    def get_angles(self, context) -> np.ndarray:
-        return self.GetPositions(context)
-
-    def set_angles(self, context, angles) -> None:
-        self.SetPositions(context, angles)
-
     def get_angular_rates(self, context) -> np.ndarray:
         return self.GetVelocities(context)
 
     def set_angular_rates(self, context, theta_dot) -> None:
         self.SetVelocities(context, theta_dot)
-
-    def get_default_angles(self) -> np.ndarray:
-        return self.default_positions()
-
-    def set_default_angles(self, angles) -> None:
-        self.set_default_positions(angles)
-
-    def set_random_angles_distribution(self, angles) -> None:
-        self._set_random(angles=angles)
 
 
 class ScrewJoint(_SingleAxisJoint):

@@ -67,13 +67,16 @@ def states(plant, n=4):
 
 
 def contexts(ours, drake):
-    (plant, _), (pd, _) = ours, drake
+    return both_at_states(ours[0], drake[0])
+
+
+def both_at_states(plant, pd):
+    """Contexts (c, cd) of plant and pd set to the same random states in turn."""
     c, cd = plant.CreateDefaultContext(), pd.CreateDefaultContext()
     for q, v in states(plant):
-        plant.SetPositions(c, q)
-        plant.SetVelocities(c, v)
-        pd.SetPositions(cd, q)
-        pd.SetVelocities(cd, v)
+        for p, ctx in ((plant, c), (pd, cd)):
+            p.SetPositions(ctx, q)
+            p.SetVelocities(ctx, v)
         yield c, cd
 
 
@@ -256,12 +259,7 @@ def test_sdformat_screw_and_universal_load_as_drake():
     assert plant.GetJointByName("s").screw_pitch() == pd.GetJointByName("s").screw_pitch()
     np.testing.assert_array_equal(plant.GetDampingVector(), pd.GetJointByName("u").default_damping_vector().tolist()
                                   + [0.0])
-    c, cd = plant.CreateDefaultContext(), pd.CreateDefaultContext()
-    for q, v in states(plant):
-        plant.SetPositions(c, q)
-        pd.SetPositions(cd, q)
-        plant.SetVelocities(c, v)
-        pd.SetVelocities(cd, v)
+    for c, cd in both_at_states(plant, pd):
         for name in ("a", "b"):
             np.testing.assert_allclose(plant.EvalBodyPoseInWorld(c, plant.GetBodyByName(name)).GetAsMatrix4(),
                                        pd.EvalBodyPoseInWorld(cd, pd.GetBodyByName(name)).GetAsMatrix4(),
