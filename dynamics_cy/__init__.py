@@ -19,51 +19,59 @@ from .contact_results import ContactResults, DeformableContactInfo, PenetrationA
 from .context import Context, MultibodyForces
 from .errors import DynamicsError, GimbalLockError, ModelError, ParseError, SingularInertiaError
 from .external_forces import (
-                       ExternallyAppliedSpatialForce,
-                       ForceDensityField,
-                       ForceDensityFieldBase,
-                       ForceDensityType,
-                       GravityForceField,
+    ExternallyAppliedSpatialForce,
+    ForceDensityField,
+    ForceDensityFieldBase,
+    ForceDensityType,
+    GravityForceField,
 )
 from .force_elements import (
-                       DoorHinge,
-                       DoorHingeConfig,
-                       LinearBushingRollPitchYaw,
-                       LinearSpringDamper,
-                       PrismaticSpring,
-                       RevoluteSpring,
+    DoorHinge,
+    DoorHingeConfig,
+    LinearBushingRollPitchYaw,
+    LinearSpringDamper,
+    PrismaticSpring,
+    RevoluteSpring,
 )
 from .geometry import (
-                       Box,
-                       CalcContactFrictionFromSurfaceProperties,
-                       Capsule,
-                       CoulombFriction,
-                       Cylinder,
-                       GeometryInstance,
-                       HalfSpace,
-                       HydroelasticContactRepresentation,
-                       Mesh,
-                       Shape,
-                       Sphere,
+    Box,
+    CalcContactFrictionFromSurfaceProperties,
+    Capsule,
+    CoulombFriction,
+    Cylinder,
+    GeometryInstance,
+    HalfSpace,
+    HydroelasticContactRepresentation,
+    Mesh,
+    Shape,
+    Sphere,
 )
 from .inertia import RotationalInertia, SpatialInertia, UnitInertia
-from .joints import BallRpyJoint, Joint, PlanarJoint, PrismaticJoint, QuaternionFloatingJoint, RevoluteJoint, WeldJoint
+from .joints import Joint, PrismaticJoint, RevoluteJoint, WeldJoint
+from .joints_more import (
+    BallRpyJoint,
+    PlanarJoint,
+    QuaternionFloatingJoint,
+    RpyFloatingJoint,
+    ScrewJoint,
+    UniversalJoint,
+)
 from .parsing import PackageMap, Parser
 from .parsing.collision_filter_groups import CollisionFilterGroups
 from .parsing.model_directives import (
-                       AddCollisionFilterGroup,
-                       AddDirectives,
-                       AddFrame,
-                       AddModel,
-                       AddModelInstance,
-                       AddWeld,
-                       FlattenModelDirectives,
-                       LoadModelDirectives,
-                       LoadModelDirectivesFromString,
-                       ModelDirective,
-                       ModelDirectives,
-                       ModelInstanceInfo,
-                       ProcessModelDirectives,
+    AddCollisionFilterGroup,
+    AddDirectives,
+    AddFrame,
+    AddModel,
+    AddModelInstance,
+    AddWeld,
+    FlattenModelDirectives,
+    LoadModelDirectives,
+    LoadModelDirectivesFromString,
+    ModelDirective,
+    ModelDirectives,
+    ModelInstanceInfo,
+    ProcessModelDirectives,
 )
 from .parsing.scoped_names import GetScopedFrameByName, GetScopedFrameByNameMaybe
 from .plant import MultibodyPlant
@@ -73,14 +81,14 @@ from .pydrake_interop import to_pydrake
 from .scoped_name import ScopedName
 from .shape_inertia import CalcSpatialInertia
 from .spatial_math import (
-                       Quaternion,
-                       RigidTransform,
-                       RollPitchYaw,
-                       RotationMatrix,
-                       SpatialAcceleration,
-                       SpatialForce,
-                       SpatialMomentum,
-                       SpatialVelocity,
+    Quaternion,
+    RigidTransform,
+    RollPitchYaw,
+    RotationMatrix,
+    SpatialAcceleration,
+    SpatialForce,
+    SpatialMomentum,
+    SpatialVelocity,
 )
 from .templates import make_templates as _make_templates
 from .templates import resolve_instantiation_name as _resolve_instantiation_name
@@ -95,6 +103,7 @@ _TEMPLATES = _make_templates({
     "UniformGravityFieldElement_": UniformGravityFieldElement, "ForceElement_": ForceElement,
     "Joint_": Joint, "RevoluteJoint_": RevoluteJoint, "PrismaticJoint_": PrismaticJoint, "WeldJoint_": WeldJoint,
     "BallRpyJoint_": BallRpyJoint, "PlanarJoint_": PlanarJoint, "QuaternionFloatingJoint_": QuaternionFloatingJoint,
+    "RpyFloatingJoint_": RpyFloatingJoint, "ScrewJoint_": ScrewJoint, "UniversalJoint_": UniversalJoint,
     "RotationalInertia_": RotationalInertia, "UnitInertia_": UnitInertia, "SpatialInertia_": SpatialInertia,
     "RigidTransform_": RigidTransform, "RotationMatrix_": RotationMatrix, "RollPitchYaw_": RollPitchYaw,
     "Quaternion_": Quaternion, "SpatialVelocity_": SpatialVelocity, "SpatialAcceleration_": SpatialAcceleration,

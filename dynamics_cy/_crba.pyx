@@ -55,7 +55,7 @@ cdef inline void _local_transform(Model m, int t, const double* q, double* R, do
     cdef double tmp[9]
     cdef double Sm[36]
     cdef int k
-    joint_X_FM(m.jtype[t], m.axis + 3 * t, q + m.qs[t], R_FM, p_FM, Sm)
+    joint_X_FM(m.jtype[t], m.axis + 4 * t, q + m.qs[t], R_FM, p_FM, Sm)
     if m.mb_identity[t]:
         matmul(m.R_PF + 9 * t, R_FM, R)
         matvec(m.R_PF + 9 * t, p_FM, p)

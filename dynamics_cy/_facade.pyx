@@ -50,7 +50,7 @@ cdef class Evaluator:
         with nogil:
             positions(m, d, qp)
             if vp != NULL:
-                velocities(m, d, vp)
+                velocities(m, d, qp, vp)
 
     def body_poses(self):
         """(R_WB (nbodies, 3, 3), p_WB (nbodies, 3)) by BodyIndex, from the last update()."""

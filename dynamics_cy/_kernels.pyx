@@ -20,7 +20,7 @@ from libc.string cimport memset
 cdef inline void _load_state(Model m, Data d, const double* q, const double* v, const double* F_W) noexcept nogil:
     """positions(q), velocities(v) and, unless F_W is NULL, the body forces F_W."""
     positions(m, d, q)
-    velocities(m, d, v)
+    velocities(m, d, q, v)
     if F_W != NULL:
         load_body_forces(m, d, F_W)
 

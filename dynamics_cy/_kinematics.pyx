@@ -2,7 +2,7 @@
 """Forward kinematics on (Model, Data): X_PB, X_WB and S of every node from q (joint by joint through
 the joint table), spatial velocities V and velocity-product accelerations c from v, the maps between v
 and q̇, and the poses and velocities of bodies and frames placed on nodes."""
-from dynamics_cy._joints cimport joint_bias, joint_qdot, joint_qdot_to_v, joint_X_FM
+from dynamics_cy._joints cimport BIAS_ANGULAR_M, BIAS_LINEAR_F, joint_bias, joint_qdot, joint_qdot_to_v, joint_X_FM
 from dynamics_cy._spatial cimport cross_motion, matmul, motion_to_child
 from dynamics_cy._vec3 cimport cross3, matTvec, matvec
 from libc.math cimport cos, sin
@@ -56,7 +56,7 @@ cdef inline void _position_node(Model m, Data d, int t, const double* q) noexcep
         S[0], S[1], S[2], S[3], S[4], S[5] = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
         S[ax] = 1.0 if code > 0 else -1.0
     else:
-        joint_X_FM(m.jtype[t], m.axis + 3 * t, qj, R_FM, p_FM, Sm)
+        joint_X_FM(m.jtype[t], m.axis + 4 * t, qj, R_FM, p_FM, Sm)
         nv = m.nvj[t]
         if m.mb_identity[t]:
             matmul(R_PF, R_FM, R_PB)
@@ -83,10 +83,11 @@ cdef inline void _position_node(Model m, Data d, int t, const double* q) noexcep
     d.p_WB[3 * t + 2] = d.p_WB[3 * p + 2] + tmp3[2]
 
 
-cdef void velocities(Model m, Data d, const double* v) noexcept nogil:
-    """V of every node and c = cJ + V x (S v), the velocity-product acceleration. Needs positions()."""
-    cdef int t, k, nv
+cdef void velocities(Model m, Data d, const double* q, const double* v) noexcept nogil:
+    """V of every node and c = cJ + V x (S v), the velocity-product acceleration, at (q, v). Needs positions(q)."""
+    cdef int t, k, nv, bias
     cdef double vJ[6]
+    cdef double cJ[6]
     cdef double wv[3]
     cdef double x_P[3]
     cdef double* V
@@ -111,13 +112,23 @@ cdef void velocities(Model m, Data d, const double* v) noexcept nogil:
         for k in range(6):
             V[k] += vJ[k]
         cross_motion(V, vJ, c)
-        if joint_bias(m.jtype[t], vj, wv):
+        bias = joint_bias(m.jtype[t], q + m.qs[t], vj, wv)
+        if bias == BIAS_LINEAR_F:
             # cJ_M = [0; -R_MF (w_F x v_F)], moved to B: [0; -R_BF (w_F x v_F)], R_BF = R_PBᵀ R_PF
             matvec(m.R_PF + 9 * t, wv, x_P)
             matTvec(d.R_PB + 9 * t, x_P, vJ)
             c[3] -= vJ[0]
             c[4] -= vJ[1]
             c[5] -= vJ[2]
+        elif bias == BIAS_ANGULAR_M:
+            # cJ_M = [wv; 0], moved to B by X_BM
+            cJ[0], cJ[1], cJ[2], cJ[3], cJ[4], cJ[5] = wv[0], wv[1], wv[2], 0.0, 0.0, 0.0
+            if m.mb_identity[t]:
+                memcpy(vJ, cJ, 6 * sizeof(double))
+            else:
+                motion_to_child(m.R_MB + 9 * t, m.p_MB + 3 * t, cJ, vJ)
+            for k in range(6):
+                c[k] += vJ[k]
 
 
 cdef int velocity_to_qdot(Model m, const double* q, const double* v, double* qdot) noexcept nogil:

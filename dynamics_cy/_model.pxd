@@ -15,7 +15,7 @@ cdef class Model:
     cdef double* p_PF
     cdef double* R_MB                # X_MB: the node's frame B on the joint's frame M
     cdef double* p_MB
-    cdef double* axis
+    cdef double* axis                # the joint's parameters (_joints.pxd): unit axis â and screw lead ℓ
     cdef double* mass                # node inertia (merged welded bodies) about Bo in B: m,
     cdef double* mcom                # the first moment of mass m p_BoBcm,
     cdef double* Io                  # and the rotational inertia

@@ -45,7 +45,7 @@ cdef class Model:
         self.p_PF = new_f64(a.p_PF, 3 * nb)
         self.R_MB = new_f64(a.R_MB, 9 * nb)
         self.p_MB = new_f64(a.p_MB, 3 * nb)
-        self.axis = new_f64(a.axis, 3 * nb)
+        self.axis = new_f64(a.axis, 4 * nb)
         self.armature = new_f64(a.armature, self.nv)
         self.R_NF = new_f64(a.R_NF, 9 * nf)
         self.p_NF = new_f64(a.p_NF, 3 * nf)
@@ -69,8 +69,8 @@ cdef class Model:
                     self.mb_identity[t] = 0
             if self.mb_identity[t] and self.jtype[t] == REVOLUTE:
                 for k in range(3):
-                    if fabs(self.axis[3 * t + k]) == 1.0:
-                        self.axis_code[t] = (k + 1) if self.axis[3 * t + k] > 0 else -(k + 1)
+                    if fabs(self.axis[4 * t + k]) == 1.0:
+                        self.axis_code[t] = (k + 1) if self.axis[4 * t + k] > 0 else -(k + 1)
 
     cdef void _merge_node_inertia(self, int n) noexcept nogil:
         """Node n's (m, mc, I) about No: the sum of its bodies' inertias placed at X_NB."""

@@ -9,19 +9,25 @@ and V_FM = H(q) v. Coordinates per type:
 - BallRpyJoint:    q = [r, p, y] with R_FM = Rz(y) Ry(p) Rx(r); v = w_FM_F.
 - PlanarJoint:     q = [x, y, θ] (translation in F's x-y plane, rotation about F's z); v = [ẋ, ẏ, θ̇].
 - QuaternionFloatingJoint: q = [qw qx qy qz, x y z] (R_FM, p_FoMo_F); v = [w_FM_F; v_FMo_F].
+- RpyFloatingJoint: q = [r p y, x y z] with R_FM = Rz(y) Ry(p) Rx(r); v = [w_FM_F; v_FMo_F].
+- ScrewJoint:      q = θ about â with p_FoMo = (pitch θ/2π) â; v = θ̇.
+- UniversalJoint:  q = [θ0, θ1] with R_FM = Rx(θ0) Ry(θ1); v = [θ̇0, θ̇1].
+
+The multi-dof and screw joints' classes are in joints_more.py. Per-context values (the lock flag, the
+damping) live in the context's parameters, as Drake keeps them.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ._joints import JointType
-from .spatial_math import Quaternion, RigidTransform, RotationMatrix, matrix_to_quaternion
+from .spatial_math import Quaternion, RigidTransform, matrix_to_quaternion
 from .tree import Frame, MultibodyElement
 
 # Each class's code in the compiled joint table (_joints.pxd), where its kinematics live.
-WELD, REVOLUTE, PRISMATIC, BALL_RPY, QUATERNION_FLOATING, PLANAR = (
+WELD, REVOLUTE, PRISMATIC, BALL_RPY, QUATERNION_FLOATING, PLANAR, RPY_FLOATING, SCREW, UNIVERSAL = (
     JointType.WELD, JointType.REVOLUTE, JointType.PRISMATIC, JointType.BALL_RPY, JointType.QUATERNION_FLOATING,
-    JointType.PLANAR)
+    JointType.PLANAR, JointType.RPY_FLOATING, JointType.SCREW, JointType.UNIVERSAL)
 
 
 def _limits(value, n: int, what: str, joint: str) -> np.ndarray:
@@ -62,6 +68,7 @@ class Joint(MultibodyElement):
         self._q_default = self._zero_position()
         self._q_start = None
         self._v_start = None
+        self._random_distribution = {}     # what set_random_*_distribution was given, by coordinate name
 
     def _check_order(self, lower, upper, what: str) -> None:
         if np.any(lower > upper):
@@ -107,10 +114,10 @@ class Joint(MultibodyElement):
         return self._velocity_suffixes[i]
 
     def can_rotate(self) -> bool:
-        return self._type_code in (REVOLUTE, BALL_RPY, QUATERNION_FLOATING, PLANAR)
+        return self._type_code in (REVOLUTE, BALL_RPY, QUATERNION_FLOATING, PLANAR, RPY_FLOATING, SCREW, UNIVERSAL)
 
     def can_translate(self) -> bool:
-        return self._type_code in (PRISMATIC, QUATERNION_FLOATING, PLANAR)
+        return self._type_code in (PRISMATIC, QUATERNION_FLOATING, PLANAR, RPY_FLOATING, SCREW)
 
     # --- limits, damping, defaults ---------------------------------------------------------
     def position_lower_limits(self) -> np.ndarray:
@@ -188,9 +195,95 @@ class Joint(MultibodyElement):
         v = context.get_mutable_velocities()
         v[s:s + self._nv] = velocities
 
+    def GetOnePosition(self, context) -> float:
+        """q of a joint with one position."""
+        self._check_one("GetOnePosition", self._nq)
+        return float(self.GetPositions(context)[0])
+
+    def GetOneVelocity(self, context) -> float:
+        """v of a joint with one velocity."""
+        self._check_one("GetOneVelocity", self._nv)
+        return float(self.GetVelocities(context)[0])
+
+    def _check_one(self, what: str, n: int) -> None:
+        if n != 1:
+            raise RuntimeError(f"{what}: joint '{self._name}' ({self.kTypeName}) has {n} coordinates, not 1")
+
+    def AddInOneForce(self, context, joint_dof: int, joint_tau: float, forces) -> None:
+        """Adds the generalized force joint_tau on the joint's velocity joint_dof to forces."""
+        plant = self.GetParentPlant()
+        plant._check_context(context)
+        if not 0 <= joint_dof < self._nv:
+            raise IndexError(f"AddInOneForce: joint '{self._name}' has {self._nv} velocities; joint_dof = {joint_dof}")
+        if not forces.CheckHasRightSizeForModel(plant):
+            raise ValueError("AddInOneForce: the forces were made for a plant of another size")
+        forces._tau[self.velocity_start() + joint_dof] += joint_tau
+
+    def AddInDamping(self, context, forces) -> None:
+        """Adds the joint's damping force τ = -d ∘ v_j (d = GetDampingVector(context)) to forces."""
+        if not forces.CheckHasRightSizeForModel(self.GetParentPlant()):
+            raise ValueError("AddInDamping: the forces were made for a plant of another size")
+        s = self.velocity_start()
+        forces._tau[s:s + self._nv] -= self.GetDampingVector(context) * context._v[s:s + self._nv]
+
+    # --- per-context parameters ------------------------------------------------------------
+    def _checked(self, context):
+        self.GetParentPlant()._check_context(context)
+        return context
+
+    def Lock(self, context) -> None:
+        """Locks the joint in this context and zeroes its velocities, as Drake. Drake's discrete solver
+        then keeps v_j = 0; here the lock is only the context's flag: dynamics_cy's algorithms and the
+        simulated plant (drivers.sim, which reads no context) do not lock joints."""
+        self._checked(context)._parameters[(self, "locked")] = np.array(True)
+        s = self.velocity_start()
+        context._v[s:s + self._nv] = 0.0
+
+    def Unlock(self, context) -> None:
+        self._checked(context)._parameters.pop((self, "locked"), None)
+
+    def is_locked(self, context) -> bool:
+        return (self, "locked") in self._checked(context)._parameters
+
+    def GetDampingVector(self, context) -> np.ndarray:
+        """The damping d (nv) this context holds (default_damping_vector() unless set)."""
+        return self._checked(context)._parameters.get((self, "damping"), self._damping).copy()
+
+    def SetDampingVector(self, context, damping) -> None:
+        """Sets this context's damping d (nv, d ≥ 0), which its dynamics use (-d ∘ v)."""
+        d = np.array(damping, dtype=float).reshape(-1)
+        if d.shape != (self._nv,) or np.any(np.isnan(d)):
+            raise ValueError(f"joint '{self._name}' has {self._nv} velocities; got damping {damping!r}")
+        if np.any(d < 0):
+            raise ValueError(f"joint '{self._name}': damping must be non-negative, got {d}")
+        self._checked(context)._parameters[(self, "damping")] = d
+
+    # --- default pose (Drake implements it for the floating joints only) ----------------------
+    def SetDefaultPose(self, X_FM: RigidTransform) -> None:
+        self.SetDefaultPosePair(Quaternion(matrix_to_quaternion(X_FM.rotation().matrix())), X_FM.translation())
+
+    def GetDefaultPose(self) -> RigidTransform:
+        q_FM, p_FM = self.GetDefaultPosePair()
+        return RigidTransform(Quaternion(q_FM).normalized(), p_FM)
+
+    def SetDefaultPosePair(self, q_FM: Quaternion, p_FM) -> None:
+        raise RuntimeError(f"SetDefaultPose(): not implemented for joint type {self.kTypeName}")
+
+    def GetDefaultPosePair(self):
+        raise RuntimeError(f"GetDefaultPose(): not implemented for joint type {self.kTypeName}")
+
+    def _set_random(self, **distributions) -> None:
+        """Keeps what a set_random_*_distribution was given (Drake takes symbolic expressions; any object
+        is kept). The plant has no SetRandomContext, so nothing samples them."""
+        self._random_distribution.update(distributions)
+
     # --- for the compiled model ------------------------------------------------------------
     def _axis(self) -> np.ndarray:
         return np.zeros(3)
+
+    def _lead(self) -> float:
+        """Translation along the axis per radian (a screw's pitch/2π); 0 for the others."""
+        return 0.0
 
     def _X_FM_default(self) -> RigidTransform:
         """X_FM for a weld; identity for the others (their X_FM comes from q)."""
@@ -235,6 +328,12 @@ class _SingleAxisJoint(Joint):
 
     def set_default_damping(self, damping: float) -> None:
         self.set_default_damping_vector([damping])
+
+    def GetDamping(self, context) -> float:
+        return float(self.GetDampingVector(context)[0])
+
+    def SetDamping(self, context, damping: float) -> None:
+        self.SetDampingVector(context, [damping])
 
 
 def _unlimited(damping=0.0):
@@ -284,8 +383,12 @@ class RevoluteJoint(_SingleAxisJoint):
     def get_angular_rate(self, context) -> float:
         return float(self.GetVelocities(context)[0])
 
-    def set_angular_rate(self, context, rate: float) -> None:
-        self.SetVelocities(context, [rate])
+    def set_angular_rate(self, context, angle: float) -> None:
+        """Sets θ̇ (Drake's binding names the argument `angle`)."""
+        self.SetVelocities(context, [angle])
+
+    def set_random_angle_distribution(self, angle) -> None:
+        self._set_random(angle=angle)
 
     def get_default_angle(self) -> float:
         return float(self._q_default[0])
@@ -314,8 +417,11 @@ class PrismaticJoint(_SingleAxisJoint):
     def get_translation_rate(self, context) -> float:
         return float(self.GetVelocities(context)[0])
 
-    def set_translation_rate(self, context, rate: float) -> None:
-        self.SetVelocities(context, [rate])
+    def set_translation_rate(self, context, translation_dot: float) -> None:
+        self.SetVelocities(context, [translation_dot])
+
+    def set_random_translation_distribution(self, translation) -> None:
+        self._set_random(translation=translation)
 
     def get_default_translation(self) -> float:
         return float(self._q_default[0])
@@ -341,148 +447,3 @@ class WeldJoint(Joint):
 
     def _X_FM_default(self) -> RigidTransform:
         return RigidTransform(self._X_FM)
-
-
-class BallRpyJoint(Joint):
-    """Three rotational dofs: q = roll-pitch-yaw of R_FM, v = w_FM_F."""
-
-    _type_code = BALL_RPY
-    kTypeName = "ball_rpy"
-    _nq = 3
-    _nv = 3
-    _position_suffixes = ("qx", "qy", "qz")
-    _velocity_suffixes = ("wx", "wy", "wz")
-
-    def __init__(self, name: str, frame_on_parent: Frame, frame_on_child: Frame, damping: float = 0.0):
-        super().__init__(name, frame_on_parent, frame_on_child, damping)
-
-    def default_damping(self) -> float:
-        return float(self._damping[0])
-
-    def get_angles(self, context) -> np.ndarray:
-        return self.GetPositions(context)
-
-    def set_angles(self, context, angles) -> None:
-        self.SetPositions(context, angles)
-
-    def get_angular_velocity(self, context) -> np.ndarray:
-        return self.GetVelocities(context)
-
-    def set_angular_velocity(self, context, w_FM) -> None:
-        self.SetVelocities(context, w_FM)
-
-    def get_default_angles(self) -> np.ndarray:
-        return self.default_positions()
-
-    def set_default_angles(self, angles) -> None:
-        self.set_default_positions(angles)
-
-
-class PlanarJoint(Joint):
-    """Translation [x, y] in F's x-y plane and rotation θ about F's z axis."""
-
-    _type_code = PLANAR
-    kTypeName = "planar"
-    _nq = 3
-    _nv = 3
-    _position_suffixes = ("x", "y", "qz")
-    _velocity_suffixes = ("vx", "vy", "wz")
-
-    def __init__(self, name: str, frame_on_parent: Frame, frame_on_child: Frame, damping=(0.0, 0.0, 0.0)):
-        super().__init__(name, frame_on_parent, frame_on_child, damping)
-
-    def get_translation(self, context) -> np.ndarray:
-        return self.GetPositions(context)[:2]
-
-    def set_translation(self, context, p_FoMo_F) -> None:
-        q = self.GetPositions(context)
-        q[:2] = p_FoMo_F
-        self.SetPositions(context, q)
-
-    def get_rotation(self, context) -> float:
-        return float(self.GetPositions(context)[2])
-
-    def set_rotation(self, context, theta: float) -> None:
-        q = self.GetPositions(context)
-        q[2] = theta
-        self.SetPositions(context, q)
-
-    def set_pose(self, context, p_FoMo_F, theta: float) -> None:
-        self.SetPositions(context, np.r_[np.asarray(p_FoMo_F, float)[:2], theta])
-
-
-class QuaternionFloatingJoint(Joint):
-    """Six dofs: q = [qw qx qy qz x y z] for (R_FM, p_FoMo_F), v = [w_FM_F; v_FMo_F]."""
-
-    _type_code = QUATERNION_FLOATING
-    kTypeName = "quaternion_floating"
-    _nq = 7
-    _nv = 6
-    _position_suffixes = ("qw", "qx", "qy", "qz", "x", "y", "z")
-    _velocity_suffixes = ("wx", "wy", "wz", "vx", "vy", "vz")
-
-    def __init__(self, name: str, frame_on_parent: Frame, frame_on_child: Frame,
-                 angular_damping: float = 0.0, translational_damping: float = 0.0):
-        super().__init__(name, frame_on_parent, frame_on_child,
-                         [angular_damping] * 3 + [translational_damping] * 3)
-
-    def _zero_position(self) -> np.ndarray:
-        return np.array([1.0, 0, 0, 0, 0, 0, 0])
-
-    def default_angular_damping(self) -> float:
-        return float(self._damping[0])
-
-    def default_translational_damping(self) -> float:
-        return float(self._damping[3])
-
-    def get_quaternion(self, context) -> Quaternion:
-        return Quaternion(self.GetPositions(context)[:4])
-
-    def get_translation(self, context) -> np.ndarray:
-        return self.GetPositions(context)[4:]
-
-    def get_pose(self, context) -> RigidTransform:
-        q = self.GetPositions(context)
-        return RigidTransform(Quaternion(q[:4]).normalized(), q[4:])
-
-    def set_quaternion(self, context, q_FM: Quaternion) -> None:
-        q = self.GetPositions(context)
-        q[:4] = q_FM.wxyz()
-        self.SetPositions(context, q)
-
-    def SetFromRotationMatrix(self, context, R_FM: RotationMatrix) -> None:
-        self.set_quaternion(context, Quaternion(matrix_to_quaternion(R_FM.matrix())))
-
-    def SetTranslation(self, context, p_FM) -> None:
-        q = self.GetPositions(context)
-        q[4:] = p_FM
-        self.SetPositions(context, q)
-
-    def SetPose(self, context, X_FM: RigidTransform) -> None:
-        self.SetPositions(context, np.r_[matrix_to_quaternion(X_FM.rotation().matrix()), X_FM.translation()])
-
-    def get_angular_velocity(self, context) -> np.ndarray:
-        return self.GetVelocities(context)[:3]
-
-    def get_translational_velocity(self, context) -> np.ndarray:
-        return self.GetVelocities(context)[3:]
-
-    def set_angular_velocity(self, context, w_FM) -> None:
-        v = self.GetVelocities(context)
-        v[:3] = w_FM
-        self.SetVelocities(context, v)
-
-    def set_translational_velocity(self, context, v_FM) -> None:
-        v = self.GetVelocities(context)
-        v[3:] = v_FM
-        self.SetVelocities(context, v)
-
-    def get_default_pose(self) -> RigidTransform:
-        return RigidTransform(Quaternion(self._q_default[:4]).normalized(), self._q_default[4:])
-
-    def SetDefaultPose(self, X_FM: RigidTransform) -> None:
-        self.set_default_positions(np.r_[matrix_to_quaternion(X_FM.rotation().matrix()), X_FM.translation()])
-
-
-JOINT_TYPES = {cls.kTypeName: cls for cls in
-               (RevoluteJoint, PrismaticJoint, WeldJoint, BallRpyJoint, PlanarJoint, QuaternionFloatingJoint)}

@@ -231,14 +231,23 @@ class PlantAlgorithms:
         return forces._body_forces if forces._body_forces.any() else None
 
     def CalcMassMatrix(self, context: Context) -> np.ndarray:
+        """M(q), the actuators' reflected inertias ρ² I_r (this context's) on its diagonal."""
         self._update(context)
-        return self._tree.mass_matrix()
+        M = self._tree.mass_matrix()
+        delta = self._context_reflected_inertia_change(context)
+        if delta is not None:
+            M[np.diag_indices(self._nv)] += delta
+        return M
 
     def CalcMassMatrixViaInverseDynamics(self, context: Context) -> np.ndarray:
         """M column by column: M e_i = ID(q, v = 0, v̇ = e_i) without gravity."""
         self._update(context)
-        return np.column_stack([self._tree.inverse_dynamics(e, False, False) for e in np.eye(self._nv)]) \
+        M = np.column_stack([self._tree.inverse_dynamics(e, False, False) for e in np.eye(self._nv)]) \
             if self._nv else np.zeros((0, 0))
+        delta = self._context_reflected_inertia_change(context)
+        if delta is not None:
+            M[np.diag_indices(self._nv)] += delta
+        return M
 
     def CalcBiasTerm(self, context: Context) -> np.ndarray:
         """C(q, v) v."""
@@ -256,11 +265,15 @@ class PlantAlgorithms:
         self._update(context, with_v=True)
         vdot = self._vector(known_vdot, self._nv, "known_vdot").copy()
         tau = self._tree.inverse_dynamics(vdot, True, False, self._body_forces_or_none(external_forces))
+        delta = self._context_reflected_inertia_change(context)
+        if delta is not None:
+            tau += delta * vdot
         return tau - external_forces._tau
 
     def CalcForceElementsContribution(self, context: Context, forces: MultibodyForces) -> None:
         """Overwrites forces with those of the force elements: gravity on every body (at its centre of
-        mass), joint damping -d ∘ v and the plant's other force elements (springs, dampers, bushings)."""
+        mass), joint damping -d ∘ v (d: the context's, Joint.GetDampingVector) and the plant's other force
+        elements (springs, dampers, bushings)."""
         self._update(context)
         forces.SetZero()
         g = self._gravity.gravity_vector()
@@ -270,7 +283,7 @@ class PlantAlgorithms:
                 continue
             p_BoBcm_W = self._R_WB[b] @ body.default_com()
             forces._body_forces[b] = np.r_[np.cross(p_BoBcm_W, m * g), m * g]
-        forces._tau[:] = -self._damping * context._v
+        forces._tau[:] = -self._context_damping(context) * context._v
         self._add_force_elements(context, forces)
 
     def _add_force_elements(self, context: Context, forces: MultibodyForces) -> None:
@@ -291,9 +304,10 @@ class PlantAlgorithms:
 
     def CalcForwardDynamics(self, context: Context, tau) -> np.ndarray:
         """v̇ with CalcInverseDynamics(context, v̇, force elements) = tau: M v̇ = tau + τ_g - d∘v - C v + τ_e,
-        τ_e the other force elements' (CalcForceElementsContribution without gravity). (Drake has no public
-        method for this; it is the acceleration its continuous plant integrates.)"""
-        tau = self._vector(tau, self._nv, "tau") - self._damping * context._v
+        τ_e the other force elements' (CalcForceElementsContribution without gravity); d and M's reflected
+        inertias are the context's. (Drake has no public method for this; it is the acceleration its
+        continuous plant integrates.)"""
+        tau = self._vector(tau, self._nv, "tau") - self._context_damping(context) * context._v
         body_forces = None
         if len(self._force_elements) > 1:
             elements = MultibodyForces(self)
@@ -301,6 +315,10 @@ class PlantAlgorithms:
             tau = tau + elements._tau
             body_forces = self._body_forces_or_none(elements)
         self._update(context, with_v=True)
+        delta = self._context_reflected_inertia_change(context)
+        if delta is not None:   # the compiled ABA has the default inertias: M v̇ = τ - (ID at v̇ = 0)
+            rhs = tau - self._tree.inverse_dynamics(np.zeros(self._nv), True, True, body_forces)
+            return np.linalg.solve(self.CalcMassMatrix(context), rhs)
         return self._tree.forward_dynamics(tau.copy(), True, body_forces)
 
     # --- energy, momentum, centre of mass ------------------------------------------------------

@@ -240,7 +240,7 @@ class PlantConfig:
     def GetDefaultFloatingBaseBodyPose(self, body: RigidBody) -> RigidTransform:
         """The default pose of a floating base body; the stored one (identity if none) for another body."""
         if self._finalized and body.is_floating_base_body():
-            return body.inboard_joint().get_default_pose()
+            return body.inboard_joint().GetDefaultPose()
         return RigidTransform(self._default_free_body_poses.get(int(body.index()), RigidTransform()))
 
     def SetDefaultFreeBodyPose(self, body: RigidBody, X_PB: RigidTransform = None, X_WB: RigidTransform = None) -> None:

@@ -152,7 +152,7 @@ class PlantStateAccess:
         j.SetPose(context, X_WB)
 
     def GetFreeBodyPose(self, context: Context, body: RigidBody) -> RigidTransform:
-        return self._free_joint(body, "GetFreeBodyPose").get_pose(context)
+        return self._free_joint(body, "GetFreeBodyPose").GetPose(context)
 
     def SetFreeBodySpatialVelocity(self, body: RigidBody, V_WB: SpatialVelocity, context: Context) -> None:
         j = self._free_joint(body, "SetFreeBodySpatialVelocity")
@@ -206,6 +206,27 @@ class PlantStateAccess:
         """Joint damping coefficients d (nv), so that the damping force is -d ∘ v."""
         self._throw_if_not_finalized("GetDampingVector")
         return self._damping.copy()
+
+    def _context_damping(self, context: Context) -> np.ndarray:
+        """d (nv) of this context: each joint's GetDampingVector(context)."""
+        d = self._damping
+        for (element, name), value in context._parameters.items():
+            if name == "damping" and isinstance(element, Joint):
+                d = d.copy() if d is self._damping else d
+                d[element._v_start:element._v_start + value.shape[0]] = value
+        return d
+
+    def _context_reflected_inertia_change(self, context: Context) -> np.ndarray | None:
+        """Per velocity, ρ² I_r of this context's actuator parameters minus the compiled defaults; None
+        when the context sets none."""
+        changed = {element for (element, name) in context._parameters if name in ("rotor_inertia", "gear_ratio")}
+        if not changed:
+            return None
+        delta = np.zeros(self._nv)
+        for a in changed:
+            delta[a.joint()._v_start] += a.gear_ratio(context) ** 2 * a.rotor_inertia(context) \
+                - a.default_reflected_inertia()
+        return delta
 
     def MakeActuationMatrix(self) -> np.ndarray:
         """B (nv x nu) with τ_actuation = B u."""

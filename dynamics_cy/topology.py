@@ -12,7 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import ModelError
-from .joints import PrismaticJoint, QuaternionFloatingJoint, RevoluteJoint, WeldJoint
+from .joints import PrismaticJoint, RevoluteJoint, WeldJoint
+from .joints_more import QuaternionFloatingJoint
 from .spatial_math import RigidTransform, RotationMatrix
 from .tree import FixedOffsetFrame
 
@@ -99,7 +100,8 @@ class ModelArrays:
     """What the compiled Model (_model.pyx) is built from, in node order (node 0 is the world).
 
     Per node t: parent node, joint type code, first q and v index, number of velocities, X_PF (joint
-    frame F on the parent node), X_MB (node frame on the joint frame M) and the joint axis. Per frame
+    frame F on the parent node), X_MB (node frame on the joint frame M) and the joint's parameters (4
+    per node: its unit axis â and, for a screw, the lead ℓ = pitch/(2π)). Per frame
     and per body: the node it sits on and its fixed pose on that node, X_NF and X_NB; per body its own
     inertia about Bo in B (mass, first moment m p_BoBcm, rotational inertia), which the Model sums per
     node. Rotations are (n, 3, 3), translations (n, 3).
@@ -153,7 +155,7 @@ def compile_arrays(plant, order, inboard) -> ModelArrays:
     cols = {k: [0] for k in ("parent", "jtype", "qs", "vs", "nvj")}
     R_PF, p_PF = np.tile(np.eye(3), (nb, 1, 1)), np.zeros((nb, 3))
     R_MB, p_MB = np.tile(np.eye(3), (nb, 1, 1)), np.zeros((nb, 3))
-    axis = np.zeros((nb, 3))
+    axis = np.zeros((nb, 4))
     for t, b in enumerate(nodes[1:], start=1):
         j = inboard[b]
         P = int(j.parent_body().index())
@@ -161,7 +163,7 @@ def compile_arrays(plant, order, inboard) -> ModelArrays:
         X_MB = j.frame_on_child().GetFixedPoseInBodyFrame().inverse()
         R_PF[t], p_PF[t] = X_NF.rotation().matrix(), X_NF.translation()
         R_MB[t], p_MB[t] = X_MB.rotation().matrix(), X_MB.translation()
-        axis[t] = j._axis()
+        axis[t, :3], axis[t, 3] = j._axis(), j._lead()
         for k, value in (("parent", node_of[P]), ("jtype", j._type_code), ("qs", j._q_start),
                          ("vs", j._v_start), ("nvj", j.num_velocities())):
             cols[k].append(value)

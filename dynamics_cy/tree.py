@@ -437,12 +437,30 @@ class JointActuator(MultibodyElement):
         self._set_reflection(self._rotor_inertia, gear_ratio)
 
     def _set_reflection(self, rotor_inertia: float, gear_ratio: float) -> None:
-        """The kernels compile the reflected inertia at Finalize, so it is a pre-Finalize setting here
-        (Drake also keeps it as a context parameter, changeable later)."""
+        """The kernels compile the default reflected inertia at Finalize, so it is a pre-Finalize setting
+        here; after Finalize, set a context's own (SetRotorInertia, SetGearRatio), as Drake."""
         if self._plant is not None and self._plant.is_finalized():
             raise RuntimeError(f"actuator '{self.name()}': rotor inertia and gear ratio are set before "
                                "Finalize() here")
         self._rotor_inertia, self._gear_ratio = float(rotor_inertia), float(gear_ratio)
+
+    def rotor_inertia(self, context) -> float:
+        """I_r in this context (its parameter; the default unless SetRotorInertia set it)."""
+        return float(context._parameters.get((self, "rotor_inertia"), self._rotor_inertia))
+
+    def gear_ratio(self, context) -> float:
+        """ρ in this context (its parameter; the default unless SetGearRatio set it)."""
+        return float(context._parameters.get((self, "gear_ratio"), self._gear_ratio))
+
+    def SetRotorInertia(self, context, rotor_inertia: float) -> None:
+        """Sets this context's I_r: its dynamics (M and what uses it) carry ρ² I_r on the joint's diagonal."""
+        self.GetParentPlant()._check_context(context)
+        context._parameters[(self, "rotor_inertia")] = np.array(float(rotor_inertia))
+
+    def SetGearRatio(self, context, gear_ratio: float) -> None:
+        """Sets this context's ρ (see SetRotorInertia)."""
+        self.GetParentPlant()._check_context(context)
+        context._parameters[(self, "gear_ratio")] = np.array(float(gear_ratio))
 
     def input_start(self) -> int:
         return self._input_start

@@ -298,7 +298,7 @@ def _has_body(plant, instance_name: str, body: str) -> bool:
 def _default_free_body_pose(plant, instance, parent, child_name: str, X_PC) -> None:
     """Drake's ApplyAddModelDefaultFreeBodyPose: the body's default pose in the world when the parent is
     the world and the child is its body frame, else a quaternion floating joint from the parent."""
-    from ..joints import QuaternionFloatingJoint
+    from ..joints_more import QuaternionFloatingJoint
     if child_name:
         child = plant.GetFrameByName(child_name, instance)
     else:

@@ -1,10 +1,11 @@
 """An SDFormat subset into a MultibodyPlant, following Drake's SDFormat semantics.
 
 Supported: <model> (also inside <world>) with <pose>, <static>, <link> (<pose>, <inertial>, <visual>,
-<collision>), <frame attached_to>, <joint> of type revolute, continuous, prismatic, fixed, ball with
-<pose> (relative to the child link by default), <axis> (<xyz expressed_in>, <limit>, <dynamics>).
-Poses may name a frame with relative_to. Links without a parent joint become free bodies at their
-pose. Revolute and prismatic joints get an actuator unless their effort limit is 0.
+<collision>), <frame attached_to>, <joint> of type revolute, continuous, prismatic, fixed, ball, screw
+(<screw_thread_pitch>), universal (<axis2>) with <pose> (relative to the child link by default),
+<axis> (<xyz expressed_in>, <limit>, <dynamics>). Poses may name a frame with relative_to. Links
+without a parent joint become free bodies at their pose. Revolute, prismatic and screw joints get an
+actuator unless their effort limit is 0.
 """
 from __future__ import annotations
 
@@ -15,9 +16,10 @@ import numpy as np
 from ..errors import ParseError
 from ..geometry import Box, Capsule, CoulombFriction, Cylinder, HalfSpace, Mesh, Sphere
 from ..inertia import SpatialInertia
-from ..joints import BallRpyJoint, PrismaticJoint, RevoluteJoint, WeldJoint
+from ..joints import PrismaticJoint, RevoluteJoint, WeldJoint
+from ..joints_more import BallRpyJoint, ScrewJoint, UniversalJoint
 from ..plant_config import DiscreteContactSolver
-from ..spatial_math import Quaternion, RigidTransform, RollPitchYaw
+from ..spatial_math import Quaternion, RigidTransform, RollPitchYaw, RotationMatrix
 from ..tree import FixedOffsetFrame
 from .common import ModelParser
 from .xml_source import XmlSource
@@ -278,6 +280,8 @@ class SdfParser(ModelParser):
         X_MP = self.X_WM.inverse() if pname == "world" else self._X_link(pname)
         X_MC = self._X_link(cname)
         axis, lower, upper, effort, velocity, damping = self._axis(joint, name, X_MJ)
+        if jtype == "universal":
+            X_MJ = X_MJ @ self._universal_frame(joint, name, X_MJ, axis)
         try:
             F = self.plant.AddFrame(FixedOffsetFrame(f"{name}_parent", bodies[pname].body_frame(),
                                                      X_MP.inverse() @ X_MJ, self.instance))
@@ -292,13 +296,17 @@ class SdfParser(ModelParser):
                 j = WeldJoint(name, F, M, RigidTransform())
             elif jtype == "ball":
                 j = BallRpyJoint(name, F, M, damping)
+            elif jtype == "screw":   # <screw_thread_pitch>: m per revolution, right-handed, as Drake's ScrewJoint
+                j = ScrewJoint(name, F, M, axis, self.xml.text_float(joint, "screw_thread_pitch", 1.0), damping)
+            elif jtype == "universal":
+                j = UniversalJoint(name, F, M, damping)
             else:
                 raise self.xml.error(joint, f"joint '{name}' has unsupported type '{jtype}' (revolute, continuous, "
-                                            "prismatic, fixed, ball)")
-            if j.num_velocities() == 1 and np.isfinite(velocity):
+                                            "prismatic, fixed, ball, screw, universal)")
+            if jtype != "screw" and j.num_velocities() == 1 and np.isfinite(velocity):
                 j.set_velocity_limits([-velocity], [velocity])
             self.plant.AddJoint(j)
-            if jtype in ("revolute", "continuous", "prismatic") and effort != 0:
+            if jtype in ("revolute", "continuous", "prismatic", "screw") and effort != 0:
                 actuator = self.plant.AddJointActuator(name, j, np.inf if effort < 0 else effort)
                 for tag, setter in (("drake:rotor_inertia", actuator.set_default_rotor_inertia),
                                     ("drake:gear_ratio", actuator.set_default_gear_ratio)):
@@ -310,12 +318,23 @@ class SdfParser(ModelParser):
             raise self.xml.error(joint, str(e)) from None
         return cname
 
-    def _axis(self, joint, name: str, X_MJ: RigidTransform):
+    def _universal_frame(self, joint, name: str, X_MJ: RigidTransform, axis) -> RigidTransform:
+        """X_JI: Drake's universal joint turns about F's x then M's y, so F and M sit at the joint frame J
+        turned to I = [x̂ ŷ x̂×ŷ] (x̂ = <axis>, ŷ = <axis2>, orthogonal), on the parent and the child."""
+        x = axis / np.linalg.norm(axis)
+        y = self._axis(joint, name, X_MJ, "axis2")[0]
+        y = y / np.linalg.norm(y)
+        if abs(x @ y) > 1e-10:
+            raise self.xml.error(joint, f"axis and axis2 must be orthogonal for joint '{name}'")
+        return RigidTransform(RotationMatrix(np.column_stack([x, y, np.cross(x, y)])), np.zeros(3))
+
+    def _axis(self, joint, name: str, X_MJ: RigidTransform, tag: str = "axis"):
+        """The joint's <axis> (or <axis2>): the unit-free axis in J, limits, effort, velocity, damping."""
         lower, upper, effort, velocity, damping = -np.inf, np.inf, -1.0, np.inf, 0.0
-        axis_el = joint.find("axis")
+        axis_el = joint.find(tag)
         if axis_el is None:
-            if joint.get("type") in ("revolute", "continuous", "prismatic"):
-                raise self.xml.error(joint, f"joint '{name}' needs an <axis>")
+            if joint.get("type") in ("revolute", "continuous", "prismatic", "screw", "universal"):
+                raise self.xml.error(joint, f"joint '{name}' needs an <{tag}>")
             return np.array([0.0, 0.0, 1.0]), lower, upper, effort, velocity, damping
         xyz = axis_el.find("xyz")
         axis = self.xml.floats(xyz, xyz.text if xyz is not None else "0 0 1", 3, "axis xyz")

@@ -14,7 +14,8 @@ import numpy as np
 from ..errors import ParseError
 from ..geometry import Box, Capsule, CoulombFriction, Cylinder, Mesh, Sphere
 from ..inertia import SpatialInertia
-from ..joints import PlanarJoint, PrismaticJoint, RevoluteJoint, WeldJoint
+from ..joints import PrismaticJoint, RevoluteJoint, WeldJoint
+from ..joints_more import PlanarJoint
 from ..plant_config import DiscreteContactSolver
 from ..spatial_math import RigidTransform, RollPitchYaw, RotationMatrix
 from ..tree import FixedOffsetFrame

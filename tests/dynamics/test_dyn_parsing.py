@@ -272,8 +272,8 @@ def test_sdformat_subset():
     ("<robot name='r'><link name='a'>", "urdf", "malformed XML", ""),
     ("<model/>", "urdf", "root element must be <robot>", "<model>"),
     ('<robot><link name="a"/></robot>', "urdf", "needs a name attribute", "<robot>"),
-    ('<sdf version="1.9"><model name="m"><link name="a"/><joint name="j" type="screw"><parent>world</parent>'
-     '<child>a</child><axis><xyz>0 0 1</xyz></axis></joint></model></sdf>', "sdf", "unsupported type 'screw'",
+    ('<sdf version="1.9"><model name="m"><link name="a"/><joint name="j" type="gearbox"><parent>world</parent>'
+     '<child>a</child><axis><xyz>0 0 1</xyz></axis></joint></model></sdf>', "sdf", "unsupported type 'gearbox'",
      "<joint"),
     ('<sdf version="1.9"><model name="m"><link name="a"><pose relative_to="b"/></link>'
      '<link name="b"><pose relative_to="a"/></link></model></sdf>', "sdf", "pose graph cycle", ""),
