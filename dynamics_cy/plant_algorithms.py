@@ -69,7 +69,7 @@ class PlantAlgorithms:
         if frame._plant is not self:
             raise RuntimeError(f"frame '{frame.name()}' does not belong to this plant")
         self._update(context)
-        if context._parameters:             # frame poses set in this context (SetPoseInParentFrame)
+        if any(name == "X_PF" for _, name in context._parameters):   # poses set by SetPoseInParentFrame
             return self._pose_of_body(int(frame.body().index())) @ frame.CalcPoseInBodyFrame(context)
         X = self._tree.frame_pose_world(frame._index)
         return RigidTransform._trusted(X[:3, :3], X[:3, 3])
