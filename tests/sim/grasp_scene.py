@@ -41,6 +41,7 @@ Z0 = PAD_CLEARANCE + 0.075 + 0.03625
 T_CLOSE, T_LIFT, T_CARRY, T_LOWER, T_RELEASE, T_RETREAT, T_END = 0.1, 0.4, 1.2, 2.2, 3.0, 3.4, 3.8
 KP_LIFT, KD_LIFT = 20000.0, 400.0
 KP_FINGER, KD_FINGER = 4000.0, 20.0
+GRASP_STIFFNESS = 2e4        # N/m per point: h √(n k/m) < 1 for the WSG's 50 g fingers on 4 points (docs/sim.md)
 
 
 def grasp_plant(cube_mu: float = 0.8, pad_mu: float = 1.0) -> MultibodyPlant:
@@ -57,7 +58,8 @@ def grasp_plant(cube_mu: float = 0.8, pad_mu: float = 1.0) -> MultibodyPlant:
                                         RigidTransform(RollPitchYaw(-np.pi / 2, 0.0, 0.0), np.zeros(3)).inverse()))
     lift = plant.AddJoint(PrismaticJoint("lift", F, M, [0.0, 0.0, 1.0]))
     plant.AddJointActuator("lift", lift, 500.0)
-    cube = plant.AddRigidBody("cube", plant.AddModelInstance("cube"), SpatialInertia(CUBE_MASS, np.zeros(3), UnitInertia.SolidBox(CUBE, CUBE, CUBE)))
+    inertia = SpatialInertia(CUBE_MASS, np.zeros(3), UnitInertia.SolidBox(CUBE, CUBE, CUBE))
+    cube = plant.AddRigidBody("cube", plant.AddModelInstance("cube"), inertia)
     plant.RegisterCollisionGeometry(cube, RigidTransform(), Box(CUBE, CUBE, CUBE), "cube_collision",
                                     CoulombFriction(cube_mu, cube_mu))
     plant.Finalize()
