@@ -56,6 +56,7 @@ cdef class PointContact:
                           double depth, const double* mu) noexcept nogil
     cdef int detect(self, const double* X) noexcept nogil
     cdef int _pair(self, int n, int i) noexcept nogil
+    cdef int _boxes(self, int n, int i) noexcept nogil
     cdef int mark_bodies(self, int n) noexcept nogil
     cdef int jacobians(self, int n, const double* X, const double* J, const double* M) noexcept nogil
     cdef void _delassus(self, int i, int j, double* W) noexcept nogil

@@ -5,6 +5,7 @@ and the linearly implicit damping solve the stepper (drivers.sim._physics) uses.
 construction; allocates nothing per evaluation. Set up from drivers.sim.contact; docs/sim.md has the
 equations.
 """
+from drivers.sim._box_box cimport box_box
 from drivers.sim._shapes cimport clamp, point_box, point_cylinder, segments_closest, stribeck
 from dynamics_cy._arrays cimport f64_data, f64_flat, i32_data, owned_f64, owned_i32
 from dynamics_cy._linalg cimport cholesky, cholesky_solve
@@ -23,6 +24,8 @@ cdef enum:
 SHAPE_CODES = {"Sphere": SPHERE, "Box": BOX, "Capsule": CAPSULE, "Cylinder": CYLINDER}
 GROUND_POINTS = {SPHERE: 1, BOX: 8, CAPSULE: 2, CYLINDER: 4}
 """The most contact points a shape can have with the ground: deepest point(s) per feature."""
+BOX_BOX_POINTS = 8
+"""The most contact points of a box–box pair: the incident face clipped to the reference face."""
 
 cdef double COS120 = -0.5
 cdef double SIN120 = 0.8660254037844386
@@ -35,7 +38,7 @@ cdef class PointContact:
     length) or cylinder (r, half length), axes along Gz. `ground` lists the geometries checked
     against the half space z <= ground_height (with their combined friction μs, μd), `pairs` the
     geometry pairs (A, B) checked against each other: sphere or capsule A with sphere or capsule B,
-    or sphere A with box or cylinder B. Each penetrating point gets the Hunt–Crossley normal force
+    sphere A with box or cylinder B, or box A with box B (up to 8 points). Each penetrating point gets the Hunt–Crossley normal force
     and regularized Coulomb friction (docs/sim.md); the spatial forces F_Bo_W go to the bodies.
 
     With body Jacobians and the mass matrix, each contact's damping coefficients (friction μ(s) fₙ/s
@@ -71,10 +74,12 @@ cdef class PointContact:
         for i in range(self.num_pairs):
             if not (self.g_shape[self.pair_g[2 * i]] == SPHERE or
                     self.g_shape[self.pair_g[2 * i]] == CAPSULE and self.g_shape[self.pair_g[2 * i + 1]] in
-                    (SPHERE, CAPSULE)):
+                    (SPHERE, CAPSULE) or
+                    self.g_shape[self.pair_g[2 * i]] == BOX and self.g_shape[self.pair_g[2 * i + 1]] == BOX):
                 raise ValueError(f"pair {i}: unsupported shape pair (A must be a sphere, or a capsule with a "
-                                 f"sphere or capsule B)")
-        m = sum(GROUND_POINTS[own["shape"][g]] for g in own["ground"]) + self.num_pairs
+                                 f"sphere or capsule B, or a box with a box B)")
+        m = sum(GROUND_POINTS[own["shape"][g]] for g in own["ground"]) + sum(
+            BOX_BOX_POINTS if own["shape"][a] == BOX else 1 for a, _ in own["pairs"])
         self.max_contacts = m
         own.update(           # the detected contacts' workspace
             d_g=np.zeros((m, 2), np.int32), d_b=np.zeros((m, 2), np.int32), d_pa=np.zeros((m, 3)),
@@ -212,8 +217,22 @@ cdef class PointContact:
                     self._add(n, g, -1, pts[k], e_hi, up, x, self.ground_mu + 2 * i)
                     n += 1
         for i in range(self.num_pairs):
-            n += self._pair(n, i)
+            n += self._boxes(n, i) if self.g_shape[self.pair_g[2 * i]] == BOX else self._pair(n, i)
         return n
+
+    cdef int _boxes(self, int n, int i) noexcept nogil:
+        """Contacts of box pair i (0 to 8 points, _box_box.pxd)."""
+        cdef int gA = self.pair_g[2 * i], gB = self.pair_g[2 * i + 1], k, m
+        cdef const double* XA = self.X_WG + 12 * gA
+        cdef const double* XB = self.X_WG + 12 * gB
+        cdef double pa[8][3]
+        cdef double pb[8][3]
+        cdef double depth[8]
+        cdef double nhat[3]
+        m = box_box(XA, XA + 9, self.g_size + 3 * gA, XB, XB + 9, self.g_size + 3 * gB, pa, pb, nhat, depth)
+        for k in range(m):
+            self._add(n + k, gA, gB, pa[k], pb[k], nhat, depth[k], self.pair_mu + 2 * i)
+        return m
 
     cdef int _pair(self, int n, int i) noexcept nogil:
         """Contact of pair i (0 or 1 points): A is swept (a point or segment with radius rA)."""
