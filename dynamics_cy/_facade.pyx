@@ -10,6 +10,7 @@ from dynamics_cy._jacobians cimport point_jacobian
 from dynamics_cy._kinematics cimport (body_pose, body_velocity, frame_pose, positions, qdot_to_velocity_map,
                                      velocities, velocity_to_qdot)
 from dynamics_cy._model cimport Data, Model
+from dynamics_cy._reaction cimport reaction_forces
 from dynamics_cy._rnea cimport gravity, load_body_forces, rnea
 from dynamics_cy._vec3 cimport cross3, matvec
 from dynamics_cy.errors import GimbalLockError, SingularInertiaError
@@ -118,6 +119,20 @@ cdef class Evaluator:
                 load_body_forces(m, d, fw)
             rnea(m, d, vd, use_velocity, use_gravity, fw != NULL, tp)
         return tau
+
+    def reaction_forces(self, vdot, F_W=None):
+        """(num_joints, 6): F_CJc_Jc per JointIndex for the last update(q, v), the accelerations vdot
+        under gravity and the applied F_Bo_W (nbodies, 6) of F_W."""
+        cdef Model m = self.model
+        cdef Data d = self.data
+        cdef double* vd = f64(vdot, m.nv, -1, False, "known_vdot")
+        cdef double* fw = f64_or_null(F_W, m.nbodies, 6, "body forces")
+        out = _zeros(2, m.nj, 6)
+        cdef double* op = <double*>cnp.PyArray_DATA(out)
+        with nogil:
+            rnea(m, d, vd, True, True, False, NULL)
+            reaction_forces(m, d, fw, op)
+        return out
 
     def mass_matrix(self):
         M = _zeros(2, self.model.nv, self.model.nv)

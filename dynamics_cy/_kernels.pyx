@@ -9,6 +9,7 @@ from dynamics_cy._jacobians cimport bias_spatial_accelerations, point_jacobian, 
 from dynamics_cy._kinematics cimport (body_pose, body_velocity, frame_pose, positions, positions_to, velocities,
                                      velocity_to_qdot)
 from dynamics_cy._model cimport Data, Model
+from dynamics_cy._reaction cimport reaction_forces
 from dynamics_cy._rnea cimport gravity, load_body_forces, rnea
 from dynamics_cy._spatial cimport matrix_quaternion
 from dynamics_cy._vec3 cimport matvec
@@ -98,6 +99,23 @@ cdef class Kernels:
         if bad:
             raise SingularInertiaError(singular_message(m, bad))
         return 0
+
+    def reaction_forces(self, q, v, vdot, out, body_forces=None):
+        """out (num_joints, 6) = F_CJc_Jc = [τ; f] per JointIndex: the spatial force each joint applies
+        on its child body C at its child frame's origin Jc, expressed in Jc (Drake's reaction_forces
+        port), for the accelerations vdot under gravity [and the applied F_Bo_W of body_forces
+        (num_bodies, 6)]. Welds included: a wrist force/torque sensor's reading."""
+        cdef Model m = self.model
+        cdef Data d = self.data
+        cdef double* qp = f64(q, self.nq, -1, False, "q")
+        cdef double* vp = f64(v, self.nv, -1, False, "v")
+        cdef double* ap = f64(vdot, self.nv, -1, False, "vdot")
+        cdef double* op = f64(out, m.nj, 6, True, "out")
+        cdef double* fp = f64_or_null(body_forces, self.num_bodies, 6, "body_forces")
+        with nogil:
+            _load_state(m, d, qp, vp, NULL)
+            rnea(m, d, ap, True, True, False, NULL)
+            reaction_forces(m, d, fp, op)
 
     def bias(self, q, v, out):
         """out = C(q, v) v, the Coriolis, centrifugal and gyroscopic terms (no gravity)."""

@@ -31,6 +31,13 @@ cdef class Model:
     cdef double* body_mass           # each body's own inertia about Bo in B (what the nodes sum)
     cdef double* body_mcom
     cdef double* body_I
+    # bodies and joints, for the joint reaction forces (_reaction.pyx)
+    cdef readonly int nj
+    cdef int* body_parent            # the inboard body (-1 for the world)
+    cdef int* body_order             # depth-first: every body after its inboard body
+    cdef int* joint_child            # per joint: its child body C
+    cdef double* R_CJ                # X_CJc: the joint's frame on the child
+    cdef double* p_CJ
 
     cdef void _merge_node_inertia(self, int n) noexcept nogil
 
@@ -58,6 +65,7 @@ cdef class Data:
     cdef double* Dinv
     cdef double* u
     cdef int* path                   # scratch: a node's ancestors
+    cdef double* Fb                  # per body: the spatial force it transmits inboard, at Wo in W
 
 
 cdef inline void subtree_sums(Model m, double* mass, double* mcom, double* I) noexcept nogil:

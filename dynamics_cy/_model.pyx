@@ -54,6 +54,12 @@ cdef class Model:
         self.body_mass = new_f64(a.body_mass, nbodies)
         self.body_mcom = new_f64(a.body_mcom, 3 * nbodies)
         self.body_I = new_f64(a.body_I, 9 * nbodies)
+        self.nj = a.nj
+        self.body_parent = new_i32(a.body_parent, nbodies, "body_parent")
+        self.body_order = new_i32(a.body_order, nbodies, "body_order")
+        self.joint_child = new_i32(a.joint_child, a.nj, "joint_child")
+        self.R_CJ = new_f64(a.R_CJ, 9 * a.nj)
+        self.p_CJ = new_f64(a.p_CJ, 3 * a.nj)
         self.mass = alloc_f64(nb)
         self.mcom = alloc_f64(3 * nb)
         self.Io = alloc_f64(9 * nb)
@@ -119,6 +125,7 @@ cdef class Model:
         free(self.mass); free(self.mcom); free(self.Io); free(self.armature)
         free(self.R_NF); free(self.p_NF); free(self.R_NB); free(self.p_NB)
         free(self.body_mass); free(self.body_mcom); free(self.body_I)
+        free(self.body_parent); free(self.body_order); free(self.joint_child); free(self.R_CJ); free(self.p_CJ)
 
 
 cdef class Data:
@@ -151,6 +158,7 @@ cdef class Data:
         self.Dinv = alloc_f64(36 * nb)
         self.u = alloc_f64(6 * nb)
         self.path = alloc_i32(nb)
+        self.Fb = alloc_f64(6 * model.nbodies)
         for k in range(3):
             self.R_WB[4 * k] = 1.0
             self.R_PB[4 * k] = 1.0
@@ -161,4 +169,4 @@ cdef class Data:
         free(self.R_PB); free(self.p_PB); free(self.R_WB); free(self.p_WB); free(self.S); free(self.Sw)
         free(self.V); free(self.c); free(self.cw); free(self.A); free(self.F); free(self.fext)
         free(self.Ic_m); free(self.Ic_mcom); free(self.Ic_I); free(self.IA); free(self.pA)
-        free(self.U); free(self.Dinv); free(self.u); free(self.path)
+        free(self.U); free(self.Dinv); free(self.u); free(self.path); free(self.Fb)

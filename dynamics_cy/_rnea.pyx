@@ -42,7 +42,8 @@ cdef void world_acceleration(Model m, Data d, bint use_gravity) noexcept nogil:
 
 cdef void rnea(Model m, Data d, const double* vdot, bint use_velocity, bint use_gravity, bint use_fext,
                double* tau) noexcept nogil:
-    """tau = M v̇ + [C v] - [τ_g] - [Σ Jᵀ F_ext]; vdot may be NULL (v̇ = 0).
+    """tau = M v̇ + [C v] - [τ_g] - [Σ Jᵀ F_ext]; vdot may be NULL (v̇ = 0); tau NULL: the forward
+    pass only (the nodes' accelerations d.A and the world's).
 
     Needs positions(), velocities() when use_velocity, load_body_forces() when use_fext.
     """
@@ -78,6 +79,8 @@ cdef void rnea(Model m, Data d, const double* vdot, bint use_velocity, bint use_
         if use_fext:
             for k in range(6):
                 f[k] -= d.fext[6 * t + k]
+    if tau == NULL:
+        return
     for t in range(m.nb - 1, 0, -1):
         f = d.F + 6 * t
         S = d.S + 36 * t

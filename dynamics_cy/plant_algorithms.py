@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from .context import Context, MultibodyForces
-from .spatial_math import RigidTransform, SpatialAcceleration, SpatialMomentum, SpatialVelocity
+from .spatial_math import RigidTransform, SpatialAcceleration, SpatialForce, SpatialMomentum, SpatialVelocity
 from .tree import Frame, RigidBody
 
 
@@ -269,6 +269,20 @@ class PlantAlgorithms:
         if delta is not None:
             tau += delta * vdot
         return tau - external_forces._tau
+
+    def CalcReactionForces(self, context: Context, known_vdot,
+                           external_forces: MultibodyForces | None = None) -> list[SpatialForce]:
+        """F_CJc_Jc of every joint, by ordinal: the spatial force the joint applies on its child body C at
+        the origin of its child frame Jc, expressed in Jc (the convention of Drake's reaction_forces port),
+        for the context's (q, v), the accelerations known_vdot, gravity and external_forces' body forces.
+        An addition beyond Drake, which has only the port (evaluated at its own forward dynamics): with
+        v̇ from the same forces, the two agree. The backward pass of Newton–Euler: F_C = Σ over C's
+        outboard subtree of (M_B A_WB + V_WB ×* M_B V_WB − F_app_B), so welds carry their load too."""
+        self._update(context, with_v=True)
+        vdot = self._vector(known_vdot, self._nv, "known_vdot")
+        F = self._tree.reaction_forces(vdot, None if external_forces is None
+                                       else self._body_forces_or_none(external_forces))
+        return [SpatialForce(row[:3].copy(), row[3:].copy()) for row in F]
 
     def CalcForceElementsContribution(self, context: Context, forces: MultibodyForces) -> None:
         """Overwrites forces with those of the force elements: gravity on every body (at its centre of

@@ -104,7 +104,9 @@ class ModelArrays:
     per node: its unit axis â and, for a screw, the lead ℓ = pitch/(2π)). Per frame
     and per body: the node it sits on and its fixed pose on that node, X_NF and X_NB; per body its own
     inertia about Bo in B (mass, first moment m p_BoBcm, rotational inertia), which the Model sums per
-    node. Rotations are (n, 3, 3), translations (n, 3).
+    node. Rotations are (n, 3, 3), translations (n, 3). For the joint reaction forces: per body its
+    inboard body (-1 for the world), the bodies in a depth-first order (inboard before outboard), and
+    per joint (JointIndex) its child body C and X_CJc, the pose of its frame on the child.
     """
     nb: int
     nq: int
@@ -133,6 +135,12 @@ class ModelArrays:
     body_I: np.ndarray
     gravity: np.ndarray
     armature: np.ndarray
+    body_parent: list
+    body_order: list
+    nj: int
+    joint_child: list
+    R_CJ: np.ndarray
+    p_CJ: np.ndarray
 
 
 def compile_arrays(plant, order, inboard) -> ModelArrays:
@@ -170,6 +178,7 @@ def compile_arrays(plant, order, inboard) -> ModelArrays:
     inertias = [body.default_spatial_inertia() for body in bodies]
     frames = plant._frames
     X_NF = [X_NB[int(f.body().index())] @ f.GetFixedPoseInBodyFrame() for f in frames]
+    X_CJ = [j.frame_on_child().GetFixedPoseInBodyFrame() for j in plant._joints]
     return ModelArrays(
         node_joint=[""] + [inboard[b].name() for b in nodes[1:]],
         nb=nb, nq=plant._nq, nv=plant._nv, nf=len(frames), nbodies=len(bodies), **cols,
@@ -182,7 +191,11 @@ def compile_arrays(plant, order, inboard) -> ModelArrays:
         body_mass=np.array([M.get_mass() for M in inertias]),
         body_mcom=np.array([M.get_mass() * M.get_com() for M in inertias]),
         body_I=np.array([M.CalcRotationalInertia().CopyToFullMatrix3() for M in inertias]),
-        gravity=plant._gravity.gravity_vector(), armature=reflected_inertias(plant))
+        gravity=plant._gravity.gravity_vector(), armature=reflected_inertias(plant),
+        body_parent=[-1] + [int(inboard[b].parent_body().index()) for b in range(1, len(bodies))],
+        body_order=list(order), nj=len(X_CJ), joint_child=[int(j.child_body().index()) for j in plant._joints],
+        R_CJ=np.array([X.rotation().matrix() for X in X_CJ]).reshape(-1, 3, 3),
+        p_CJ=np.array([X.translation() for X in X_CJ]).reshape(-1, 3))
 
 
 def reflected_inertias(plant) -> np.ndarray:

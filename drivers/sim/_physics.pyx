@@ -259,6 +259,11 @@ cdef class Stepper:
         self.pushes = Pushes(kernels)
         self.steps = 0
 
+    @property
+    def body_forces(self):
+        """F_Bo_W of the contact and force elements at the last evaluation (num_bodies, 6), live."""
+        return self._body_forces
+
     def set_state(self, q, v, long long steps=0):
         """Sets q (nq), v (nv) and the step count (simulated time = steps · h)."""
         memcpy(self.c_q, f64(q, self.nq, -1, False, "q"), self.nq * sizeof(double))

@@ -118,6 +118,23 @@ class PushSpec:
 
 
 @dataclass
+class FtSensorConfig:
+    """A wrist force/torque sensor in a weld of the model, published as lcmt_force_torque
+    (drivers/sim/ft_sensor.py, docs/sim.md)."""
+
+    enabled: bool = False                         # publish the sensor's readings
+    joint: str = "iiwa_joint_ee"                  # the weld the sensor sits in (parent: flange, child: tool)
+    frame: Optional[str] = None                   # the sensor frame S, fixed on the weld's child; None: its frame Jc
+    channel: str = "FT_SENSOR"                    # the lcmt_force_torque channel
+    publish_rate: Positive = 1000.0               # Hz, a whole number of steps per message
+    bias: Annotated[list[float], Len(6, 6)] = field(default_factory=lambda: [0.0] * 6)   # N, N·m: fx fy fz tx ty tz
+    force_std: NonNegative = 0.0                  # N, Gaussian noise per axis
+    torque_std: NonNegative = 0.0                 # N·m, Gaussian noise per axis
+    cutoff: NonNegative = 0.0                     # Hz, first-order low-pass; 0: none
+    seed: int = 0                                 # of the noise
+
+
+@dataclass
 class MujocoConfig:
     """MuJoCo's own settings, with sim.engine: mujoco (docs/sim.md, MuJoCo as the plant)."""
 
@@ -157,6 +174,7 @@ class SimConfig:
     safe_damping: Any = None                      # N·m·s/rad: number or one per joint; None: m_i/(2h) per joint
     contact: ContactConfig = field(default_factory=ContactConfig)
     payload: PayloadConfig = field(default_factory=PayloadConfig)
+    ft_sensor: FtSensorConfig = field(default_factory=FtSensorConfig)   # a wrist force/torque sensor
     joint_damping: Any = None                     # N·m·s/rad: number or one per velocity; None: the model's
     # N·m Coulomb (static = dynamic): number or one per velocity; None: none (URDF <dynamics friction> is
     # ignored, as Drake does)
@@ -205,6 +223,8 @@ class SimConfig:
         if len(self.payload.inertia) not in (3, 6):
             raise ConfigError(f"{path}.payload.inertia", f"must have 3 entries (Ixx Iyy Izz) or 6 (and Ixy Ixz Iyz), "
                                                          f"got {len(self.payload.inertia)}")
+        if self.ft_sensor.enabled:
+            self.steps(1.0 / self.ft_sensor.publish_rate, f"{path}.ft_sensor.publish_rate")
         if self.control_mode is not None and not self.control_mode:
             raise ConfigError(f"{path}.control_mode", "must name at least one of position, velocity, torque")
         if self.driver != "drake_sim":

@@ -54,6 +54,7 @@ from .config import SimConfig, per_joint
 from .contact import ground_visual
 from .contact_lcm import ContactResultsPublisher
 from .faults import FaultInjector
+from .ft_sensor import ForceTorqueSensor
 from .physics import ONE_DOF, joint_inertias, make_physics
 from .real_drivers import DriverExit, FrankaDriver, KukaDriver, wall_us
 
@@ -131,6 +132,9 @@ class SimulatedRobot:
             self._contact_publisher = ContactResultsPublisher(physics.contact, self.channels.contact_results)
             self._contact_period_ns = round(1e9 / cfg.contact.publish_rate)
             self._contact_due = 0
+        self.ft_sensor = ForceTorqueSensor(plant, physics, cfg.ft_sensor, f"{path}.ft_sensor") \
+            if cfg.ft_sensor.enabled else None
+        """The wrist force/torque sensor (drivers.sim.ft_sensor), or None."""
         self.viewer = None
         if viz is not None and viz.enabled and lcm is not None:
             from drivers.viz import ViewerBridge
@@ -360,7 +364,9 @@ class SimulatedRobot:
         return uj
 
     def _publish(self, t: int, force: bool = False) -> None:
-        """The status (and, when due, the contact results) at simulated time t."""
+        """The status (and, when due, the contact results and the force/torque reading) at simulated time t."""
+        if self.ft_sensor is not None:
+            self.ft_sensor.update(t, self.lc)
         if t % self._status_period_ns and not force:
             return
         physics, d, faults = self.physics, self._decoder, self.faults
