@@ -7,12 +7,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dynamics_cy import MultibodyPlant, Parser, RotationalInertia, SpatialInertia
+from dynamics_cy import MultibodyPlant, Parser, RigidTransform, RollPitchYaw, RotationalInertia, SpatialInertia
 from dynamics_cy.errors import DynamicsError, ModelError
 from dynamics_cy.parsing.urdf import add_simple_transmissions
 
 from .config import RobotConfig
-from .paths import package_map
+from .paths import CONFIGS, package_map
 from .schema import ConfigError
 
 
@@ -58,16 +58,19 @@ def parse_model(cfg: RobotConfig, *, simulated: bool = False) -> MultibodyPlant:
 
 
 def build_plant(cfg: RobotConfig, payload=None, parsed: MultibodyPlant | None = None, *,
-                simulated: bool = False) -> MultibodyPlant:
+                simulated: bool = False, gripper=None) -> MultibodyPlant:
     """The plant of the config's model (welding cfg.weld to the world if given), finalized. `payload`
     (drivers.sim.config.PayloadConfig, the simulated robot's): a rigid body of that mass, CoM and
     central inertia welded to its frame (default: cfg.end_effector, else the model's last frame).
     `parsed`: parse_model(cfg) done before, copied instead of parsing the file again. `simulated`:
     parsed strictly (parse_model), and a joint whose outboard bodies have no mass or inertia to move is
-    an error (Drake's simulator stops on it at its first step)."""
+    an error (Drake's simulator stops on it at its first step). `gripper` (drivers.sim.config.GripperConfig,
+    the simulated robot's): its model parsed and welded to the arm (add_gripper)."""
     plant = copy.deepcopy(parsed) if parsed is not None else parse_model(cfg, simulated=simulated)
     if payload is not None and payload.mass > 0:
         _add_payload(plant, payload, cfg.end_effector)
+    if gripper is not None and gripper.type is not None:
+        add_gripper(plant, gripper, cfg.end_effector, cfg.package_map)
     try:
         plant.Finalize()
     except ModelError as e:
@@ -93,6 +96,30 @@ def _add_payload(plant: MultibodyPlant, payload, end_effector: str | None) -> No
     body = plant.AddRigidBody("hil_payload", frame.model_instance(),
                               SpatialInertia.MakeFromCentralInertia(payload.mass, payload.com, I))
     plant.WeldFrames(frame, body.body_frame())
+
+
+GRIPPER_BASE = {"wsg50": "body", "franka_hand": "panda_hand"}
+
+
+def add_gripper(plant: MultibodyPlant, gripper, end_effector: str | None = None, packages=None) -> None:
+    """Parses the gripper's model into `plant` (not finalized) and welds its frame G (gripper.base) to the
+    arm's frame A (gripper.attach_to, default end_effector) at X_AG = (rpy, xyz). ConfigError naming the
+    sim.gripper key at fault."""
+    model = gripper.model or (str(CONFIGS / "robots" / "schunk_wsg_50.urdf") if gripper.type == "wsg50" else None)
+    name = gripper.attach_to or end_effector
+    if name is None or not plant.HasFrameNamed(name):
+        raise ConfigError("sim.gripper.attach_to", f"the model has no frame named {name!r}" if name else
+                          "names no frame and robot.end_effector is not set")
+    A = plant.GetFrameByName(name)
+    try:
+        instance = Parser(plant, package_map(packages), nonphysical_inertia="error").AddModels(model)[0]
+    except ModelError as e:
+        raise ConfigError("sim.gripper.model", f"the model cannot be used: {e}") from None
+    base = gripper.base or GRIPPER_BASE[gripper.type]
+    if not plant.HasFrameNamed(base, instance):
+        raise ConfigError("sim.gripper.base", f"the gripper's model has no frame named {base!r}")
+    X_AG = RigidTransform(RollPitchYaw(*gripper.rpy), np.asarray(gripper.xyz, dtype=float))
+    plant.WeldFrames(A, plant.GetFrameByName(base, instance), X_AG)
 
 
 MOVABLE = ("revolute", "continuous", "prismatic")

@@ -134,6 +134,28 @@ class FtSensorConfig:
     seed: int = 0                                 # of the noise
 
 
+GRIPPER_TYPES = ("wsg50", "franka_hand")
+
+
+@dataclass
+class GripperConfig:
+    """A gripper welded to the arm's flange in the simulated plant, behind its driver's LCM protocol
+    (drivers/sim/gripper.py, docs/sim.md, Grippers)."""
+
+    type: Optional[Literal["wsg50", "franka_hand"]] = None   # the driver model; None: no gripper
+    model: Optional[str] = None                   # URDF/SDF; wsg50 default: configs/robots/schunk_wsg_50.urdf
+    attach_to: Optional[str] = None               # the arm's frame A it is welded to; default: robot.end_effector
+    xyz: Annotated[list[float], Len(3, 3)] = field(default_factory=lambda: [0.0, 0.0, 0.0])   # m, p_AG in A
+    rpy: Annotated[list[float], Len(3, 3)] = field(default_factory=lambda: [0.0, 0.0, 0.0])   # rad, R_AG
+    base: Optional[str] = None                    # its frame G welded to A; default: body (wsg50), panda_hand
+    # the two finger joints [q0, q1] (Drake's left, right); default: the type's
+    fingers: Optional[Annotated[list[str], Len(2, 2)]] = None
+    command_channel: Optional[str] = None         # default: SCHUNK_WSG_COMMAND / PANDA_HAND_COMMAND
+    status_channel: Optional[str] = None          # default: SCHUNK_WSG_STATUS / PANDA_HAND_STATUS
+    kp: Positive = 2000.0                         # N/m on the width (Drake's law; its default 200 clamps 10 N at 5 cm)
+    kd: NonNegative = 20.0                        # N·s/m on the width's rate
+
+
 @dataclass
 class MujocoConfig:
     """MuJoCo's own settings, with sim.engine: mujoco (docs/sim.md, MuJoCo as the plant)."""
@@ -175,6 +197,7 @@ class SimConfig:
     contact: ContactConfig = field(default_factory=ContactConfig)
     payload: PayloadConfig = field(default_factory=PayloadConfig)
     ft_sensor: FtSensorConfig = field(default_factory=FtSensorConfig)   # a wrist force/torque sensor
+    gripper: GripperConfig = field(default_factory=GripperConfig)      # a gripper on the flange
     joint_damping: Any = None                     # N·m·s/rad: number or one per velocity; None: the model's
     # N·m Coulomb (static = dynamic): number or one per velocity; None: none (URDF <dynamics friction> is
     # ignored, as Drake does)
@@ -225,6 +248,11 @@ class SimConfig:
                                                          f"got {len(self.payload.inertia)}")
         if self.ft_sensor.enabled:
             self.steps(1.0 / self.ft_sensor.publish_rate, f"{path}.ft_sensor.publish_rate")
+        if self.gripper.type is None and self.gripper != GripperConfig():
+            raise ConfigError(f"{path}.gripper.type", f"is required with the other {path}.gripper keys "
+                                                      f"(one of {', '.join(GRIPPER_TYPES)})")
+        if self.gripper.type == "franka_hand" and self.gripper.model is None:
+            raise ConfigError(f"{path}.gripper.model", "is required for franka_hand (a URDF of the hand alone)")
         if self.control_mode is not None and not self.control_mode:
             raise ConfigError(f"{path}.control_mode", "must name at least one of position, velocity, torque")
         if self.driver != "drake_sim":

@@ -51,8 +51,8 @@ def run_sim(cfg: RunConfig, duration: float | None = None, stop_event=None, out=
     sim, channels, viz_cfg = cfg.sim, channels_for(cfg), cfg.viz
     if viz is not None:
         viz_cfg = dataclasses.replace(viz_cfg, enabled=viz)
-    robot = SimulatedRobot(build_plant(cfg.robot, sim.payload, simulated=True), sim, cfg.robot.protocol, channels,
-                           open_lcm(cfg.lcm.url), viz=viz_cfg)
+    plant = build_plant(cfg.robot, sim.payload, simulated=True, gripper=sim.gripper)
+    robot = SimulatedRobot(plant, sim, cfg.robot.protocol, channels, open_lcm(cfg.lcm.url), viz=viz_cfg)
     print(f"hil sim: {cfg.robot.model.rsplit('/', 1)[-1]} ({robot.n} joints), protocol {cfg.robot.protocol}, "
           f"status {channels.status}, command {channels.command}"
           + (f", contact {channels.contact_results}" if robot.physics.contact is not None else "")

@@ -55,6 +55,7 @@ from .contact import ground_visual
 from .contact_lcm import ContactResultsPublisher
 from .faults import FaultInjector
 from .ft_sensor import ForceTorqueSensor
+from .gripper import SimGripper
 from .physics import ONE_DOF, joint_inertias, make_physics
 from .real_drivers import DriverExit, FrankaDriver, KukaDriver, wall_us
 
@@ -80,7 +81,10 @@ class SimulatedRobot:
         cfg = self.config = physics.config
         self.protocol, self.lc, self._iiwa = protocol, lcm, protocol == "iiwa"
         self.channels = channels or Channels.for_robot(protocol)
-        joints = self.protocol_joints(plant, cfg, path)
+        self.gripper = SimGripper(plant, physics, cfg.gripper, lcm, f"{path}.gripper") \
+            if cfg.gripper.type is not None else None
+        """The gripper on the flange (drivers.sim.gripper), or None."""
+        joints = self.protocol_joints(plant, cfg, path, self.gripper)
         self.joint_names = [j.name() for j in joints]
         n = self.n = len(joints)
         actuator_of = {a.joint().name(): a.input_start()
@@ -156,9 +160,11 @@ class SimulatedRobot:
             self.subscription = lcm.subscribe(self.channels.command, self._on_command)
 
     @staticmethod
-    def protocol_joints(plant, cfg: SimConfig, path: str) -> list:
+    def protocol_joints(plant, cfg: SimConfig, path: str, gripper=None) -> list:
         actuated = sorted((plant.get_joint_actuator(i).joint() for i in plant.GetJointActuatorIndices()),
                           key=lambda j: j.velocity_start())      # the loop's order (drivers.core.robot.load_robot)
+        if gripper is not None:                  # the gripper's joints have their own protocol
+            actuated = [j for j in actuated if j.model_instance() != gripper.instance]
         if cfg.joints is None:
             joints = actuated
         else:
@@ -340,6 +346,8 @@ class SimulatedRobot:
         if self._all_actuators:
             return source
         scatter(source, self._ai, self._u)
+        if self.gripper is not None:
+            self.gripper.actuate(self.physics.time_ns, self._u)
         return self._u
 
     def impedance(self, q_cmd, v_d, uj: np.ndarray) -> np.ndarray:
@@ -516,6 +524,8 @@ class SimulatedRobot:
         if self.subscription is not None:
             self.lc.unsubscribe(self.subscription)
             self.subscription = None
+        if self.gripper is not None:
+            self.gripper.close()
         if self.viewer is not None:
             self.viewer.close()
 
