@@ -10,6 +10,7 @@ import pytest
 import hil
 from drivers.core.schema import ConfigError
 from hil.ft_sensor import WrenchSensor
+from hil.report import format_report, plot_log, read_log
 from messages.codec import ForceTorqueEncoder
 from messages.drake import lcmt_force_torque
 from tests.hil.test_hil_alloc import PHASE_PEAK, transient_peaks
@@ -138,3 +139,26 @@ def test_a_timeout_under_one_loop_period_is_a_config_error():
     with pytest.raises(ConfigError, match="sensors.ft.timeout"):
         hil.run(REPO_CONFIG, Hold(), duration=0.1,
                 overrides={**SENSOR, "sensors": {"ft": {"enabled": True, "timeout": 0.0005}}})
+
+
+def test_the_run_log_holds_the_readings_and_the_report_reads_and_plots_them(tmp_path):
+    log = tmp_path / "run.lcmlog"
+    law = Hold()
+    hil.run(REPO_CONFIG, law, duration=0.5, overrides={**SENSOR, "telemetry": {"log": str(log)}})
+    r, traces = read_log(log)
+    w = r["wrench"]
+    assert w["channel"] == "FT_SENSOR" and w["count"] >= 495 and w["rejected"] == 0 and w["rate_hz"] == 1000.0
+    t, W = traces["wrench"]
+    assert W.shape == (w["count"], 6)
+    np.testing.assert_array_equal(W[-1], law.seen)             # the last reading, as the law saw it: [τ; f]
+    assert w["force_max_n"] == pytest.approx(np.linalg.norm(W[:, 3:], axis=1).max(), abs=1e-5)
+    assert "wrench   " in format_report(r) and "on FT_SENSOR" in format_report(r)
+    plot_log(traces, str(tmp_path / "plot.png"), r["deadline_budget_us"])
+    assert (tmp_path / "plot.png").stat().st_size > 10_000
+
+
+def test_a_log_of_a_run_without_the_sensor_reports_no_wrench(tmp_path):
+    log = tmp_path / "run.lcmlog"
+    hil.run(REPO_CONFIG, Hold(), duration=0.1, overrides={**SENSOR, "sensors": {}, "telemetry": {"log": str(log)}})
+    r, traces = read_log(log)
+    assert r["wrench"] is None and traces["wrench"] is None and "wrench" not in format_report(r)
