@@ -88,8 +88,7 @@ def test_without_a_sensor_the_wrench_is_nan_and_has_wrench_false():
 
 def test_a_sensor_configured_but_silent_gives_nan():
     law = Hold()
-    summary = hil.run(REPO_CONFIG, law, duration=0.1, overrides={**SENSOR, "sensors": {"ft": {"enabled": True,
-                                                                                               "channel": "OTHER"}}})
+    summary = hil.run(REPO_CONFIG, law, duration=0.1, overrides={**SENSOR, "sim": {**SENSOR["sim"], "ft_sensor": {}}})
     assert law.has_wrench and np.isnan(law.seen).all() and summary["ft_sensor"]["received"] == 0
 
 
@@ -135,10 +134,13 @@ def test_the_tick_with_the_sensor_allocates_nothing():
     assert max(transient_peaks(tick, 2000)) <= PHASE_PEAK
 
 
-def test_a_timeout_under_one_loop_period_is_a_config_error():
+def test_a_timeout_under_one_loop_period_or_another_channel_than_the_sims_is_a_config_error():
     with pytest.raises(ConfigError, match="sensors.ft.timeout"):
         hil.run(REPO_CONFIG, Hold(), duration=0.1,
                 overrides={**SENSOR, "sensors": {"ft": {"enabled": True, "timeout": 0.0005}}})
+    with pytest.raises(ConfigError, match="sensors.ft.channel: 'OTHER' is not where the simulated sensor publishes"):
+        hil.run(REPO_CONFIG, Hold(), duration=0.1,
+                overrides={**SENSOR, "sensors": {"ft": {"enabled": True, "channel": "OTHER"}}})
 
 
 def test_the_run_log_holds_the_readings_and_the_report_reads_and_plots_them(tmp_path):
