@@ -45,6 +45,10 @@ def load_sections(cfg: RunConfig) -> None:
         _check_legged(cfg)
     cfg.viz = load_viz_config(cfg.viz)
     cfg.sim = load_sim_config(cfg.sim)
+    ft, sim_ft = cfg.sensors.ft, cfg.sim.ft_sensor
+    if ft.enabled and sim_ft.enabled and ft.channel != sim_ft.channel:
+        raise ConfigError("sensors.ft.channel", f"{ft.channel!r} is not where the simulated sensor publishes "
+                                                f"(sim.ft_sensor.channel {sim_ft.channel!r})")
     if cfg.serial is not None:
         from .serial.config import load_serial_config
         cfg.serial = load_serial_config(cfg.serial)

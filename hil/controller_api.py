@@ -64,23 +64,27 @@ class State:
     period                the loop period (s)
     tick                  the loop's tick count
     q_d, v_d, a_d         the trajectory's desired positions, velocities, accelerations at t
-    wrench, has_wrench    a wrist force/torque sensor's [torque; force] in its frame, when configured
+    wrench                a wrist force/torque sensor's F_S = [τ; f] (N·m, N; Drake's SpatialForce order:
+                          tx ty tz fx fy fz) in its frame S, from the newest lcmt_force_torque on
+                          sensors.ft.channel; NaN without a sensor (has_wrench False), before its first
+                          reading, and while the newest is older than sensors.ft.timeout
+    wrench_age            s since the newest reading arrived (inf before the first, or without a sensor)
     contact               the feet's contact as the robot reports it (a ContactState), else None
     """
 
     __slots__ = ("q", "v", "tau_measured", "tau_commanded", "tau_external", "has_tau_external", "clock", "period",
-                 "tick", "q_d", "v_d", "a_d", "wrench", "has_wrench", "contact")
+                 "tick", "q_d", "v_d", "a_d", "wrench", "has_wrench", "_ft", "contact")
 
     def __init__(self, q, v, tau_measured, tau_commanded, tau_external, q_d, v_d, a_d, period: float,
-                 has_tau_external: bool = True, wrench=None, clock=None, contact=None):
+                 has_tau_external: bool = True, ft=None, clock=None, contact=None):
         self.q, self.v = _readonly(q), _readonly(v)
         self.tau_measured, self.tau_commanded = _readonly(tau_measured), _readonly(tau_commanded)
         self.tau_external, self.has_tau_external = _readonly(tau_external), has_tau_external
         self.q_d, self.v_d, self.a_d = _readonly(q_d), _readonly(v_d), _readonly(a_d)
         self.clock = RobotTime() if clock is None else clock     # anything with robot_ns (ns)
         self.period, self.tick = float(period), 0
-        self.has_wrench = wrench is not None
-        self.wrench = _readonly(np.zeros(6) if wrench is None else wrench)
+        self._ft, self.has_wrench = ft, ft is not None     # ft: hil.ft_sensor.WrenchSensor (wrench, age_s)
+        self.wrench = _readonly(np.full(6, np.nan) if ft is None else ft.wrench)
         self.contact = contact
 
     @classmethod
@@ -99,6 +103,11 @@ class State:
     def t(self) -> float:
         """The robot's clock (s) at the newest status."""
         return self.clock.robot_ns * 1e-9
+
+    @property
+    def wrench_age(self) -> float:
+        """Seconds since the newest force/torque reading arrived, at this tick (inf: none yet, or no sensor)."""
+        return np.inf if self._ft is None else self._ft.age_s
 
 
 class ContactState:

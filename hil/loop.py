@@ -38,6 +38,7 @@ from messages.enums import SafetyState
 from .controller_api import Command, ControllerFault, State
 from .controller_guard import ControllerGuard
 from .controllers import config_folders, make_controller
+from .ft_sensor import WrenchSensor
 from .hardware import hardware_for
 from .lifecycle import Lifecycle, LifecycleState, Mode
 from .process import RealtimeProcess
@@ -120,9 +121,11 @@ class ControlLoop(Lifecycle):
         self.tau_cmd, self.tau_g, self.tau_v = np.zeros(n), np.zeros(n), np.zeros(n)
         self.zero = np.zeros(n)
         # What the law sees (the torques in MultibodyPlant's signs) and writes; self.tau is its command.tau.
+        ft = cfg.sensors.ft
+        self.ft = WrenchSensor(lc, ft.channel, ft.timeout) if ft.enabled else None
         self.state = State(self.q, self.v, hw.tau_measured, hw.tau_commanded, hw.tau_external,
                            self.q_d, self.v_d, self.a_d, period=self.period_ns * 1e-9, clock=hw.timing,
-                           has_tau_external=hw.has_tau_external, contact=hw.contact)
+                           has_tau_external=hw.has_tau_external, ft=self.ft, contact=hw.contact)
         self.cmd = Command(n)
         self.tau = self.cmd.tau
         self.startup = StartUp()
@@ -168,6 +171,8 @@ class ControlLoop(Lifecycle):
         if self.active:
             self.deactivate()
         self.hardware.close()
+        if self.ft is not None:
+            self.ft.close()
         for owner, attr in ((self.safety, "estop_subscription"), (self.trajectory, "subscription")):
             subscription = getattr(owner, attr, None)
             if subscription is not None:
@@ -219,7 +224,9 @@ class ControlLoop(Lifecycle):
         if self.status_wait_s:
             hw.await_status(k, self.status_wait_s)
         wall = time.perf_counter_ns()
-        hw.read(k)
+        hw.read(k)                       # (handles every subscription: the F/T sensor's too)
+        if self.ft is not None:
+            self.ft.update(start)
         timing, startup = hw.timing, self.startup
         have_status = timing.last_tick >= 0
         if hw.guard_ns and hw.guard_active(start):
@@ -416,6 +423,7 @@ class ControlLoop(Lifecycle):
             "startup": self.startup.text,
             "process": self.process,
             **hw.summary(),
+            **(self.ft.summary() if self.ft is not None else {}),
             **({"sim": self.sim.summary()} if self.sim is not None else {}),
             **({"viz": self.viz.summary()} if self.viz is not None else {}),
         })

@@ -18,7 +18,7 @@ import numpy as np
 from drivers.core.schema import LogError, parse_yaml
 from messages import lcmt_hil_telemetry
 from messages.channels import Channels
-from messages.codec import CommandDecoder, StatusDecoder
+from messages.codec import CommandDecoder, ForceTorqueDecoder, StatusDecoder
 from messages.logs import read_events
 from messages.validation import decode_message
 
@@ -55,6 +55,15 @@ def _protocol(path, start) -> str | None:
     return (data.get("robot") or {}).get("protocol") if isinstance(data, dict) else None
 
 
+def _ft_channel(path, start) -> str | None:
+    """The wrist force/torque sensor's channel when the run read one (its run-info's sensors.ft), else None."""
+    if start is None:
+        return None
+    data = parse_yaml(start.config_yaml, f"{path} (its run-info)")
+    ft = ((data.get("sensors") or {}).get("ft") or {}) if isinstance(data, dict) else {}
+    return ft.get("channel", "FT_SENSOR") if ft.get("enabled") else None
+
+
 def _pct(x: np.ndarray) -> dict:
     if not x.size:
         return {}
@@ -80,8 +89,10 @@ def read_log(path: str | Path, skip_corrupt: bool = False) -> tuple[dict, dict]:
         return read_legged_log(path, start, end, corrupt)
     ch, protocol, n, budget = _channels(path, start, [] if skip_corrupt else None)
     status, command = StatusDecoder(protocol, n), CommandDecoder(protocol, n)
-    s_t, s_arrive, s_q, c_t, c_tau = [], [], [], [], []
-    tel, transitions, health, rejected = [], [], 0, {"status": 0, "command": 0, "telemetry": 0}
+    ft_channel, ft = _ft_channel(path, start), ForceTorqueDecoder()
+    s_t, s_arrive, s_q, c_t, c_tau, w_t, w = [], [], [], [], [], [], []
+    tel, transitions, health = [], [], 0
+    rejected = {"status": 0, "command": 0, "telemetry": 0, "wrench": 0}
     t0 = None
     for e in read_events(path, corrupt=corrupt):
         t0 = e.timestamp if t0 is None else t0
@@ -107,7 +118,14 @@ def read_log(path: str | Path, skip_corrupt: bool = False) -> tuple[dict, dict]:
             transitions.append(f"t {(e.timestamp - t0) * 1e-6:.3f} s: {_event_text(e.data)}")
         elif e.channel == ch.driver_health:
             health += 1
-    s_t, s_arrive, c_t = (np.array(x, dtype=np.int64) for x in (s_t, s_arrive, c_t))
+        elif e.channel == ft_channel:
+            if ft.decode(e.data):                        # [τ; f] from fx fy fz tx ty tz
+                w_t.append(e.timestamp)
+                w.append(np.r_[ft.values[3:], ft.values[:3]])
+            else:
+                rejected["wrench"] += 1
+    s_t, s_arrive, c_t, w_t = (np.array(x, dtype=np.int64) for x in (s_t, s_arrive, c_t, w_t))
+    W = np.array(w).reshape(-1, 6)
     S_q, C_tau = np.array(s_q).reshape(-1, n), np.array(c_tau).reshape(-1, n)
     running = [(t, m) for t, m in tel if m.safety_state == 1]          # SAFETY_RUNNING
     E = np.array([np.subtract(m.q_desired, m.q) for _, m in running]).reshape(-1, n)
@@ -134,11 +152,15 @@ def read_log(path: str | Path, skip_corrupt: bool = False) -> tuple[dict, dict]:
                                "max": [round(float(x), 7) for x in np.abs(E).max(axis=0)] if E.size else []},
         "transitions": transitions,
         "driver_health_messages": health,
+        "wrench": None if ft_channel is None else {
+            "channel": ft_channel, "count": int(w_t.size), **_rate(w_t), "rejected": rejected["wrench"],
+            "torque_max_nm": round(float(np.linalg.norm(W[:, :3], axis=1).max()), 5) if W.size else None,
+            "force_max_n": round(float(np.linalg.norm(W[:, 3:], axis=1).max()), 5) if W.size else None},
         "recorded_summary": json.loads(end.summary_json) if end is not None and end.summary_json else None,
     }
     T = np.array([t for t, _ in tel], dtype=np.int64)
     traces = {"t0": t0 or 0, "status": (s_arrive, S_q), "command": (c_t, C_tau), "telemetry": (T, tel),
-              "n": n}
+              "n": n, "wrench": (w_t, W) if ft_channel is not None else None}
     return report, traces
 
 
@@ -158,6 +180,10 @@ def format_report(r: dict) -> str:
                   f"          deadline misses {t['deadline_misses']}, overruns {t['overruns']}",
                   f"tracking error rad ({e['samples']} samples while RUNNING) rms {e['rms']}",
                   f"                    max {e['max']}"]
+    w = r.get("wrench")
+    if w is not None:
+        lines.append(f"wrench   {w['count']} on {w['channel']} (rejected {w['rejected']}); {w['rate_hz']} Hz, longest "
+                     f"gap {w['max_gap_ms']} ms; max |f| {w['force_max_n']} N, max |τ| {w['torque_max_nm']} N·m")
     if r["corrupt"]:
         first = r["corrupt"][0]
         lines.append(f"corrupt: {len(r['corrupt'])} stretch(es) skipped (--skip-corrupt); the first at byte "
@@ -185,6 +211,8 @@ def plot_log(traces: dict, path: str, budget_us: float) -> None:
     sec = lambda t: (t - t0) * 1e-6
     Q = np.array([m.q for _, m in tel]).reshape(-1, n)
     Qd = np.array([m.q_desired for _, m in tel]).reshape(-1, n)
+    wrench = traces.get("wrench")
     plot_traces(path, (sec(s_t), S_q), (sec(T), Qd), (sec(T), Qd - Q), (sec(c_t), C_tau),
                 (sec(T), np.array([m.compute_ns for _, m in tel]) / 1e3,
-                 np.array([m.lateness_ns for _, m in tel]) / 1e3, "t [s] (telemetry samples)"), budget_us)
+                 np.array([m.lateness_ns for _, m in tel]) / 1e3, "t [s] (telemetry samples)"), budget_us,
+                wrench=None if wrench is None else (sec(wrench[0]), wrench[1]))

@@ -187,13 +187,14 @@ def plot(recorder: TickRecorder, path: str) -> None:
                 recorder.budget_ns / 1e3)
 
 
-def plot_traces(path: str, q, q_d, error, tau, timing, budget_us: float) -> None:
+def plot_traces(path: str, q, q_d, error, tau, timing, budget_us: float, wrench=None) -> None:
     """Four panels in one PNG: q (solid) and q_d (dashed), q_d − q, commanded τ (each a (t [s], rows ×
-    joints) pair), and timing: (x, compute µs, lateness µs, x label)."""
+    joints) pair), and timing: (x, compute µs, lateness µs, x label); a fifth, the wrist force/torque
+    sensor's readings, with `wrench` (t [s], rows × [τ; f])."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    fig, axes = plt.subplots(4, 1, figsize=(10, 12))
+    fig, axes = plt.subplots(4 if wrench is None else 5, 1, figsize=(10, 12 if wrench is None else 15))
     for j in range(q[1].shape[1]):
         line, = axes[0].plot(q[0], q[1][:, j], label=f"q{j}")
         axes[0].plot(q_d[0], q_d[1][:, j], "--", color=line.get_color(), linewidth=0.8)
@@ -214,6 +215,15 @@ def plot_traces(path: str, q, q_d, error, tau, timing, budget_us: float) -> None
     axes[3].set_xlabel(xlabel)
     axes[3].set_ylabel("µs")
     axes[3].legend(loc="upper right", fontsize=7)
+    if wrench is not None:
+        t, W = wrench
+        for i, name in enumerate(("τx", "τy", "τz")):
+            axes[4].plot(t, W[:, i], "--", linewidth=0.8, label=f"{name} [N·m]")
+        for i, name in enumerate(("fx", "fy", "fz")):
+            axes[4].plot(t, W[:, 3 + i], label=f"{name} [N]")
+        axes[4].set_ylabel("wrench in S: f [N] (solid), τ [N·m] (dashed)")
+        axes[4].set_xlabel("t [s]")
+        axes[4].legend(loc="upper right", ncol=6, fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=90)
     plt.close(fig)

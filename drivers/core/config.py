@@ -1,8 +1,8 @@
 """The run config: one YAML file for `hil run`, `hil sim`, `hil demo`, `hil viz`, validated at start.
 
 Top-level sections (in the config reference docs/gen/config_reference.py generates from these
-dataclasses): robot, lcm, channels, loop, controller, trajectory, safety, telemetry, viz, sim, serial,
-servo_bus. Paths are relative to the config file's folder.
+dataclasses): robot, lcm, channels, loop, controller, trajectory, safety, telemetry, sensors, viz, sim,
+serial, servo_bus. Paths are relative to the config file's folder.
 """
 from __future__ import annotations
 
@@ -175,6 +175,21 @@ class TelemetryConfig:
 
 
 @dataclass
+class FtSensorConfig:
+    """sensors.ft: a wrist force/torque sensor whose Drake lcmt_force_torque the loop reads into the
+    law's State.wrench ([τ; f] in the sensor frame; docs/controllers.md, The state)."""
+    enabled: bool = False        # read the sensor (off: State.wrench is NaN, has_wrench False)
+    channel: str = "FT_SENSOR"   # its lcmt_force_torque channel (`hil sim`'s sim.ft_sensor.channel)
+    # s since the newest reading arrived after which it is stale: State.wrench NaN until the next
+    timeout: Timeout = 0.05
+
+
+@dataclass
+class SensorsConfig:
+    ft: FtSensorConfig = field(default_factory=FtSensorConfig)   # the wrist force/torque sensor
+
+
+@dataclass
 class RunConfig:
     robot: RobotConfig
     lcm: LcmConfig = field(default_factory=LcmConfig)
@@ -187,6 +202,7 @@ class RunConfig:
     trajectory: TrajectoryConfig = field(default_factory=TrajectoryConfig)
     safety: SafetyConfig = field(default_factory=SafetyConfig)
     telemetry: TelemetryConfig = field(default_factory=TelemetryConfig)
+    sensors: SensorsConfig = field(default_factory=SensorsConfig)   # sensors beside the robot's status
     # The sections the packages above core own, as read; the `sections` of parse_config replaces them
     # by their dataclasses (drivers.run_config: drivers.viz.VizConfig, drivers.sim.config.SimConfig, a
     # SerialConfig or None, a ServoBusConfig or None).
@@ -237,6 +253,8 @@ def _validate_core(cfg: RunConfig) -> None:
     except ValueError as e:
         raise ConfigError("channels", str(e)) from None
     check_timeout(cfg, "loop.start_timeout", cfg.loop.start_timeout)
+    if cfg.sensors.ft.enabled:
+        check_timeout(cfg, "sensors.ft.timeout", cfg.sensors.ft.timeout)
 
 
 def check_timeout(cfg: RunConfig, key: str, value: float) -> None:
