@@ -59,7 +59,8 @@ def _simulated_robot(cfg: RunConfig, lc, viz, plant=None, robot=None):
     if cfg.robot.protocol == "floating_base":
         from .floating_base import make_legged_sim
         return make_legged_sim(cfg, robot or robot_for(cfg), lc, viz=viewer)
-    plant = plant or build_plant(cfg.robot, cfg.sim.payload, simulated=True, gripper=cfg.sim.gripper)
+    plant = plant or build_plant(cfg.robot, cfg.sim.payload, simulated=True, gripper=cfg.sim.gripper,
+                                 objects=cfg.sim.objects)
     sim = SimulatedRobot(plant, cfg.sim, cfg.robot.protocol, channels_for(cfg), lc,
                          viz=cfg.viz if viz is None else None)
     sim.scheduled = True                  # the loop's update steps it (ControlLoop.update), nothing else

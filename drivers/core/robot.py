@@ -7,7 +7,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dynamics_cy import MultibodyPlant, Parser, RigidTransform, RollPitchYaw, RotationalInertia, SpatialInertia
+from dynamics_cy import (
+    Box,
+    CoulombFriction,
+    MultibodyPlant,
+    Parser,
+    RigidTransform,
+    RollPitchYaw,
+    RotationalInertia,
+    SpatialInertia,
+    UnitInertia,
+)
 from dynamics_cy.errors import DynamicsError, ModelError
 from dynamics_cy.parsing.urdf import add_simple_transmissions
 
@@ -58,19 +68,21 @@ def parse_model(cfg: RobotConfig, *, simulated: bool = False) -> MultibodyPlant:
 
 
 def build_plant(cfg: RobotConfig, payload=None, parsed: MultibodyPlant | None = None, *,
-                simulated: bool = False, gripper=None) -> MultibodyPlant:
+                simulated: bool = False, gripper=None, objects=()) -> MultibodyPlant:
     """The plant of the config's model (welding cfg.weld to the world if given), finalized. `payload`
     (drivers.sim.config.PayloadConfig, the simulated robot's): a rigid body of that mass, CoM and
     central inertia welded to its frame (default: cfg.end_effector, else the model's last frame).
     `parsed`: parse_model(cfg) done before, copied instead of parsing the file again. `simulated`:
     parsed strictly (parse_model), and a joint whose outboard bodies have no mass or inertia to move is
     an error (Drake's simulator stops on it at its first step). `gripper` (drivers.sim.config.GripperConfig,
-    the simulated robot's): its model parsed and welded to the arm (add_gripper)."""
+    the simulated robot's): its model parsed and welded to the arm (add_gripper). `objects`
+    (drivers.sim.config.ObjectSpec, the simulated robot's sim.objects): boxes added (add_objects)."""
     plant = copy.deepcopy(parsed) if parsed is not None else parse_model(cfg, simulated=simulated)
     if payload is not None and payload.mass > 0:
         _add_payload(plant, payload, cfg.end_effector)
     if gripper is not None and gripper.type is not None:
         add_gripper(plant, gripper, cfg.end_effector, cfg.package_map)
+    add_objects(plant, objects)
     try:
         plant.Finalize()
     except ModelError as e:
@@ -120,6 +132,25 @@ def add_gripper(plant: MultibodyPlant, gripper, end_effector: str | None = None,
         raise ConfigError("sim.gripper.base", f"the gripper's model has no frame named {base!r}")
     X_AG = RigidTransform(RollPitchYaw(*gripper.rpy), np.asarray(gripper.xyz, dtype=float))
     plant.WeldFrames(A, plant.GetFrameByName(base, instance), X_AG)
+
+
+def add_objects(plant: MultibodyPlant, objects) -> None:
+    """Each object (drivers.sim.config.ObjectSpec) as a body B of its own model instance with a solid
+    box's inertia and a collision box of its size and friction at Bo; a welded one is welded to the world
+    at X_WB = (rpy, xyz), a free one gets X_WB as its default pose (plant not finalized). ConfigError
+    naming sim.objects[i].name if the plant has that body already."""
+    for i, obj in enumerate(objects):
+        if plant.HasBodyNamed(obj.name):
+            raise ConfigError(f"sim.objects[{i}].name", f"the plant has a body named {obj.name!r} already")
+        inertia = SpatialInertia(obj.mass, np.zeros(3), UnitInertia.SolidBox(*obj.size))
+        body = plant.AddRigidBody(obj.name, plant.AddModelInstance(obj.name), inertia)
+        plant.RegisterCollisionGeometry(body, RigidTransform(), Box(*obj.size), f"{obj.name}_collision",
+                                        CoulombFriction(obj.friction.static, obj.friction.dynamic))
+        X_WB = RigidTransform(RollPitchYaw(*obj.rpy), np.asarray(obj.xyz, dtype=float))
+        if obj.welded:
+            plant.WeldFrames(plant.world_frame(), body.body_frame(), X_WB)
+        else:
+            plant.SetDefaultFloatingBaseBodyPose(body, X_WB)
 
 
 MOVABLE = ("revolute", "continuous", "prismatic")

@@ -157,6 +157,20 @@ class GripperConfig:
 
 
 @dataclass
+class ObjectSpec:
+    """A box added to the simulated plant (not the controller's): free (a graspable part) or welded to
+    the world (a table, an obstacle), with its collision box (drivers.core.robot.add_objects, docs/sim.md)."""
+
+    name: Annotated[str, Help("the body's name, unique in the plant")]
+    size: Annotated[list[float], Len(3, 3)]       # m: the box's edges along its x y z
+    mass: Positive = 1.0                          # kg: a solid box's inertia (a welded one's does not matter)
+    xyz: Annotated[list[float], Len(3, 3)] = field(default_factory=lambda: [0.0, 0.0, 0.0])   # m, p_WB
+    rpy: Annotated[list[float], Len(3, 3)] = field(default_factory=lambda: [0.0, 0.0, 0.0])   # rad, R_WB
+    welded: bool = False                          # welded to the world at (xyz, rpy); else free, starting there
+    friction: FrictionConfig = field(default_factory=FrictionConfig)   # of its collision box
+
+
+@dataclass
 class MujocoConfig:
     """MuJoCo's own settings, with sim.engine: mujoco (docs/sim.md, MuJoCo as the plant)."""
 
@@ -198,6 +212,7 @@ class SimConfig:
     payload: PayloadConfig = field(default_factory=PayloadConfig)
     ft_sensor: FtSensorConfig = field(default_factory=FtSensorConfig)   # a wrist force/torque sensor
     gripper: GripperConfig = field(default_factory=GripperConfig)      # a gripper on the flange
+    objects: list[ObjectSpec] = field(default_factory=list)           # boxes in the plant: parts, tables
     joint_damping: Any = None                     # N·m·s/rad: number or one per velocity; None: the model's
     # N·m Coulomb (static = dynamic): number or one per velocity; None: none (URDF <dynamics friction> is
     # ignored, as Drake does)
@@ -267,7 +282,22 @@ class SimConfig:
             _check_fault(self, fault, f"{path}.faults[{i}]")
         for i, push in enumerate(self.pushes):
             _check_push(self, push, f"{path}.pushes[{i}]")
+        _check_objects(self.objects, f"{path}.objects")
         return self
+
+
+def _check_objects(objects: list[ObjectSpec], key: str) -> None:
+    """Unique names, positive finite edges, friction dynamic <= static."""
+    seen = set()
+    for i, obj in enumerate(objects):
+        if obj.name in seen:
+            raise ConfigError(f"{key}[{i}].name", f"{obj.name!r} is given twice")
+        seen.add(obj.name)
+        if len(obj.size) != 3 or not all(math.isfinite(x) and x > 0 for x in obj.size):
+            raise ConfigError(f"{key}[{i}].size", f"must be 3 finite edges > 0 (m), got {obj.size!r}")
+        if obj.friction.dynamic > obj.friction.static:
+            raise ConfigError(f"{key}[{i}].friction.dynamic",
+                              f"must be <= static ({obj.friction.static:g}), got {obj.friction.dynamic:g}")
 
 
 def _check_engine(cfg: SimConfig, path: str) -> None:

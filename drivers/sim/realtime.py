@@ -51,7 +51,7 @@ def run_sim(cfg: RunConfig, duration: float | None = None, stop_event=None, out=
     sim, channels, viz_cfg = cfg.sim, channels_for(cfg), cfg.viz
     if viz is not None:
         viz_cfg = dataclasses.replace(viz_cfg, enabled=viz)
-    plant = build_plant(cfg.robot, sim.payload, simulated=True, gripper=sim.gripper)
+    plant = build_plant(cfg.robot, sim.payload, simulated=True, gripper=sim.gripper, objects=sim.objects)
     robot = SimulatedRobot(plant, sim, cfg.robot.protocol, channels, open_lcm(cfg.lcm.url), viz=viz_cfg)
     print(f"hil sim: {cfg.robot.model.rsplit('/', 1)[-1]} ({robot.n} joints), protocol {cfg.robot.protocol}, "
           f"status {channels.status}, command {channels.command}"

@@ -114,3 +114,26 @@ def test_a_bad_sim_section_fails_when_the_run_config_loads(tmp_path, text, key, 
 def test_weld_of_the_run_config(tmp_path):
     with pytest.raises(ConfigError, match="robot.weld: the model has no frame named 'nowhere'"):
         build_plant(RobotConfig(model=str(CONFIGS.parent / "robots" / "iiwa14.urdf"), weld="nowhere"))
+
+
+def test_sim_objects_are_validated_and_added_to_the_plant():
+    from drivers.core.paths import CONFIGS
+    box = {"name": "box", "size": [0.05, 0.05, 0.05], "mass": 0.2, "xyz": [0.5, 0.0, 0.2]}
+    with pytest.raises(ConfigError, match=r"sim.objects\[1\].name.*twice"):
+        load_sim_config({"objects": [box, box]})
+    with pytest.raises(ConfigError, match=r"sim.objects\[0\].size"):
+        load_sim_config({"objects": [{**box, "size": [0.05, 0.0, 0.05]}]})
+    with pytest.raises(ConfigError, match=r"sim.objects\[0\].friction.dynamic"):
+        load_sim_config({"objects": [{**box, "friction": {"static": 0.5, "dynamic": 0.6}}]})
+    sim = load_sim_config({"objects": [box, {"name": "table", "size": [0.5, 0.5, 0.1], "xyz": [0.5, 0, 0.05],
+                                             "welded": True}]})
+    robot = RobotConfig(str(CONFIGS / "robots" / "iiwa14.urdf"), end_effector="iiwa_link_ee")
+    plant = build_plant(robot, simulated=True, objects=sim.objects)
+    assert plant.num_positions() == 7 + 7
+    assert [plant.get_body(b).name() for b in plant.GetFloatingBaseBodies()] == ["box"]
+    q = plant.GetDefaultPositions()
+    s = plant.GetBodyByName("box").floating_positions_start()
+    assert np.allclose(q[s:s + 7], [1, 0, 0, 0, 0.5, 0.0, 0.2])
+    assert plant.CalcTotalMass(plant.CreateDefaultContext()) > 0.2
+    with pytest.raises(ConfigError, match=r"sim.objects\[0\].name.*iiwa_link_7"):
+        build_plant(robot, objects=load_sim_config({"objects": [{**box, "name": "iiwa_link_7"}]}).objects)

@@ -1,0 +1,55 @@
+"""The iiwa + WSG 50 picks a box from a table and places it at a target, in lockstep (issue 28, item 6;
+the scene and the law: tests/hil/pick_place.py)."""
+import lcm
+import numpy as np
+import pytest
+
+from hil.lockstep import make_lockstep
+from hil.running import load
+
+from .pick_place import BOX_TARGET, CONFIG, PickPlace, grasp_offsets, plan
+
+CARRY = (5.6, 8.1)     # s: from the grip closed (mid-lift: the WSG closes 0.5 s after its command) to the carry's end
+
+
+def run_pick_place():
+    cfg = load(CONFIG)
+    lc = lcm.LCM("memq://")
+    from drivers.core.robot import build_plant
+    law = PickPlace(plan(build_plant(cfg.robot)), lc)
+    loop, sim = make_lockstep(cfg, lc, controller=law)
+    offsets = []
+
+    def on_tick(loop_):
+        t = sim.physics.time_ns * 1e-9
+        if CARRY[0] <= t <= CARRY[1] and sim.physics.steps % 10 == 0:
+            offsets.append(grasp_offsets(sim))
+
+    try:
+        sim.publish_status()
+        summary = loop.run(11.0, on_tick=on_tick)
+    finally:
+        loop.close()
+        sim.close()
+    box = sim.physics.plant.GetBodyByName("box").floating_positions_start()
+    offsets = np.array(offsets)
+    slip = float(np.max(np.linalg.norm(offsets - offsets[0], axis=1)))
+    return summary, sim.physics.q[box + 4:box + 7].copy(), slip, sim.physics.q.copy()
+
+
+def test_the_iiwa_picks_the_box_and_places_it_at_the_target():
+    summary, p_WO, slip, q = run_pick_place()
+    error = float(np.linalg.norm(p_WO - BOX_TARGET))
+    print(f"place error {1e3 * error:.3f} mm, slip {1e3 * slip:.4f} mm")
+    assert summary["faults"] == [] and summary["final_state"] == "RUNNING"
+    assert error < 0.01                                  # measured: 6.4 mm
+    assert slip < 0.005                                  # measured: 2.1 mm (see the xfail below)
+    summary2, _, _, q2 = run_pick_place()               # lockstep: bitwise repeatable
+    assert np.array_equal(q, q2)
+
+
+@pytest.mark.xfail(strict=True, reason="the grasp lands 24 mm off the pads' centre along the pad's width "
+                                       "(the arm's pose at the grasp is not the IK's), so the box turns "
+                                       "in the grip: 2.1 mm during the carry; issue 28 asks < 1 mm")
+def test_the_box_does_not_slip_in_the_grip_during_the_carry():
+    assert run_pick_place()[2] < 0.001
