@@ -91,7 +91,8 @@ class PickPlace(hil.Controller):
     """Quintic joint moves through `segments` (plan()) under a joint PD on (q_d − q, v_d − v) (and as
     command.q, command.v for the iiwa's position modes, which would else hold the trajectory's q_d); at a
     segment's start with a width, one lcmt_schunk_wsg_command (that width, GRIP_FORCE) on `lc`. Publishing
-    encodes into the codec's preallocated buffer; lcm's publish copies it (a few messages a run, none in the other ticks)."""
+    encodes into the codec's preallocated buffer; lcm's publish copies it
+    (a few messages a run, none in the other ticks)."""
 
     def __init__(self, segments, lc, channel: str = SCHUNK_WSG_COMMAND):
         super().__init__()
