@@ -1,7 +1,10 @@
 """The iiwa + WSG 50 pick-and-place of issue 28 (item 6), shared by tests/hil/test_pick_place.py: a 5 cm,
 0.2 kg box on a table (`sim.objects`), the WSG welded to iiwa_link_7 (`sim.gripper`), and `PickPlace`, a
-user's hil.Controller that tracks joint waypoints (solved once by IK, before the run) with a joint PD
-(the robot compensates gravity, as the real iiwa) and commands the WSG over LCM at each phase change.
+user's hil.Controller that tracks joint waypoints (solved once by IK, before the run) with a joint PD plus
+−τ_g and commands the WSG over LCM at each phase change. The robot compensates gravity (as the real iiwa:
+sim.gravity_compensation internal, of the simulated plant: arm, WSG and all), and the law still writes the
+whole torque: the loop takes its own −τ_g (the arm's, from the controller's plant) out again
+(controller.robot_compensates_gravity). A PD alone would leave the arm sagging under its own weight.
 
 The law publishes on the station's LCM, which it is handed (in lockstep, the lcm.LCM given to
 make_lockstep; over UDP, one it opens on lcm.url): the controller API has no gripper hook, and the
@@ -88,7 +91,7 @@ def plan(plant) -> list:
 
 
 class PickPlace(hil.Controller):
-    """Quintic joint moves through `segments` (plan()) under a joint PD on (q_d − q, v_d − v) (and as
+    """Quintic joint moves through `segments` (plan()) under τ = −τ_g(q) + a joint PD on (q_d − q, v_d − v) (and as
     command.q, command.v for the iiwa's position modes, which would else hold the trajectory's q_d); at a
     segment's start with a width, one lcmt_schunk_wsg_command (that width, GRIP_FORCE) on `lc`. Publishing
     encodes into the codec's preallocated buffer; lcm's publish copies it
@@ -102,7 +105,7 @@ class PickPlace(hil.Controller):
         self.kp = np.array([800.0, 800.0, 400.0, 400.0, 100.0, 60.0, 30.0])
         self.kd = np.array([60.0, 60.0, 30.0, 30.0, 8.0, 5.0, 1.0])
         self.encoder = WsgCommandEncoder(channel=self.channel)
-        self.q_from, self.q_d, self.e = np.zeros(self.n), np.zeros(self.n), np.zeros(self.n)
+        self.q_from, self.q_d, self.e, self.tau_g = (np.zeros(self.n) for _ in range(4))
 
     def on_activate(self):
         self.index, self.t_from, self.started = -1, 0.0, False
@@ -128,8 +131,11 @@ class PickPlace(hil.Controller):
         self.q_d *= s
         self.q_d += self.q_from
         command.q[:] = self.q_d
+        self.kernels.gravity(state.q, self.tau_g)          # the whole torque: −τ_g too (the loop takes it
+        np.negative(self.tau_g, out=command.tau)            # out again, as the robot adds it itself)
         np.subtract(self.q_d, state.q, out=self.e)
-        np.multiply(self.kp, self.e, out=command.tau)
+        self.e *= self.kp
+        command.tau += self.e
         np.subtract(command.v, state.v, out=self.e)
         self.e *= self.kd
         command.tau += self.e
