@@ -31,7 +31,8 @@ extensions = [
     )
     for name in ("dynamics_cy._arrays", "dynamics_cy._joints", "dynamics_cy._model", "dynamics_cy._kinematics",
                  "dynamics_cy._rnea", "dynamics_cy._crba", "dynamics_cy._aba", "dynamics_cy._jacobians",
-                 "dynamics_cy._com", "dynamics_cy._reaction", "dynamics_cy._facade", "dynamics_cy._kernels",
+                 "dynamics_cy._com", "dynamics_cy._reaction", "dynamics_cy._regressor", "dynamics_cy._facade",
+                 "dynamics_cy._kernels",
                  "dynamics_cy.planning._wbc_qp",
                  "dynamics_cy.planning._wbc_reduce", "messages._codec", "drivers.core._control", "drivers.sim._contact",
                  "drivers.sim._constraints", "drivers.sim._forces",

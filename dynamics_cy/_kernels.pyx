@@ -10,6 +10,7 @@ from dynamics_cy._kinematics cimport (body_pose, body_velocity, frame_pose, posi
                                      velocity_to_qdot)
 from dynamics_cy._model cimport Data, Model
 from dynamics_cy._reaction cimport reaction_forces
+from dynamics_cy._regressor cimport frame_regressor, friction_regressor, torque_regressor
 from dynamics_cy._rnea cimport gravity, load_body_forces, rnea
 from dynamics_cy._spatial cimport matrix_quaternion
 from dynamics_cy._vec3 cimport matvec
@@ -116,6 +117,47 @@ cdef class Kernels:
             _load_state(m, d, qp, vp, NULL)
             rnea(m, d, ap, True, True, False, NULL)
             reaction_forces(m, d, fp, op)
+
+    def torque_regressor(self, q, v, vdot, out):
+        """out (nv, 10 num_bodies) = Y(q, v, v̇) with M v̇ + C v − τ_g = Y π (reflected inertia aside),
+        π stacking per BodyIndex B the 10 parameters [m, m p_BoBcm_B, I_xx, I_xy, I_yy, I_xz, I_yz,
+        I_zz] of I_BBo_B (Pinocchio's order); the world's block is zero."""
+        cdef Model m = self.model
+        cdef Data d = self.data
+        cdef double* qp = f64(q, self.nq, -1, False, "q")
+        cdef double* vp = f64(v, self.nv, -1, False, "v")
+        cdef double* ap = f64(vdot, self.nv, -1, False, "vdot")
+        cdef double* op = f64(out, self.nv, 10 * self.num_bodies, True, "out")
+        with nogil:
+            _load_state(m, d, qp, vp, NULL)
+            rnea(m, d, ap, True, True, False, NULL)
+            torque_regressor(m, d, op)
+
+    def payload_regressor(self, q, v, vdot, frame, out):
+        """out (nv, 10) = Y_F: a payload rigidly attached at frame F with parameters π_F (the same
+        order, about Fo in F) adds Y_F π_F to the inverse dynamics."""
+        cdef Model m = self.model
+        cdef Data d = self.data
+        cdef double* qp = f64(q, self.nq, -1, False, "q")
+        cdef double* vp = f64(v, self.nv, -1, False, "v")
+        cdef double* ap = f64(vdot, self.nv, -1, False, "vdot")
+        cdef double* op = f64(out, self.nv, 10, True, "out")
+        cdef int f = self._frame(frame)
+        with nogil:
+            _load_state(m, d, qp, vp, NULL)
+            rnea(m, d, ap, True, True, False, NULL)
+            memset(op, 0, 10 * m.nv * sizeof(double))
+            frame_regressor(m, d, m.frame_node[f], m.R_NF + 9 * f, m.p_NF + 3 * f, op, 10)
+
+    def friction_regressor(self, v, out, double epsilon=1e-2):
+        """out (nv, 2 nv) = [diag(v), diag(tanh(v/ε))]: the joint friction τ_f = out @ [b_v; b_c]
+        (viscous b_v, Coulomb b_c with a smooth sign of width ε > 0, per velocity)."""
+        cdef double* vp = f64(v, self.nv, -1, False, "v")
+        cdef double* op = f64(out, self.nv, 2 * self.nv, True, "out")
+        if not epsilon > 0.0:
+            raise ValueError(f"friction_regressor: epsilon must be positive, got {epsilon}")
+        with nogil:
+            friction_regressor(self.nv, vp, epsilon, op)
 
     def bias(self, q, v, out):
         """out = C(q, v) v, the Coriolis, centrifugal and gyroscopic terms (no gravity)."""

@@ -270,6 +270,44 @@ class PlantAlgorithms:
             tau += delta * vdot
         return tau - external_forces._tau
 
+    # Identification (additions beyond Drake): the regressor of the inertial parameters
+    def _regressor_kernels(self):
+        if getattr(self, "_reg_kernels", None) is None:
+            self._reg_kernels = self.kernels()
+        return self._reg_kernels
+
+    def CalcInverseDynamicsRegressor(self, context: Context, known_vdot, frame: Frame | None = None) -> np.ndarray:
+        """Y with M v̇ + C v − τ_g = Y π (gravity included, reflected inertia not): (nv, 10 num_bodies)
+        for π stacking each body's 10 parameters by BodyIndex (GetDefaultInertialParameters), or
+        (nv, 10) for a payload rigidly attached at ``frame`` with its parameters about Fo in F."""
+        self._check_context(context)
+        vdot = self._vector(known_vdot, self._nv, "known_vdot")
+        k = self._regressor_kernels()
+        if frame is None:
+            Y = np.zeros((self._nv, 10 * self.num_bodies()))
+            k.torque_regressor(context._q, context._v, vdot, Y)
+        else:
+            Y = np.zeros((self._nv, 10))
+            k.payload_regressor(context._q, context._v, vdot, frame, Y)
+        return Y
+
+    def CalcJointFrictionRegressor(self, context: Context, epsilon: float = 1e-2) -> np.ndarray:
+        """[diag(v), diag(tanh(v/ε))] (nv, 2 nv): joint friction τ_f = Y [b_v; b_c] (viscous, Coulomb)."""
+        self._check_context(context)
+        Y = np.zeros((self._nv, 2 * self._nv))
+        self._regressor_kernels().friction_regressor(np.ascontiguousarray(context._v, dtype=float), Y, float(epsilon))
+        return Y
+
+    def GetDefaultInertialParameters(self) -> np.ndarray:
+        """π (10 num_bodies): per BodyIndex [m, m p_BoBcm_B, I_xx, I_xy, I_yy, I_xz, I_yz, I_zz] of
+        I_BBo_B, from the default spatial inertias (Pinocchio's Inertia.toDynamicParameters order)."""
+        pi = np.zeros(10 * self.num_bodies())
+        for b in range(1, self.num_bodies()):
+            M = self._bodies[b].default_spatial_inertia()
+            m, mc, I = M.get_mass(), M.get_mass() * M.get_com(), M.CalcRotationalInertia().CopyToFullMatrix3()
+            pi[10 * b:10 * b + 10] = [m, *mc, I[0, 0], I[0, 1], I[1, 1], I[0, 2], I[1, 2], I[2, 2]]
+        return pi
+
     def CalcReactionForces(self, context: Context, known_vdot,
                            external_forces: MultibodyForces | None = None) -> list[SpatialForce]:
         """F_CJc_Jc of every joint, by ordinal: the spatial force the joint applies on its child body C at
