@@ -290,6 +290,9 @@ def make_trajectory(cfg: TrajectoryConfig, plant, joint_names: list[str], lc, pe
             raise ConfigError("trajectory.waypoints", "needs at least one waypoint")
         goals = [_goal(w.q, n, f"trajectory.waypoints[{i}].q", lower, upper) for i, w in enumerate(cfg.waypoints)]
         return Waypoints(goals, [w.duration for w in cfg.waypoints], cfg.loop, v_max, a_max)
+    if cfg.type == "excitation":
+        from .excitation import make_excitation
+        return make_excitation(cfg.excitation, plant, frame, lower, upper, v_max, a_max, safety)
     if cfg.type == "stream":
         if not cfg.channel:
             raise ConfigError("trajectory.channel", "is required for a streamed trajectory")

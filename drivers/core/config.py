@@ -138,8 +138,28 @@ class Waypoint:
 
 
 @dataclass
+class ExcitationConfig:
+    """trajectory.excitation: per joint a finite Fourier series q_j(t) = q0_j + w(t) Σ_l (a_jl sin(ω_f l t)
+    − b_jl cos(ω_f l t)) / (ω_f l), ω_f = 2π base_frequency, ramped in and out by w (docs/hil.md, Excitation)."""
+    base_frequency: Annotated[float, Gt(0), Le(10)] = 0.1    # Hz, f_f: the series' period is 1/f_f
+    harmonics: Annotated[int, Ge(1), Le(20)] = 5    # L: the highest frequency is L·f_f (band-limited)
+    periods: Annotated[int, Ge(1)] = 1              # the series runs this many periods, periods/f_f s
+    ramp: Positive = 1.0    # s of the smooth (quintic) window at each end: starts and stops at rest
+    q0: Optional[list[float]] = None   # the centre, rad; none: the position at start
+    seed: Annotated[int, Ge(0)] = 0    # of the random initial coefficients
+    optimize: bool = True   # minimise the regressor's condition number (offline, at setup)
+    iterations: Annotated[int, Ge(1)] = 40   # optimize: at most this many L-BFGS-B iterations
+    samples: Annotated[int, Ge(10)] = 100    # optimize: regressor samples over the series
+    # optimize: the payload block at this frame (none: the end effector's) with the joint friction columns
+    frame: Optional[str] = None
+    acceleration_limit: Positive = 5.0   # rad/s², every joint, when the model gives none
+    position_margin: NonNegative = 0.05  # rad kept inside the joint limits (beyond safety.position_margin)
+
+
+@dataclass
 class TrajectoryConfig:
-    type: Literal["hold", "quintic", "waypoints", "stream", "cartesian"] = "hold"   # docs/hil.md, Trajectories
+    # docs/hil.md, Trajectories
+    type: Literal["hold", "quintic", "waypoints", "stream", "cartesian", "excitation"] = "hold"
     goal: Optional[list[float]] = None          # quintic: joint goal
     duration: Positive = 2.0                    # quintic: seconds to the goal
     waypoints: list[Waypoint] = field(default_factory=list)   # waypoints: the joint positions to pass
@@ -151,6 +171,7 @@ class TrajectoryConfig:
     velocity_scale: Annotated[float, Gt(0), Lt(1)] = 0.5   # cartesian: of the joint velocity limits
     acceleration_scale: Fraction = 0.5          # cartesian: of the joint acceleration limits
     effort_scale: Optional[Fraction] = None     # cartesian: also keep the torque within this share of the effort limits
+    excitation: ExcitationConfig = field(default_factory=ExcitationConfig)   # excitation: the Fourier series
 
 
 @dataclass
