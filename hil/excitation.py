@@ -16,8 +16,9 @@ The coefficients are drawn from `seed`, scaled inside the joint position, veloci
 limits (q − q0, q̇ and q̈ are linear in them), then, with `optimize`, chosen to minimise cond(W), W
 stacking over sample times the regressor columns identification estimates: the payload block at a
 frame (dynamics_cy's `payload_regressor`) and the joint friction (`friction_regressor`); by
-L-BFGS-B with the limits as a penalty, all at setup. The inverse-dynamics torque is checked against
-the effort limits. The tick (`sample`) evaluates the series into preallocated arrays.
+L-BFGS-B with the limits as a penalty, offline (at setup, or when it starts about the position at
+start: Excitation). The inverse-dynamics torque is checked against the effort limits. The tick
+(`sample`) evaluates the series into preallocated arrays.
 """
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ import numpy as np
 from drivers.core import _control
 from drivers.core.schema import ConfigError
 
-from .trajectories import Source, feasible_duration
+from .trajectories import Hold, Source, feasible_duration
 
 log = logging.getLogger(__name__)
 
@@ -196,9 +197,6 @@ def design(cfg, plant, frame, limits: Limits, q0) -> tuple:
     from scipy.optimize import minimize
     n, L = plant.num_velocities(), cfg.harmonics
     T = cfg.periods / cfg.base_frequency
-    if not 2 * cfg.ramp <= T:
-        raise ConfigError(f"{KEY}.ramp", f"{cfg.ramp:g} s twice is longer than the series' {T:g} s "
-                                         "(periods / base_frequency)")
     t_check = check_times(cfg)
     t_samples = np.linspace(0.0, T, cfg.samples + 2)[1:-1]
     cost = ConditionCost(plant.kernels(), int(frame.index()), q0, t_samples, t_check, (n, L), cfg.base_frequency,
@@ -246,35 +244,61 @@ def check_times(cfg) -> np.ndarray:
 
 class Excitation(Source):
     """The excitation source: from the position at start a rest-to-rest quintic approach to q0 (when
-    cfg.q0 is set), then the series about q0; at rest at q0 after it. A centre (the position at start)
-    whose series leaves the limits is refused in start() with `error` naming the joint and time."""
+    cfg.q0 is set), then the series about q0; at rest at q0 after it. Centred on the position at
+    start (no cfg.q0), the series is designed in start(): in a background thread in real time (holding
+    the start position meanwhile; it begins on the first tick after), else at once. A design that
+    leaves the limits sets `error` (the loop faults with it)."""
 
-    def __init__(self, cfg, series: FourierSeries, limits: Limits, q0, v_max, a_max):
-        self.cfg, self.series, self.limits = cfg, series, limits
-        self.fixed_q0 = None if q0 is None else np.asarray(q0, float)
-        self.v_max, self.a_max = v_max, a_max
-        n = series.n
+    def __init__(self, cfg, plant, frame, limits: Limits, series: FourierSeries | None, v_max, a_max,
+                 background: bool):
+        self.cfg, self.plant, self.frame, self.limits = cfg, plant, frame, limits
+        self.fixed = series is not None
+        self.series, self.ready = series, series is not None
+        self.v_max, self.a_max, self.background = v_max, a_max, background
+        n = plant.num_velocities()
         self.q0, self.start_q, self.delta = np.zeros(n), np.zeros(n), np.zeros(n)
-        self.t0, self.approach = 0, 0.0
+        self.hold = Hold(n)
+        self.t0, self.approach, self.started = 0, 0.0, False
+        if self.fixed:
+            self.q0[:] = cfg.q0
 
     @property
     def duration_ns(self) -> int:
-        return int(round((self.approach + self.series.T) * 1e9))
+        return int(round((self.approach + self.series.T) * 1e9)) if self.ready else 0
 
     def start(self, q, t_ns: int) -> None:
-        self.t0, self.error = t_ns, None
+        self.t0, self.error, self.started = t_ns, None, self.fixed
+        self.hold.start(q, t_ns)
         self.start_q[:] = q
-        self.q0[:] = q if self.fixed_q0 is None else self.fixed_q0
+        if not self.fixed:
+            self.q0[:] = q
         self.delta[:] = self.q0 - self.start_q
         self.approach = (feasible_duration(self.delta, 1.0, self.v_max, self.a_max)
                          if np.any(np.abs(self.delta) > 1e-9) else 0.0)
-        if self.fixed_q0 is None:
-            t = check_times(self.cfg)
-            self.error = self.limits.violation(self.q0, t, *self.series.grid(t))
-            if self.error:
-                self.error = f"excitation about the position at start: {self.error}"
+        if self.fixed:
+            return
+        self.ready = False
+        if self.background:
+            import threading
+            threading.Thread(target=self._design, args=(self.q0.copy(),), daemon=True).start()
+        else:
+            self._design(self.q0.copy())
+            self.started = self.ready
+
+    def _design(self, q0) -> None:
+        try:
+            self.series = designed(self.cfg, self.plant, self.frame, self.limits, q0)
+        except ValueError as e:
+            self.error = f"excitation about the position at start: {e}"
+            return
+        self.ready = True
 
     def sample(self, t_ns: int, q_d, v_d, a_d) -> None:
+        if not self.ready:
+            self.hold.sample(t_ns, q_d, v_d, a_d)
+            return
+        if not self.started:
+            self.t0, self.started = t_ns, True
         t = (t_ns - self.t0) * 1e-9
         if t < self.approach:
             _control.quintic(self.start_q, self.delta, t, self.approach, q_d, v_d, a_d)
@@ -282,31 +306,42 @@ class Excitation(Source):
             self.series.at(t - self.approach, self.q0, q_d, v_d, a_d)
 
 
-def make_excitation(cfg, plant, frame, lower, upper, v_max, a_max, safety) -> Excitation:
+def designed(cfg, plant, frame, limits: Limits, q0) -> FourierSeries:
+    """The series of `cfg` about q0 (design), checked: a ConfigError naming the joint, the limit and
+    the time if it leaves one."""
+    a, b, _, _ = design(cfg, plant, frame, limits, q0)
+    series = FourierSeries(a, b, cfg.base_frequency, cfg.periods / cfg.base_frequency, cfg.ramp)
+    t = check_times(cfg)
+    why = limits.violation(q0, t, *series.grid(t))
+    if why:
+        raise ConfigError(KEY, f"about q0 = {np.round(q0, 4).tolist()}: {why}")
+    return series
+
+
+def make_excitation(cfg, plant, frame, lower, upper, v_max, a_max, safety, background: bool) -> Excitation:
     """The excitation source of `cfg` (an ExcitationConfig) for the plant: the limits are the
     position limits less safety.position_margin + cfg.position_margin, v_max, a_max (cfg's
-    acceleration_limit where the model has none) and the effort limits × safety.effort_scale."""
+    acceleration_limit where the model has none) and the effort limits × safety.effort_scale. With
+    cfg.q0 the series is designed here (a ConfigError if it cannot be), else when it starts."""
     n = plant.num_velocities()
     margin = safety.position_margin + cfg.position_margin
     a_max = np.where(np.isfinite(a_max), a_max, cfg.acceleration_limit)
     tau_max = safety.effort_scale * np.minimum(-plant.GetEffortLowerLimits(), plant.GetEffortUpperLimits())
     limits = Limits(lower + margin, upper - margin, v_max, a_max, tau_max, plant.kernels())
-    if cfg.q0 is not None:
-        q0 = np.array(cfg.q0, dtype=float)
-        if q0.shape != (n,):
-            raise ConfigError(f"{KEY}.q0", f"needs {n} joint positions, got {q0.size}")
+    T = cfg.periods / cfg.base_frequency
+    if not 2 * cfg.ramp <= T:
+        raise ConfigError(f"{KEY}.ramp", f"{cfg.ramp:g} s twice is longer than the series' {T:g} s "
+                                         "(periods / base_frequency)")
     if cfg.frame is not None:
         if not plant.HasFrameNamed(cfg.frame):
             raise ConfigError(f"{KEY}.frame", f"the model has no frame named {cfg.frame!r}")
         frame = plant.GetFrameByName(cfg.frame)
     if frame is None:
         frame = plant.get_frame(plant.num_frames() - 1)
-    centre = q0 if cfg.q0 is not None else np.clip(plant.GetDefaultPositions(), limits.lower, limits.upper)
-    a, b, c0, c = design(cfg, plant, frame, limits, centre)
-    T = cfg.periods / cfg.base_frequency
-    series = FourierSeries(a, b, cfg.base_frequency, T, cfg.ramp)
-    t = check_times(cfg)
-    why = limits.violation(centre, t, *series.grid(t))
-    if why:
-        raise ConfigError(KEY, f"about q0 = {np.round(centre, 4).tolist()}: {why}")
-    return Excitation(cfg, series, limits, cfg.q0, v_max, a_max)
+    series = None
+    if cfg.q0 is not None:
+        q0 = np.array(cfg.q0, dtype=float)
+        if q0.shape != (n,):
+            raise ConfigError(f"{KEY}.q0", f"needs {n} joint positions, got {q0.size}")
+        series = designed(cfg, plant, frame, limits, q0)
+    return Excitation(cfg, plant, frame, limits, series, v_max, a_max, background)

@@ -292,7 +292,7 @@ def make_trajectory(cfg: TrajectoryConfig, plant, joint_names: list[str], lc, pe
         return Waypoints(goals, [w.duration for w in cfg.waypoints], cfg.loop, v_max, a_max)
     if cfg.type == "excitation":
         from .excitation import make_excitation
-        return make_excitation(cfg.excitation, plant, frame, lower, upper, v_max, a_max, safety)
+        return make_excitation(cfg.excitation, plant, frame, lower, upper, v_max, a_max, safety, background)
     if cfg.type == "stream":
         if not cfg.channel:
             raise ConfigError("trajectory.channel", "is required for a streamed trajectory")

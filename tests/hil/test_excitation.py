@@ -97,13 +97,17 @@ def test_it_stays_within_the_limits_and_the_optimised_condition_number_is_lower(
     assert c < c0, (c, c0)
 
 
-def test_a_centre_whose_series_leaves_the_limits_is_refused_naming_joint_and_time(iiwa):
+def test_a_trajectory_outside_the_limits_is_refused_naming_the_joint(iiwa):
     cfg, robot = iiwa
-    src = source(cfg, robot)
+    src = source(cfg, robot)                 # centred on the position at start: designed in start()
     near = Q_START.copy()
-    near[3] = src.limits.upper[3] - 1e-3
+    near[3] = src.limits.upper[3] + 1e-3
     src.start(near, 0)
-    assert src.error is not None and "joint 3 position" in src.error and "at t = " in src.error
+    assert src.error is not None and "joint 3 centre" in src.error, src.error
+    weak = load_config("configs/demo.yaml", {"viz": False, "safety": {"effort_scale": 0.05}, "trajectory": {
+        "type": "excitation", "excitation": {**FAST, "q0": Q_START.tolist()}}})
+    with pytest.raises(ConfigError, match=r"trajectory\.excitation: .*joint \d torque .* at t = \d"):
+        source(weak, robot)
 
 
 def test_bad_keys_are_refused_with_the_key_named(iiwa):
@@ -181,3 +185,22 @@ def test_an_excitation_runs_behind_the_real_drivers_rules(name):
     assert summary["final_state"] == "RUNNING" and summary["faults"] == [], summary["transitions"]
     assert max(summary["tracking_error_rad"]["max"]) > 1e-3            # it moved
     np.testing.assert_allclose(loop.v, 0.0, atol=0.02)                 # and stopped
+
+
+def test_in_real_time_it_holds_while_designing_in_the_background(iiwa):
+    import time
+    cfg, robot = iiwa
+    src = make_trajectory(cfg.trajectory, robot.plant, robot.joint_names, None, 1_000_000, robot.end_effector,
+                          background=True, safety=cfg.safety)
+    src.start(Q_START, 0)
+    q, v, a = np.zeros(7), np.zeros(7), np.zeros(7)
+    t_ns, deadline = 0, time.monotonic() + 60
+    while not src.ready and src.error is None and time.monotonic() < deadline:
+        src.sample(t_ns, q, v, a)
+        np.testing.assert_array_equal(q, Q_START)
+        t_ns += 1_000_000
+        time.sleep(0.001)
+    assert src.ready and src.error is None
+    src.sample(t_ns + 5_000_000, q, v, a)              # the series begins at rest on the first tick after
+    assert src.t0 == t_ns + 5_000_000
+    np.testing.assert_allclose(q, Q_START, atol=1e-12)
