@@ -80,6 +80,12 @@ def _rate(t_us: np.ndarray) -> dict:
             "max_gap_ms": round(float(np.diff(t_us).max()) * 1e-3, 3)}
 
 
+def _rms(E: np.ndarray) -> np.ndarray:
+    """Per column √(mean e²), inf where a corrupted log's errors overflow the squares (no warning)."""
+    with np.errstate(over="ignore"):
+        return np.sqrt((E ** 2).mean(axis=0))
+
+
 def read_log(path: str | Path, skip_corrupt: bool = False) -> tuple[dict, dict]:
     """(report, traces): the figures, and the arrays the plots need."""
     corrupt = [] if skip_corrupt else None        # (byte offset, what is wrong) of each corrupt stretch
@@ -148,7 +154,7 @@ def read_log(path: str | Path, skip_corrupt: bool = False) -> tuple[dict, dict]:
                       "deadline_misses": tel[-1][1].deadline_misses if tel else None,
                       "overruns": tel[-1][1].overruns if tel else None},
         "tracking_error_rad": {"samples": int(E.shape[0]),
-                               "rms": [round(float(x), 7) for x in np.sqrt((E ** 2).mean(axis=0))] if E.size else [],
+                               "rms": [round(float(x), 7) for x in _rms(E)] if E.size else [],
                                "max": [round(float(x), 7) for x in np.abs(E).max(axis=0)] if E.size else []},
         "transitions": transitions,
         "driver_health_messages": health,
