@@ -229,27 +229,39 @@ def model_specs(ap, only: str) -> list[tuple]:
     return specs
 
 
-def main(argv=None) -> int:
-    ap = record.parser(__file__, __doc__)
+def parser(file: str, doc: str):
+    """A dynamics benchmark's options: record's, and --repeats, --calls, --only."""
+    ap = record.parser(file, doc)
     ap.add_argument("--repeats", type=int, default=15, help="batches per measurement (median reported)")
     ap.add_argument("--calls", type=int, default=2000, help="calls per batch")
     ap.add_argument("--only", default="", help="measure only the models whose label contains this text")
+    return ap
+
+
+def measure(rec: record.Record, specs, args, ours, peers, make_table) -> None:
+    """One table per model of `specs`: `ours` and each of `peers` (bench functions of a Model, calls and
+    repeats; a peer's PeerSkipped gives its reason under the table), then the results saved."""
+    for label, path, weld in specs:
+        m = Model(label, path, weld)
+        results, skipped = ours(m, args.calls, args.repeats), []
+        for bench in peers:
+            try:
+                results.update(bench(m, args.calls, args.repeats))
+            except PeerSkipped as e:
+                skipped.append(str(e))
+        rec.show(make_table(rec, m, results, skipped))
+    rec.save()
+
+
+def main(argv=None) -> int:
+    ap = parser(__file__, __doc__)
     args = ap.parse_args(argv)
     logging.getLogger("dynamics_cy").setLevel(logging.ERROR)
     rec = record.Record(__file__, __doc__, args, "Dynamics", peers=("pinocchio", "pydrake", "example-robot-data"))
     specs = model_specs(ap, args.only)
     print("Median µs per call from Python (ratio to Pinocchio); lower is better. "
           "Facade and pydrake rows include setting q and v in the context.\n")
-    for label, path, weld in specs:
-        m = Model(label, path, weld)
-        results, skipped = bench_ours(m, args.calls, args.repeats), []
-        for bench in (bench_pinocchio, bench_drake):
-            try:
-                results.update(bench(m, args.calls, args.repeats))
-            except PeerSkipped as e:
-                skipped.append(str(e))
-        rec.show(table(rec, m, results, skipped))
-    rec.save()
+    measure(rec, specs, args, bench_ours, (bench_pinocchio, bench_drake), table)
     return 0
 
 

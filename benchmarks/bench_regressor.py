@@ -12,7 +12,7 @@ import sys
 
 import numpy as np
 import record
-from bench_dynamics import Model, PeerSkipped, load_pinocchio, median_us, model_specs
+from bench_dynamics import Model, load_pinocchio, measure, median_us, model_specs, parser
 
 ROBOTS = ("iiwa", "Panda")          # of bench_dynamics's models, the arms measured here
 
@@ -67,10 +67,7 @@ def table(rec: record.Record, m: Model, results: dict, skipped: list[str]) -> re
 
 
 def main(argv=None) -> int:
-    ap = record.parser(__file__, __doc__)
-    ap.add_argument("--repeats", type=int, default=15, help="batches per measurement (median reported)")
-    ap.add_argument("--calls", type=int, default=2000, help="calls per batch")
-    ap.add_argument("--only", default="", help="measure only the models whose label contains this text")
+    ap = parser(__file__, __doc__)
     args = ap.parse_args(argv)
     logging.getLogger("dynamics_cy").setLevel(logging.ERROR)
     rec = record.Record(__file__, __doc__, args, "Inverse-dynamics regressor",
@@ -79,15 +76,7 @@ def main(argv=None) -> int:
     if not specs:
         ap.error(f"no arm's label contains '{args.only}'")
     print("Median µs per call from Python (ratio to Pinocchio); lower is better.\n")
-    for label, path, weld in specs:
-        m = Model(label, path, weld)
-        results, skipped = bench_ours(m, args.calls, args.repeats), []
-        try:
-            results.update(bench_pinocchio(m, args.calls, args.repeats))
-        except PeerSkipped as e:
-            skipped.append(str(e))
-        rec.show(table(rec, m, results, skipped))
-    rec.save()
+    measure(rec, specs, args, bench_ours, (bench_pinocchio,), table)
     return 0
 
 
