@@ -81,6 +81,19 @@ cdef class Kernels:
         """out = v̇ with M v̇ + C v - τ_g = tau [+ Σ J_Bᵀ F_Bo_W], by the articulated-body algorithm."""
         self._dynamics(q, v, tau, "tau", out, body_forces, True)
 
+    cdef int _motion(self, q, v, vdot) except -1:
+        """The bodies' velocities and accelerations for (q, v, v̇) under gravity in the workspace (the
+        forward pass of the inverse dynamics, which the reaction forces and the regressors read)."""
+        cdef Model m = self.model
+        cdef Data d = self.data
+        cdef double* qp = f64(q, self.nq, -1, False, "q")
+        cdef double* vp = f64(v, self.nv, -1, False, "v")
+        cdef double* ap = f64(vdot, self.nv, -1, False, "vdot")
+        with nogil:
+            _load_state(m, d, qp, vp, NULL)
+            rnea(m, d, ap, True, True, False, NULL)
+        return 0
+
     cdef int _dynamics(self, q, v, x, str x_name, out, body_forces, bint forward) except -1:
         """Inverse (x = v̇, RNEA) or forward (x = τ, ABA) dynamics at (q, v) with optional body forces."""
         cdef Model m = self.model
@@ -108,14 +121,10 @@ cdef class Kernels:
         (num_bodies, 6)]. Welds included: a wrist force/torque sensor's reading."""
         cdef Model m = self.model
         cdef Data d = self.data
-        cdef double* qp = f64(q, self.nq, -1, False, "q")
-        cdef double* vp = f64(v, self.nv, -1, False, "v")
-        cdef double* ap = f64(vdot, self.nv, -1, False, "vdot")
+        self._motion(q, v, vdot)
         cdef double* op = f64(out, m.nj, 6, True, "out")
         cdef double* fp = f64_or_null(body_forces, self.num_bodies, 6, "body_forces")
         with nogil:
-            _load_state(m, d, qp, vp, NULL)
-            rnea(m, d, ap, True, True, False, NULL)
             reaction_forces(m, d, fp, op)
 
     def torque_regressor(self, q, v, vdot, out):
@@ -124,13 +133,9 @@ cdef class Kernels:
         I_zz] of I_BBo_B (Pinocchio's order); the world's block is zero."""
         cdef Model m = self.model
         cdef Data d = self.data
-        cdef double* qp = f64(q, self.nq, -1, False, "q")
-        cdef double* vp = f64(v, self.nv, -1, False, "v")
-        cdef double* ap = f64(vdot, self.nv, -1, False, "vdot")
+        self._motion(q, v, vdot)
         cdef double* op = f64(out, self.nv, 10 * self.num_bodies, True, "out")
         with nogil:
-            _load_state(m, d, qp, vp, NULL)
-            rnea(m, d, ap, True, True, False, NULL)
             torque_regressor(m, d, op)
 
     def payload_regressor(self, q, v, vdot, frame, out):
@@ -138,14 +143,10 @@ cdef class Kernels:
         order, about Fo in F) adds Y_F π_F to the inverse dynamics."""
         cdef Model m = self.model
         cdef Data d = self.data
-        cdef double* qp = f64(q, self.nq, -1, False, "q")
-        cdef double* vp = f64(v, self.nv, -1, False, "v")
-        cdef double* ap = f64(vdot, self.nv, -1, False, "vdot")
+        self._motion(q, v, vdot)
         cdef double* op = f64(out, self.nv, 10, True, "out")
         cdef int f = self._frame(frame)
         with nogil:
-            _load_state(m, d, qp, vp, NULL)
-            rnea(m, d, ap, True, True, False, NULL)
             memset(op, 0, 10 * m.nv * sizeof(double))
             frame_regressor(m, d, m.frame_node[f], m.R_NF + 9 * f, m.p_NF + 3 * f, op, 10)
 
