@@ -344,12 +344,15 @@ def cmd_regress(args) -> int:
         if is_legged_scenario(p):
             load_legged_scenario(p)
             continue
-        robot = load_scenario(p).cfg.robot
-        if (robot.model, robot.weld) not in models:
-            try:
-                models[robot.model, robot.weld] = build_plant(robot)
-            except ConfigError as e:
-                raise ConfigError(e.key, str(e).split(": ", 1)[-1], str(p)) from None
+        from .station_scenario import is_station_scenario, load_station_scenario
+        robots = [cfg.robot for cfg in load_station_scenario(p).station.arms.values()] \
+            if is_station_scenario(p) else [load_scenario(p).cfg.robot]
+        for robot in robots:
+            if (robot.model, robot.weld) not in models:
+                try:
+                    models[robot.model, robot.weld] = build_plant(robot)
+                except ConfigError as e:
+                    raise ConfigError(e.key, str(e).split(": ", 1)[-1], str(p)) from None
     if args.jobs < 1:
         raise ConfigError("", f"-j must be at least 1, got {args.jobs}")
     done = dict(zip(run, run_all(run, args.jobs, args.plots, args.logs, args.update_golden, verbose=args.verbose,

@@ -67,14 +67,16 @@ class ControlLoop(Lifecycle):
     wait that long for each tick's status. `controller`: the law to run (a hil.Controller, its class,
     or a function law(state, command)) instead of the config's controller.type; `check_alloc`: trace
     what the law's update allocates (hil.controller_guard); `fault_on_overrun`: whether
-    controller.overrun_limit overruns in a row fault (default: in real time).
+    controller.overrun_limit overruns in a row fault (default: in real time). `clock`: an arm of a
+    station (hil.station) ticks on the station's clock, which owns the process settings.
     The robot is `hardware` (hil.hardware: robot.protocol's status and command, robot.driver's demands).
     """
 
     def __init__(self, cfg: RunConfig, robot: Robot, lc, mode: Mode | str = Mode.REALTIME, trajectory=None,
                  viz=None, trace_every: int = 1, sim=None, status_wait_s: float = 0.0, controller=None,
-                 check_alloc: bool = False, fault_on_overrun: bool | None = None):
+                 check_alloc: bool = False, fault_on_overrun: bool | None = None, clock=None):
         self.cfg, self.robot, self.lc, self.mode = cfg, robot, lc, Mode(mode)
+        self._station_clock = clock     # an arm of a station (hil.station): its clock, the station's process
         self.trajectory, self.viz, self.sim = trajectory, viz, sim
         self.trace_every, self.status_wait_s = trace_every, status_wait_s
         self._law, self._check_alloc = controller, check_alloc
@@ -85,8 +87,8 @@ class ControlLoop(Lifecycle):
         n = self.n = robot.n
         self.period_ns = int(round(1e9 / cfg.loop.rate_hz))
         self.channels = channels_for(cfg)
-        self.clock = LockstepClock(self.period_ns) if self.mode is Mode.LOCKSTEP else \
-            RealTimeClock(self.period_ns, int(cfg.loop.spin_us * 1e3))
+        self.clock = self._station_clock or (LockstepClock(self.period_ns) if self.mode is Mode.LOCKSTEP else
+                                             RealTimeClock(self.period_ns, int(cfg.loop.spin_us * 1e3)))
         self.controller = make_controller(robot.plant, cfg.controller, robot.end_effector,
                                           period=self.period_ns * 1e-9, joint_names=robot.joint_names,
                                           controller=self._law, search=config_folders(cfg), contacts=robot.contacts,
@@ -141,7 +143,7 @@ class ControlLoop(Lifecycle):
 
     def on_activate(self) -> None:
         """Real time: the process settings (loop.cpus, priority, lock_memory, gc); the clock starts."""
-        if self.mode is Mode.REALTIME:
+        if self.mode is Mode.REALTIME and self._station_clock is None:
             self._realtime_process = RealtimeProcess(self.cfg.loop).__enter__()
             self.process = self._realtime_process.applied
         if self.guard.alloc is not None:

@@ -101,15 +101,25 @@ def run_scenario(path: str | Path, plots: str | None = None, logs: str | None = 
                           passed=all(c["passed"] for c in result["checks"]),
                           wall_s=round(time.monotonic() - t0, 3))
             return result
-        sc = load_scenario(path)
-        result.update(description=sc.spec.description, link=sc.spec.link, duration_s=sc.spec.duration)
-        if logs:
-            sc.cfg.telemetry.log = str(Path(logs).resolve() / f"{sc.name}.lcmlog")
-            result["log"] = sc.cfg.telemetry.log
-        summary, loop = _run_chain(sc) if sc.spec.link in ("serial", "servo") else _run_sim(sc)
-        result["summary"] = summary
-        result["checks"] = check(sc.spec, summary, loop.period_ns * 1e-9)
-        now = outcome(loop)
+        from .station_scenario import is_station_scenario
+        if is_station_scenario(path):           # several arms in one loop (docs/station.md)
+            from .station_scenario import check_station, load_station_scenario, run_station_scenario, station_outcome
+            sc = load_station_scenario(path)
+            result.update(description=sc.spec.description, link="sim", duration_s=sc.spec.duration)
+            summary, loop = run_station_scenario(sc)
+            result["summary"] = summary
+            result["checks"] = check_station(sc.spec, summary, loop.period_ns * 1e-9)
+            now, plots = station_outcome(loop), None      # (each arm's trace: hil.testing.simulate_station)
+        else:
+            sc = load_scenario(path)
+            result.update(description=sc.spec.description, link=sc.spec.link, duration_s=sc.spec.duration)
+            if logs:
+                sc.cfg.telemetry.log = str(Path(logs).resolve() / f"{sc.name}.lcmlog")
+                result["log"] = sc.cfg.telemetry.log
+            summary, loop = _run_chain(sc) if sc.spec.link in ("serial", "servo") else _run_sim(sc)
+            result["summary"] = summary
+            result["checks"] = check(sc.spec, summary, loop.period_ns * 1e-9)
+            now = outcome(loop)
         result["outcome"] = now
         if sc.spec.golden is not None:
             result["golden"] = _golden(sc, now, update_golden, golden_dir)

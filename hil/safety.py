@@ -152,6 +152,12 @@ class SafetyMonitor:
         self.controller_latched = True
         return self._to(SafetyState.FAULT, FaultCode.CONTROLLER, why, tick)
 
+    def station_stopped(self, tick: int, why: str) -> Transition:
+        """Another arm of the station faulted and its policy stops every arm (hil.station, on_fault
+        stop_all): FAULT [STATION] and the safe command, latched until the station is restarted."""
+        self.controller_latched = True
+        return self._to(SafetyState.FAULT, FaultCode.STATION, why, tick)
+
     @property
     def commanding(self) -> bool:
         """Whether the controller's torque is sent (else the safe command)."""

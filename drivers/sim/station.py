@@ -1,0 +1,150 @@
+"""The simulated station: several arms, each a SimulatedRobot behind its own channels, stepped together.
+
+    station = SimulatedStation.from_station(drivers.station.load_station(path), lc)
+    station.publish_status()       # lockstep: every arm's first status
+    station.step_lockstep()        # hil.station's scheduler, after the loop's tick: every arm one step
+    station.run_realtime(duration) # `hil sim STATION`: one wall clock for all the arms
+
+The arms do not touch (each has its own plant: no contact between them), so one step of the station is
+one step of each arm, in the station's order, under the commands of the same tick. One LCM serves them
+all: the messages waiting are handled once per step (each arm's command handler only stores its
+command while scheduled), then every arm advances. With a driver (sim.driver) every arm runs its own
+copy, as one driver process per arm does (kuka_driver started once per arm on its own channels with
+--lcm_status_channel / --lcm_command_channel).
+"""
+from __future__ import annotations
+
+import sys
+import threading
+
+from drivers.core.clock import RealTimeClock
+from drivers.core.config import channels_for
+from drivers.core.robot import build_plant
+from drivers.core.signals import stop_on_signals
+
+from .robot import SimulatedRobot
+
+
+class SimulatedStation:
+    """The station's arms (`robots`, name → SimulatedRobot) on one LCM, stepped together."""
+
+    def __init__(self, robots: dict[str, SimulatedRobot], lc):
+        self.robots, self.lc = robots, lc
+        for robot in robots.values():
+            robot.scheduled = True               # stepped by step_lockstep / run_realtime only
+
+    @classmethod
+    def from_station(cls, station, lc, plants: dict | None = None) -> "SimulatedStation":
+        """Each arm of a drivers.station.Station simulated on `lc` (its plant built from its robot and sim
+        sections, or taken from `plants` by name); no viewer (the arms' models would share its channels)."""
+        robots = {}
+        for name, cfg in station.arms.items():
+            sim = cfg.sim
+            plant = (plants or {}).get(name) or build_plant(cfg.robot, sim.payload, simulated=True,
+                                                             gripper=sim.gripper, objects=sim.objects)
+            robots[name] = SimulatedRobot(plant, sim, cfg.robot.protocol, channels_for(cfg), lc,
+                                          path=f"station.arms.{name}.sim")
+        return cls(robots, lc)
+
+    def _handle(self) -> None:
+        while self.lc.handle_timeout(0) > 0:
+            pass
+
+    def publish_status(self) -> None:
+        """Every arm's status of the current time, without stepping (lockstep: the first)."""
+        for robot in self.robots.values():
+            robot.publish_status()
+
+    def step_lockstep(self) -> None:
+        """The simulator's half of a station tick: the commands waiting are taken, then every arm advances
+        once (one status period), command or not."""
+        self._handle()
+        for robot in self.robots.values():
+            if robot.statuses_published or robot.physics.steps:
+                robot.advance()
+
+    def tick(self) -> None:
+        """One time step of every arm."""
+        for robot in self.robots.values():
+            robot.tick()
+
+    @property
+    def exited(self):
+        """The first arm whose driver model ended, as (name, DriverExit), or None."""
+        return next(((name, r.exited) for name, r in self.robots.items() if r.exited is not None), None)
+
+    def summary(self) -> dict:
+        """Each arm's SimulatedRobot.summary(), by name."""
+        return {name: robot.summary() for name, robot in self.robots.items()}
+
+    def close(self) -> None:
+        for robot in self.robots.values():
+            robot.close()
+
+    def run_realtime(self, duration: float | None = None, stop_event: threading.Event | None = None,
+                     spin_us: float = 200.0) -> dict:
+        """Every arm stepped on one wall clock (as SimulatedRobot.run_realtime steps one): the newest
+        commands each step, until `duration` s of simulated time, stop_event, SIGINT/SIGTERM, or an arm's
+        driver model ended. Returns {"arms": summaries, wall_time_s, real_time_factor, late_steps, ...}."""
+        first = next(iter(self.robots.values()))
+        period = first.config.time_step_ns
+        steps0 = first.physics.steps
+        end = None if duration is None else steps0 + round(duration * 1e9 / period)
+        for robot in self.robots.values():
+            robot._lockstep = False
+        clock = RealTimeClock(period, int(spin_us * 1e3), max_catch_up=100)
+        interrupted = 0
+        with stop_on_signals() as stop:
+            try:
+                self.publish_status()
+                start = clock.start()
+                while not stop.is_set() and not (stop_event is not None and stop_event.is_set()) \
+                        and (end is None or first.physics.steps < end) and self.exited is None:
+                    clock.wait()
+                    try:
+                        self._handle()
+                        interrupted = 0
+                    except OSError:              # EINTR from SIGTERM/SIGINT sets `stop`; 3 in a row: broken
+                        interrupted += 1
+                        if interrupted > 3:
+                            raise
+                    self.tick()
+                clock.wait()
+                wall = clock.now_ns() - start
+            finally:
+                for robot in self.robots.values():
+                    robot._lockstep = True
+        elapsed = (first.physics.steps - steps0) * period
+        return {"arms": self.summary(), "sim_time_s": first.physics.time_ns * 1e-9, "wall_time_s": wall * 1e-9,
+                "real_time_factor": elapsed / max(wall, 1), "late_steps": clock.late,
+                "max_lateness_us": clock.max_lateness / 1e3, "resyncs": clock.resyncs}
+
+
+def run_station_sim(station, duration: float | None = None, stop_event=None, out=sys.stdout) -> dict:
+    """`hil sim STATION`: the station's arms on its LCM in real time; prints a line per arm at the start
+    and the summary at the end, and returns it."""
+    from drivers.core.config import open_lcm
+
+    from .realtime import format_summary
+    lc = open_lcm(station.first.lcm.url)
+    sim = SimulatedStation.from_station(station, lc)
+    for name, robot in sim.robots.items():
+        cfg = station.arms[name]
+        print(f"hil sim: arm {name}: {cfg.robot.model.rsplit('/', 1)[-1]} ({robot.n} joints), protocol "
+              f"{cfg.robot.protocol}, status {robot.channels.status}, command {robot.channels.command}"
+              + (f", driver {cfg.sim.driver}" if cfg.sim.driver != "drake_sim" else "")
+              + (f", {len(cfg.sim.faults)} faults" if cfg.sim.faults else ""), file=out, flush=True)
+    print(f"hil sim: station of {len(sim.robots)} arms on {station.first.lcm.url}, step "
+          f"{station.first.sim.time_step * 1e3:g} ms", file=out, flush=True)
+    try:
+        summary = sim.run_realtime(duration, stop_event)
+    finally:
+        sim.close()
+    for name, arm in summary["arms"].items():
+        arm = {**arm, **{k: summary[k] for k in ("wall_time_s", "real_time_factor", "late_steps",
+                                                  "max_lateness_us", "resyncs")}}
+        print(format_summary(arm).replace("hil sim:", f"hil sim: arm {name}:", 1), file=out, flush=True)
+    exited = sim.exited
+    if exited is not None:
+        summary["exit"] = {"arm": exited[0], "status": exited[1].status, "message": exited[1].message}
+    return summary

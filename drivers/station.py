@@ -1,0 +1,156 @@
+"""A station: several arms in one control loop and one simulated cell (docs/station.md).
+
+A station file is a run config whose `station:` section lists the arms. Every other top-level section
+is what the arms share: `lcm`, `loop`, `telemetry` and `viz` are the station's alone; `robot`,
+`channels`, `controller`, `trajectory`, `safety`, `sensors` and `sim` are each arm's defaults, which an
+arm's own sections override key by key (nested mappings merged, as hil.testing.merged does for
+overrides). Each arm is then validated as a whole run config (drivers.run_config), its errors named
+`station.arms[i].<key>`:
+
+    robot: {model: robots/iiwa14.urdf, end_effector: iiwa_link_ee}      # both arms' defaults
+    controller: {type: computed_torque, kp: [400], kd: [40]}
+    station:
+      on_fault: stop_all            # one arm's fault: every arm gets its safe command (continue_others: only it)
+      arms:
+        - {name: left, sim: {initial_positions: [0, 0.6, 0, -1.2, 0, 0.8, 0]}}
+        - {name: right, trajectory: {type: quintic, goal: [0.3, 0.6, 0, -1.2, 0, 0.8, 0], duration: 2}}
+
+An arm's channels default to the prefix of its name in capitals (`LEFT_IIWA_STATUS`, `LEFT_IIWA_COMMAND`,
+`LEFT_HIL_TELEMETRY`, ...: messages.channels.Channels.for_robot's prefix); the e-stop stays cell-wide.
+The arms step together: one loop period, one simulated time step and one driver for all.
+"""
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, Literal, Optional
+
+from annotated_types import Len
+
+from drivers.core.config import RunConfig, channels_for
+from drivers.core.schema import ConfigError, Help, load, read_yaml
+
+from .run_config import parse_config
+
+ARM_SECTIONS = ("robot", "channels", "controller", "trajectory", "safety", "sensors", "sim")
+"""The sections an arm may set (over the station's defaults)."""
+STATION_SECTIONS = ("lcm", "loop", "telemetry", "viz")
+"""The sections only the station sets: one LCM, one loop rate, one telemetry rate, one viewer."""
+_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
+
+
+@dataclass
+class ArmSpec:
+    """One arm of station.arms: its name and its sections over the station's."""
+
+    # the arm's name: its summary's key and, in capitals, its channels' prefix (left: LEFT_IIWA_STATUS)
+    name: Annotated[str, Help("the arm's name, e.g. left")]
+    robot: dict[str, Any] = field(default_factory=dict)        # over the station's robot section
+    # the arm's channels (messages.channels.Channels keys, or prefix); None: prefix NAME_ in capitals
+    channels: Optional[dict[str, str]] = None
+    controller: dict[str, Any] = field(default_factory=dict)   # over the station's controller section
+    trajectory: dict[str, Any] = field(default_factory=dict)   # over the station's trajectory section
+    safety: dict[str, Any] = field(default_factory=dict)       # over the station's safety section
+    sensors: dict[str, Any] = field(default_factory=dict)      # over the station's sensors section
+    sim: dict[str, Any] = field(default_factory=dict)          # over the station's sim section (its fault injection)
+
+
+@dataclass
+class StationSpec:
+    """station: the arms and the policy the station applies when one of them faults."""
+
+    arms: Annotated[list[ArmSpec], Len(min_length=1, max_length=16), Help("the arms, [{name, ...}]")]
+    # what the other arms do when one faults: stop_all (each gets its safe command, latched until the
+    # station is restarted: FAULT [STATION]) or continue_others (they carry on)
+    on_fault: Literal["stop_all", "continue_others"] = "stop_all"
+
+
+@dataclass
+class Station:
+    """A validated station: its spec and each arm's whole run config, in the spec's order."""
+
+    spec: StationSpec
+    arms: dict[str, RunConfig]
+    source: str
+
+    @property
+    def first(self) -> RunConfig:
+        """The first arm's config: the station's shared sections (lcm, loop, telemetry) are its."""
+        return next(iter(self.arms.values()))
+
+
+def is_station(path: str | Path) -> bool:
+    """Whether the YAML file at `path` is a station file (has a `station:` section)."""
+    try:
+        return "station" in read_yaml(path)
+    except (ConfigError, OSError):
+        return False
+
+
+def _merge(base: dict, over: dict) -> dict:
+    """`over` on `base`, nested mappings merged key by key (lists and values replaced)."""
+    out = copy.deepcopy(base)
+    for key, value in over.items():
+        out[key] = _merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) \
+            else copy.deepcopy(value)
+    return out
+
+
+def parse_station(data: dict, base: Path, source: str, overrides: dict | None = None) -> Station:
+    """The validated Station of a station file's mapping (relative paths from `base`); `overrides`
+    (section → keys, as load_config's) apply to the shared sections. A scenario's `scenario:`
+    section is not the station's (hil.station_scenario reads it)."""
+    data = {k: v for k, v in data.items() if k != "scenario"}
+    for section, values in (overrides or {}).items():
+        data[section] = _merge(data.get(section) or {}, values) if isinstance(values, dict) else values
+    try:
+        spec = load(StationSpec, data.pop("station"), "station")
+    except ConfigError as e:
+        raise ConfigError(e.key, str(e).split(": ", 1)[-1], source) from None
+    arms: dict[str, RunConfig] = {}
+    for i, arm in enumerate(spec.arms):
+        key = f"station.arms[{i}]"
+        if not _NAME.fullmatch(arm.name):
+            raise ConfigError(f"{key}.name", f"{arm.name!r} must start with a letter and hold letters, digits and _",
+                              source)
+        if arm.name in arms:
+            raise ConfigError(f"{key}.name", f"{arm.name!r} names two arms", source)
+        own = {s: getattr(arm, s) for s in ARM_SECTIONS if s != "channels"}
+        own["channels"] = arm.channels if arm.channels is not None else {"prefix": f"{arm.name.upper()}_"}
+        try:
+            arms[arm.name] = parse_config(_merge(data, own), base, source)
+        except ConfigError as e:
+            raise ConfigError(f"{key}.{e.key}" if e.key else key, str(e).split(": ", 2)[-1], source) from None
+    _check_together(list(arms.items()), source)
+    return Station(spec, arms, source)
+
+
+def load_station(path: str | Path, overrides: dict | None = None) -> Station:
+    """The validated Station of the station file at `path` (drivers.core.schema's YAML rules)."""
+    return parse_station(read_yaml(path), Path(path).resolve().parent, str(path), overrides)
+
+
+def _check_together(arms: list[tuple[str, RunConfig]], source: str) -> None:
+    """The arms share one LCM bus and step together: their own channels differ, and one simulated time
+    step, driver and driver period serve them all."""
+    seen: dict[str, str] = {}
+    for i, (name, cfg) in enumerate(arms):
+        ch = channels_for(cfg)
+        for what in ("status", "command", "telemetry", "safety", "plan", "driver_health", "run_info"):
+            channel = getattr(ch, what)
+            if channel in seen:
+                raise ConfigError(f"station.arms[{i}].channels", f"arm {name!r}'s {what} channel {channel} is arm "
+                                                                 f"{seen[channel]!r}'s too: give each arm its own "
+                                                                 f"(channels.prefix)", source)
+            seen[channel] = name
+    _, first = arms[0]
+    for i, (name, cfg) in enumerate(arms[1:], 1):
+        for key, mine, theirs in (("sim.time_step", cfg.sim.time_step, first.sim.time_step),
+                                  ("sim.driver", cfg.sim.driver, first.sim.driver),
+                                  ("sim.kuka_driver.time_step", cfg.sim.kuka_driver.time_step,
+                                   first.sim.kuka_driver.time_step)):
+            if mine != theirs:
+                raise ConfigError(f"station.arms[{i}].{key}", f"{mine!r} differs from arm {arms[0][0]!r}'s {theirs!r}: "
+                                                              "the arms step together", source)
