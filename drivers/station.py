@@ -45,7 +45,7 @@ _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 class ArmSpec:
     """One arm of station.arms: its name and its sections over the station's."""
 
-    # the arm's name: its summary's key and, in capitals, its channels' prefix (left: LEFT_IIWA_STATUS)
+    # its summary's key and, in capitals, its channels' prefix (left: LEFT_IIWA_STATUS)
     name: Annotated[str, Help("the arm's name, e.g. left")]
     robot: dict[str, Any] = field(default_factory=dict)        # over the station's robot section
     # the arm's channels (messages.channels.Channels keys, or prefix); None: prefix NAME_ in capitals
@@ -105,8 +105,11 @@ def parse_station(data: dict, base: Path, source: str, overrides: dict | None = 
     data = {k: v for k, v in data.items() if k != "scenario"}
     for section, values in (overrides or {}).items():
         data[section] = _merge(data.get(section) or {}, values) if isinstance(values, dict) else values
+    section = data.pop("station")
+    if isinstance(section, dict) and section.get("arms") == []:
+        raise ConfigError("station.arms", "needs at least one arm", source)
     try:
-        spec = load(StationSpec, data.pop("station"), "station")
+        spec = load(StationSpec, section, "station")
     except ConfigError as e:
         raise ConfigError(e.key, str(e).split(": ", 1)[-1], source) from None
     arms: dict[str, RunConfig] = {}

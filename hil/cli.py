@@ -45,6 +45,12 @@ def _load(path: str, lcm_url: str | None, log: str | None = None):
     return cfg
 
 
+def _station(path: str) -> bool:
+    """Whether the config file is a station's (a `station:` section: drivers.station)."""
+    from drivers.station import is_station
+    return Path(path).is_file() and is_station(path)
+
+
 class StatusLine:
     """A one-line live status, rewritten in place about five times a second."""
 
@@ -101,7 +107,8 @@ def cmd_run(args, live: StatusLine | None = None, robot_processes=()) -> int:
 
     Reads the robot's status on LCM and commands torques at loop.rate_hz until --duration or Ctrl-C,
     then prints the summary (exit 0, 3 when the run ended in a fault, 2 for a config error or no
-    status at start). robot.protocol floating_base: a legged robot (whole_body control, docs/wbc.md).
+    status at start). robot.protocol floating_base: a legged robot (whole_body control, docs/wbc.md);
+    a station file (a `station:` section) runs one loop for all its arms (docs/station.md).
     controller.type names a built-in law or yours by import path (docs/controllers.md); with
     --check-alloc the config runs in lockstep against the simulated robot instead, and prints what the
     law's update() allocates per tick (exit 0: nothing, 1: it allocates on more than 1% of the ticks or keeps
@@ -111,6 +118,9 @@ def cmd_run(args, live: StatusLine | None = None, robot_processes=()) -> int:
     from .hardware import robot_for
     from .lifecycle import Mode
     from .loop import ControlLoop
+    if _station(args.config):                  # several arms in one loop (docs/station.md)
+        from .station_cli import cmd_run as run_station
+        return run_station(args)
     cfg = _load(args.config, args.lcm_url, args.log)
     if getattr(args, "check_alloc", False):
         return _check_alloc(cfg, args)
@@ -250,9 +260,12 @@ def cmd_sim(args) -> int:
     """The simulated robot as its own process, paced to the wall clock.
 
     Speaks the robot's LCM protocol on the config's channels (sim section; docs/sim.md); the
-    simulated legged robot for a floating_base config. Our integrator steps the plant, or MuJoCo's
-    with sim.engine: mujoco (pip install 'hilstack[mujoco]')."""
+    simulated legged robot for a floating_base config, every arm of a station file (docs/station.md).
+    Our integrator steps the plant, or MuJoCo's with sim.engine: mujoco (pip install 'hilstack[mujoco]')."""
     from drivers.sim.realtime import run_sim
+    if _station(args.config):                  # every arm of a station (docs/station.md)
+        from .station_cli import cmd_sim as sim_station
+        return sim_station(args)
     cfg = _load(args.config, args.lcm_url)
     if cfg.robot.protocol == "floating_base":            # the simulated legged robot (docs/wbc.md)
         from .floating_base import run_legged_sim

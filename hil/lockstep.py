@@ -102,3 +102,14 @@ def run_lockstep(cfg: RunConfig, duration_s: float, lc=None, viz=None, on_tick=N
     loop, sim = make_lockstep(cfg, lc, viz, trace_every)
     sim.publish_status()
     return loop.run(duration_s, on_tick=on_tick), loop, sim
+
+
+def run_closed(loop, sim, duration_s: float, on_tick=None) -> dict:
+    """The simulator's first status, then loop.run(duration_s, on_tick=on_tick) (a ControlLoop or a
+    hil.station.StationLoop), both closed on every exit path; returns the summary."""
+    try:
+        sim.publish_status()
+        return loop.run(duration_s, on_tick=on_tick)
+    finally:
+        loop.close()
+        sim.close()

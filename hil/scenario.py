@@ -105,19 +105,12 @@ class Scenario:
 def load_scenario(path: str | Path) -> Scenario:
     """The validated scenario of a YAML file; errors name the file and the key."""
     path = Path(path)
-    data = read_yaml(path)
-    if "scenario" not in data:
-        raise ConfigError("scenario", "is required (a scenario file is a run config with a scenario section)",
-                          str(path))
-    try:
-        spec = load(ScenarioSpec, data.pop("scenario"), "scenario")
-    except ConfigError as e:
-        raise ConfigError(e.key, str(e).split(": ", 1)[-1], str(path)) from None
-    from messages.enums import FaultCode
-    for i, trip in enumerate(spec.criteria.trips or []):
-        if trip.fault not in FaultCode.__members__:
-            raise ConfigError(f"scenario.criteria.trips[{i}].fault", f"unknown fault {trip.fault!r}; one of "
-                              f"{', '.join(n for n in FaultCode.__members__ if n != 'NONE')}", str(path))
+    from drivers.station import is_station
+    if is_station(path):
+        raise ConfigError("station", "makes it a station's scenario (several arms, hil.station_scenario; "
+                                     "docs/station.md), not one robot's", str(path))
+    spec, data = read_scenario(path, ScenarioSpec, "a run config")
+    check_trips(spec.criteria, "scenario.criteria", path)
     data.setdefault("viz", False)
     cfg = parse_config(data, path.resolve().parent, str(path))
     if spec.link == "serial" and cfg.serial is None:
@@ -125,6 +118,27 @@ def load_scenario(path: str | Path) -> Scenario:
     if spec.link == "servo" and (cfg.servo_bus is None or not cfg.servo_bus.lockstep):
         raise ConfigError("servo_bus", "with lockstep: true is required for scenario.link: servo", str(path))
     return Scenario(path.stem, path, spec, cfg, data)
+
+
+def read_scenario(path: Path, spec_class, what: str) -> tuple:
+    """(the validated `scenario:` section as spec_class, the rest of the file) of a scenario file;
+    errors name the file and the key (`what` the file is besides its scenario section)."""
+    data = read_yaml(path)
+    if "scenario" not in data:
+        raise ConfigError("scenario", f"is required (a scenario file is {what} with a scenario section)", str(path))
+    try:
+        return load(spec_class, data.pop("scenario"), "scenario"), data
+    except ConfigError as e:
+        raise ConfigError(e.key, str(e).split(": ", 1)[-1], str(path)) from None
+
+
+def check_trips(criteria: Criteria, key: str, path: Path) -> None:
+    """A ConfigError naming `key`.trips[i].fault for a trip whose fault is no FaultCode."""
+    from messages.enums import FaultCode
+    for i, trip in enumerate(criteria.trips or []):
+        if trip.fault not in FaultCode.__members__:
+            raise ConfigError(f"{key}.trips[{i}].fault", f"unknown fault {trip.fault!r}; one of "
+                              f"{', '.join(n for n in FaultCode.__members__ if n != 'NONE')}", str(path))
 
 
 # --- outcome and checks -------------------------------------------------------------------------------

@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
-from drivers.core.schema import ConfigError, Help, Positive, load, read_yaml
+from drivers.core.schema import ConfigError, Help, Positive
 from drivers.station import Station, parse_station
 
-from .scenario import Criteria, GoldenSpec, check, outcome
+from .scenario import Criteria, GoldenSpec, check, check_trips, outcome, read_scenario
 
 
 @dataclass
@@ -49,26 +49,15 @@ class StationScenario:
 def load_station_scenario(path: str | Path) -> StationScenario:
     """The validated station scenario of a YAML file; errors name the file and the key."""
     path = Path(path)
-    data = read_yaml(path)
-    if "scenario" not in data:
-        raise ConfigError("scenario", "is required (a station scenario is a station file with a scenario section)",
-                          str(path))
-    try:
-        spec = load(StationScenarioSpec, data.pop("scenario"), "scenario")
-    except ConfigError as e:
-        raise ConfigError(e.key, str(e).split(": ", 1)[-1], str(path)) from None
+    spec, data = read_scenario(path, StationScenarioSpec, "a station file")
     data.setdefault("viz", False)
     station = parse_station(data, path.resolve().parent, str(path))
     for name in spec.arms:
         if name not in station.arms:
             raise ConfigError(f"scenario.arms.{name}", f"no such arm; the station's: {', '.join(station.arms)}",
                               str(path))
-    from messages.enums import FaultCode
     for name, criteria in spec.arms.items():
-        for i, trip in enumerate(criteria.trips or []):
-            if trip.fault not in FaultCode.__members__:
-                raise ConfigError(f"scenario.arms.{name}.trips[{i}].fault", f"unknown fault {trip.fault!r}",
-                                  str(path))
+        check_trips(criteria, f"scenario.arms.{name}", path)
     return StationScenario(path.stem, path, spec, station)
 
 
@@ -96,15 +85,10 @@ def station_outcome(loop) -> dict:
 
 def run_station_scenario(sc: StationScenario):
     """(summary, StationLoop) of the scenario run in lockstep: the station loop and its simulated arms."""
+    from .lockstep import run_closed
     from .station import make_station_lockstep
     loop, sim = make_station_lockstep(sc.station)
-    try:
-        sim.publish_status()
-        summary = loop.run(sc.spec.duration)
-    finally:
-        loop.close()
-        sim.close()
-    return summary, loop
+    return run_closed(loop, sim, sc.spec.duration), loop
 
 
 def is_station_scenario(path: str | Path) -> bool:

@@ -197,6 +197,14 @@ def validate_yaml(block: Block, where: Path) -> str:
         from hil.legged_scenario import load_legged_scenario
         load_legged_scenario(path)
         return "legged scenario"
+    if "station" in data:
+        from drivers.station import parse_station
+        from hil.station_scenario import load_station_scenario
+        if "scenario" in data:
+            load_station_scenario(path)
+        else:
+            parse_station(data, path.parent, block.where)
+        return "station"
     if "scenario" in data:
         from hil.scenario import load_scenario
         load_scenario(path)

@@ -34,10 +34,12 @@ def _sections():
     from drivers.serial.config import SerialConfig
     from drivers.serial.servo_config import ServoBusConfig
     from drivers.sim.config import SimConfig
+    from drivers.station import StationSpec
     from drivers.viz.bridge import VizConfig
     from hil.campaign import CampaignSpec
     from hil.legged_scenario import LeggedRun, LeggedScenarioSpec
     from hil.scenario import ScenarioSpec
+    from hil.station_scenario import StationScenarioSpec
     # RunConfig keeps the sections the packages above drivers.core own as `Any`; drivers.run_config's
     # load_sections validates them into these dataclasses.
     above_core = {"viz": VizConfig, "sim": SimConfig, "serial": SerialConfig, "servo_bus": ServoBusConfig}
@@ -54,6 +56,10 @@ def _sections():
         ("Legged scenario", "A file of a `legged:` and a `scenario:` section, for `hil regress` and "
                             "`hil demo --config` ([wbc.md](../wbc.md#scenarios-hil-regress)).",
          [("legged", LeggedRun, ""), ("scenario", LeggedScenarioSpec, "legged-")]),
+        ("Station", "A run config whose `station:` section lists several arms, for `hil run`, `hil sim` and, "
+                    "with a `scenario:` section, `hil regress` ([station.md](../station.md)). The other sections "
+                    "are the arms' defaults.",
+         [("station", StationSpec, ""), ("scenario", StationScenarioSpec, "station-")]),
         ("Campaign", "A file of one `campaign:` section, for `hil campaign` ([campaign.md](../campaign.md)).",
          [("campaign", CampaignSpec, "")]),
     ]

@@ -540,34 +540,42 @@ class SimulatedRobot:
             raise RuntimeError("run_realtime needs an LCM instance")
         period = self._h_ns
         end = None if duration is None else self.physics.steps + round(duration * 1e9 / period)
+        first = self.physics.steps
         self._lockstep = False
-        clock = RealTimeClock(period, int(spin_us * 1e3), max_catch_up=100)
-        lc, first = self.lc, self.physics.steps
-        interrupted = 0
-        with stop_on_signals() as stop:
-            try:
-                self.publish_status()
-                start = clock.start()
-                while not stop.is_set() and not (stop_event is not None and stop_event.is_set()) \
-                        and (end is None or self.physics.steps < end) and self.exited is None:
-                    clock.wait()
-                    try:
-                        while lc.handle_timeout(0) > 0:
-                            pass
-                        interrupted = 0
-                    except OSError:
-                        # select() interrupted (EINTR) by SIGTERM/SIGINT, whose handler sets `stop`; a broken
-                        # socket fails again and again: raised after 3 in a row
-                        interrupted += 1
-                        if interrupted > 3:
-                            raise
-                    self.tick()
-                clock.wait()                          # the last step lasts its period too
-                wall = clock.now_ns() - start
-            finally:
-                self._lockstep = True
+        try:
+            clock, wall = run_paced(period, spin_us, self.lc, self.publish_status, self.tick, stop_event,
+                                    lambda: (end is not None and self.physics.steps >= end) or self.exited is not None)
+        finally:
+            self._lockstep = True
         summary = self.summary()
         elapsed = (self.physics.steps - first) * period
         summary.update(wall_time_s=wall * 1e-9, real_time_factor=elapsed / max(wall, 1), late_steps=clock.late,
                        max_lateness_us=clock.max_lateness / 1e3, resyncs=clock.resyncs)
         return summary
+
+
+def run_paced(period_ns: int, spin_us: float, lc, publish, tick, stop_event, done) -> tuple:
+    """Steps paced to the wall clock (drivers.core.clock.RealTimeClock: sleep until spin_us before each
+    deadline, then spin; up to 100 periods late caught up, later re-phased): publish(), then per period
+    the LCM messages waiting and tick(), until done(), stop_event is set or SIGINT/SIGTERM (handled while
+    running in the main thread). Returns (the clock, the wall time in ns)."""
+    clock = RealTimeClock(period_ns, int(spin_us * 1e3), max_catch_up=100)
+    interrupted = 0
+    with stop_on_signals() as stop:
+        publish()
+        start = clock.start()
+        while not stop.is_set() and not (stop_event is not None and stop_event.is_set()) and not done():
+            clock.wait()
+            try:
+                while lc.handle_timeout(0) > 0:
+                    pass
+                interrupted = 0
+            except OSError:
+                # select() interrupted (EINTR) by SIGTERM/SIGINT, whose handler sets `stop`; a broken
+                # socket fails again and again: raised after 3 in a row
+                interrupted += 1
+                if interrupted > 3:
+                    raise
+            tick()
+        clock.wait()                          # the last step lasts its period too
+        return clock, clock.now_ns() - start

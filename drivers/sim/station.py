@@ -17,12 +17,10 @@ from __future__ import annotations
 import sys
 import threading
 
-from drivers.core.clock import RealTimeClock
 from drivers.core.config import channels_for
 from drivers.core.robot import build_plant
-from drivers.core.signals import stop_on_signals
 
-from .robot import SimulatedRobot
+from .robot import SimulatedRobot, run_paced
 
 
 class SimulatedStation:
@@ -92,28 +90,12 @@ class SimulatedStation:
         end = None if duration is None else steps0 + round(duration * 1e9 / period)
         for robot in self.robots.values():
             robot._lockstep = False
-        clock = RealTimeClock(period, int(spin_us * 1e3), max_catch_up=100)
-        interrupted = 0
-        with stop_on_signals() as stop:
-            try:
-                self.publish_status()
-                start = clock.start()
-                while not stop.is_set() and not (stop_event is not None and stop_event.is_set()) \
-                        and (end is None or first.physics.steps < end) and self.exited is None:
-                    clock.wait()
-                    try:
-                        self._handle()
-                        interrupted = 0
-                    except OSError:              # EINTR from SIGTERM/SIGINT sets `stop`; 3 in a row: broken
-                        interrupted += 1
-                        if interrupted > 3:
-                            raise
-                    self.tick()
-                clock.wait()
-                wall = clock.now_ns() - start
-            finally:
-                for robot in self.robots.values():
-                    robot._lockstep = True
+        try:
+            clock, wall = run_paced(period, spin_us, self.lc, self.publish_status, self.tick, stop_event,
+                                    lambda: (end is not None and first.physics.steps >= end) or self.exited is not None)
+        finally:
+            for robot in self.robots.values():
+                robot._lockstep = True
         elapsed = (first.physics.steps - steps0) * period
         return {"arms": self.summary(), "sim_time_s": first.physics.time_ns * 1e-9, "wall_time_s": wall * 1e-9,
                 "real_time_factor": elapsed / max(wall, 1), "late_steps": clock.late,

@@ -35,7 +35,9 @@ def test_the_scenarios_cover_the_controllers_contact_each_fault_and_the_serial_c
     from drivers.core.config import BUILTIN_CONTROLLERS
     from drivers.sim.config import FaultType
     from hil.legged_scenario import is_legged_scenario  # legged robots: tests/wbc/test_legged_scenarios.py
-    scenarios = [load_scenario(p) for p in find_scenarios(SCENARIOS) if not is_legged_scenario(p)]
+    from hil.station_scenario import is_station_scenario  # several arms: tests/hil/test_station.py
+    scenarios = [load_scenario(p) for p in find_scenarios(SCENARIOS)
+                 if not is_legged_scenario(p) and not is_station_scenario(p)]
     controllers = {s.cfg.controller.type for s in scenarios}
     if any(is_legged_scenario(p) for p in find_scenarios(SCENARIOS)):
         controllers.add("whole_body")           # the legged scenarios run it (hil.legged.WholeBody)

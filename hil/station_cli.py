@@ -1,0 +1,68 @@
+"""`hil sim STATION` and `hil run STATION`: a station file (drivers.station, docs/station.md) as the
+simulated arms in their own process and as one control loop for all of them, over its LCM."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from drivers.core.schema import ConfigError
+from drivers.core.signals import stop_on_signals
+
+
+def load(path: str, lcm_url: str | None, log: str | None = None):
+    """The validated station of the file, with --lcm-url applied; every arm's law found."""
+    from drivers.station import load_station
+
+    from .controllers import check_controller
+    from .process import check_cpus
+    if log:
+        raise ConfigError("--log", "a station's run is not recorded yet: record its LCM traffic with lcm-logger",
+                          path)
+    station = load_station(path, {"lcm": {"url": lcm_url}} if lcm_url else None)
+    for cfg in station.arms.values():
+        check_controller(cfg)
+    check_cpus(station.first.loop.cpus)
+    return station
+
+
+def cmd_sim(args) -> int:
+    """`hil sim STATION`: every arm simulated on one wall clock; 0, or the exit status of an arm's
+    driver model that ended."""
+    from drivers.sim.station import run_station_sim
+    station = load(args.config, args.lcm_url)
+    summary = run_station_sim(station, duration=args.duration)
+    return summary["exit"]["status"] if "exit" in summary else 0
+
+
+def cmd_run(args) -> int:
+    """`hil run STATION`: one loop for every arm in real time; the summary per arm and the station's
+    line (--json: the summary as JSON); exit 0, 3 when an arm ended in a fault, 2 when an arm's status
+    never came."""
+    from drivers.core.config import open_lcm
+
+    from .lifecycle import Mode
+    from .station import StationLoop, format_station_summary
+    if getattr(args, "check_alloc", False):
+        raise ConfigError("--check-alloc", "measures one arm's law: run it on that arm's own config", args.config)
+    station = load(args.config, args.lcm_url, args.log)
+    first = station.first
+    loop = StationLoop(station, open_lcm(first.lcm.url), Mode.REALTIME).configure()
+    print(f"hil run: station of {len(loop.arms)} arms ({', '.join(loop.arms)}), statuses on "
+          f"{', '.join(arm.channels.status for arm in loop.arms.values())} ({first.lcm.url}), up to "
+          f"{first.loop.start_timeout:g} s", file=sys.stderr, flush=True)
+    with stop_on_signals() as stop:
+        try:
+            summary = loop.run(args.duration, stop=stop.is_set)
+        except (TimeoutError, RuntimeError) as e:
+            print(f"\nhil: {e}", file=sys.stderr)
+            return 2
+        finally:
+            loop.close()
+    if args.plot:
+        from .telemetry import plot
+        for name, arm in loop.arms.items():
+            path = Path(args.plot)
+            plot(arm.recorder, str(path.with_name(f"{path.stem}_{name}{path.suffix}")))
+    print(json.dumps(summary) if args.json else format_station_summary(summary))
+    return 0 if not summary["faults"] else 3

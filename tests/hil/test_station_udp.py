@@ -1,0 +1,63 @@
+"""A station over UDP multicast (ttl=0), two processes: `hil sim` of the station file simulates both arms
+on their own channels, `hil run` of it drives both with one tick; an arm faulted in the simulator stops
+the station (on_fault stop_all) and `hil run` exits 3."""
+import json
+import subprocess
+import sys
+
+from tests.hil.processes import spawn
+
+STATION = "configs/station/two_iiwas.yaml"
+
+
+def run_pair(url: str, station: str = STATION) -> tuple:
+    sim = spawn("sim", station, "--lcm-url", url, "--duration", "6")
+    try:
+        run = spawn("run", station, "--lcm-url", url, "--duration", "3", "--json")
+        run_out, run_err = run.communicate(timeout=60)
+        sim_out, sim_err = sim.communicate(timeout=60)
+    finally:
+        for p in (sim,):
+            if p.poll() is None:
+                p.kill()
+    assert sim.returncode == 0, sim_out + sim_err
+    assert run_out.strip(), f"no summary from `hil run` (exit {run.returncode}): {run_err}"
+    return run.returncode, json.loads(run_out.strip().splitlines()[-1]), sim_out
+
+
+def test_two_arms_run_over_udp_in_one_loop(multicast_url):
+    code, summary, sim_out = run_pair(multicast_url)
+    assert "status LEFT_IIWA_STATUS, command LEFT_IIWA_COMMAND" in sim_out
+    assert "status RIGHT_IIWA_STATUS, command RIGHT_IIWA_COMMAND" in sim_out
+    assert code in (0, 3), summary["faults"]          # a stall of this shared machine may trip the watchdog
+    for name in ("left", "right"):
+        arm = summary["arms"][name]
+        assert arm["status"]["commands_sent"] > 2000 and arm["status"]["exit_command_sent"]
+        if code == 0:
+            assert arm["final_state"] == "RUNNING" and max(arm["tracking_error_rad"]["max"]) < 0.02
+
+
+def test_one_arm_silent_stops_the_station(multicast_url, tmp_path):
+    """The right arm's simulator stops publishing at 1 s: its STATUS_TIMEOUT, then the left arm's
+    FAULT [STATION] on the next tick; both send their safe commands to the end; exit 3."""
+    station = tmp_path / "s.yaml"
+    station.write_text(open(STATION).read().replace(
+        "    - name: right\n", "    - name: right\n      sim: {faults: [{type: silent, start: 1.0}]}\n").replace(
+        "status_timeout_periods: 10 ", "status_timeout_periods: 100 "))    # 100 ms: past this machine's stalls
+    code, summary, _ = run_pair(multicast_url, str(station))
+    left, right = summary["arms"]["left"], summary["arms"]["right"]
+    assert code == 3 and summary["station"]["stopped_by"] == "right", summary["faults"]
+    assert right["faults"][0]["fault"] == "STATUS_TIMEOUT" and not right["commanding"]
+    assert left["faults"][-1]["fault"] == "STATION" and left["final_state"] == "FAULT"
+    assert left["faults"][-1]["tick"] == right["faults"][0]["tick"] + 1
+    assert left["status"]["exit_command_sent"] and right["status"]["exit_command_sent"]
+
+
+def test_a_bad_station_file_exits_2_with_one_line(tmp_path):
+    bad = tmp_path / "s.yaml"
+    bad.write_text(open(STATION).read().replace("- name: right", "- name: left"))
+    for command in ("sim", "run"):
+        out = subprocess.run([sys.executable, "-m", "hil", command, str(bad), "--duration", "1"], capture_output=True,
+                             text=True, timeout=60)
+        assert out.returncode == 2 and "station.arms[1].name: 'left' names two arms" in out.stderr, out.stderr
+        assert "Traceback" not in out.stderr
