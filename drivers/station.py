@@ -65,6 +65,12 @@ class StationSpec:
     # what the other arms do when one faults: stop_all (each gets its safe command, latched until the
     # station is restarted: FAULT [STATION]) or continue_others (they carry on)
     on_fault: Literal["stop_all", "continue_others"] = "stop_all"
+    # per_arm: each arm on its own status and command channels (its channels); num_robots: one
+    # kuka_driver --num_robots N in front of every arm (iiwas, sim.driver kuka_driver): one lcmt_iiwa_status
+    # of 7·N joints on `status` (arm i's at [7i, 7i + 7), in the arms' order), one command of 7·N on `command`
+    layout: Literal["per_arm", "num_robots"] = "per_arm"
+    status: str = "IIWA_STATUS"      # layout num_robots: kuka_driver's --lcm_status_channel
+    command: str = "IIWA_COMMAND"    # layout num_robots: kuka_driver's --lcm_command_channel
 
 
 @dataclass
@@ -127,6 +133,8 @@ def parse_station(data: dict, base: Path, source: str, overrides: dict | None = 
         except ConfigError as e:
             raise ConfigError(f"{key}.{e.key}" if e.key else key, str(e).split(": ", 2)[-1], source) from None
     _check_together(list(arms.items()), source)
+    if spec.layout == "num_robots":
+        _check_num_robots(spec, list(arms.items()), source)
     return Station(spec, arms, source)
 
 
@@ -157,3 +165,26 @@ def _check_together(arms: list[tuple[str, RunConfig]], source: str) -> None:
             if mine != theirs:
                 raise ConfigError(f"station.arms[{i}].{key}", f"{mine!r} differs from arm {arms[0][0]!r}'s {theirs!r}: "
                                                               "the arms step together", source)
+
+
+def _check_num_robots(spec: StationSpec, arms: list[tuple[str, RunConfig]], source: str) -> None:
+    """layout num_robots: every arm an iiwa behind kuka_driver (the loop's robot.driver kuka_driver or
+    auto, the simulated sim.driver kuka_driver); the combined channels are none of an arm's own."""
+    if spec.status == spec.command:
+        raise ConfigError("station.command", f"{spec.command} is the status channel too", source)
+    for i, (name, cfg) in enumerate(arms):
+        if cfg.robot.protocol != "iiwa":
+            raise ConfigError(f"station.arms[{i}].robot.protocol", f"layout num_robots is kuka_driver's: iiwa arms "
+                                                                   f"only, got {cfg.robot.protocol}", source)
+        if cfg.robot.driver not in ("kuka_driver", "auto"):
+            raise ConfigError(f"station.arms[{i}].robot.driver", f"layout num_robots is kuka_driver's, not "
+                                                                 f"{cfg.robot.driver}", source)
+        if cfg.sim.driver != "kuka_driver":
+            raise ConfigError(f"station.arms[{i}].sim.driver", "layout num_robots simulates kuka_driver "
+                                                               f"--num_robots: sim.driver kuka_driver, got "
+                                                               f"{cfg.sim.driver}", source)
+        ch = channels_for(cfg)
+        if {ch.status, ch.command} & {spec.status, spec.command}:
+            raise ConfigError(f"station.arms[{i}].channels", f"arm {name!r}'s own status and command channels "
+                                                             f"must differ from the driver's {spec.status} / "
+                                                             f"{spec.command}", source)

@@ -68,15 +68,17 @@ class ControlLoop(Lifecycle):
     or a function law(state, command)) instead of the config's controller.type; `check_alloc`: trace
     what the law's update allocates (hil.controller_guard); `fault_on_overrun`: whether
     controller.overrun_limit overruns in a row fault (default: in real time). `clock`: an arm of a
-    station (hil.station) ticks on the station's clock, which owns the process settings.
+    station (hil.station) ticks on the station's clock, which owns the process settings; `hardware_lc`:
+    the LCM its robot's status and command are on, when not `lc` (hil.station_bus).
     The robot is `hardware` (hil.hardware: robot.protocol's status and command, robot.driver's demands).
     """
 
     def __init__(self, cfg: RunConfig, robot: Robot, lc, mode: Mode | str = Mode.REALTIME, trajectory=None,
                  viz=None, trace_every: int = 1, sim=None, status_wait_s: float = 0.0, controller=None,
-                 check_alloc: bool = False, fault_on_overrun: bool | None = None, clock=None):
+                 check_alloc: bool = False, fault_on_overrun: bool | None = None, clock=None, hardware_lc=None):
         self.cfg, self.robot, self.lc, self.mode = cfg, robot, lc, Mode(mode)
         self._station_clock = clock     # an arm of a station (hil.station): its clock, the station's process
+        self._hardware_lc = hardware_lc or lc
         self.trajectory, self.viz, self.sim = trajectory, viz, sim
         self.trace_every, self.status_wait_s = trace_every, status_wait_s
         self._law, self._check_alloc = controller, check_alloc
@@ -108,7 +110,7 @@ class ControlLoop(Lifecycle):
                                               safety=cfg.safety)
         self.safety = SafetyMonitor(robot.plant, cfg.safety, self.period_ns, lc, self.channels.estop, joints=n)
         # The robot (hil.hardware): statuses in, commands out; position setpoints move at most v_max·T each.
-        hw = self.hardware = hardware_for(cfg, robot, lc, self.channels, self.clock,
+        hw = self.hardware = hardware_for(cfg, robot, self._hardware_lc, self.channels, self.clock,
                                           self.safety.v_hi * (self.period_ns * 1e-9))
         # The damping safe command holds an arm against gravity unless the robot does that itself (a
         # floating base's safe command is its drives' damping: the hardware's, no torque of the loop's).
@@ -391,23 +393,10 @@ class ControlLoop(Lifecycle):
 
     def _ticks(self, limit: int | None, stop, on_tick) -> None:
         self.activate()
-        start_wall = time.monotonic()
-        ticks_after_start = 0
-        while not (stop is not None and stop()):
-            self.update()
-            if self.hardware.timing.last_tick < 0:
-                if self.mode is Mode.REALTIME and time.monotonic() - start_wall > self.cfg.loop.start_timeout:
-                    raise TimeoutError(f"no valid status on {self.channels.status} within "
-                                       f"{self.cfg.loop.start_timeout} s (is the robot driver or `hil sim` "
-                                       f"running on {self.cfg.lcm.url}?)")
-                if self.mode is Mode.LOCKSTEP and self.tick_index > 1000:
-                    raise TimeoutError(f"the simulator sent no status on {self.channels.status}")
-                continue
-            ticks_after_start += 1
-            if on_tick is not None:
-                on_tick(self)
-            if limit is not None and ticks_after_start >= limit:
-                break
+        run_ticks(self, self.cfg.loop.start_timeout, limit, stop, on_tick, lambda: self.hardware.timing.last_tick >= 0,
+                  lambda: f"no valid status on {self.channels.status} within {self.cfg.loop.start_timeout} s (is the "
+                          f"robot driver or `hil sim` running on {self.cfg.lcm.url}?)",
+                  lambda: f"the simulator sent no status on {self.channels.status}")
 
     def summary(self) -> dict:
         hw = self.hardware
@@ -429,3 +418,24 @@ class ControlLoop(Lifecycle):
             **({"sim": self.sim.summary()} if self.sim is not None else {}),
             **({"viz": self.viz.summary()} if self.viz is not None else {}),
         })
+
+
+def run_ticks(loop, start_timeout: float, limit: int | None, stop, on_tick, started, late, silent) -> None:
+    """loop.update() until `limit` ticks after started() turned true, or stop(); on_tick(loop) after each
+    of those. Before the start: TimeoutError(late()) in real time after start_timeout s, TimeoutError(
+    silent()) in lockstep after 1000 ticks (a ControlLoop, or a station's hil.station.StationLoop)."""
+    start_wall = time.monotonic()
+    ticks_after_start = 0
+    while not (stop is not None and stop()):
+        loop.update()
+        if not started():
+            if loop.mode is Mode.REALTIME and time.monotonic() - start_wall > start_timeout:
+                raise TimeoutError(late())
+            if loop.mode is Mode.LOCKSTEP and loop.tick_index > 1000:
+                raise TimeoutError(silent())
+            continue
+        ticks_after_start += 1
+        if on_tick is not None:
+            on_tick(loop)
+        if limit is not None and ticks_after_start >= limit:
+            break

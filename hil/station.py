@@ -18,7 +18,6 @@ safe commands, latched until the station is restarted), `continue_others` lets t
 from __future__ import annotations
 
 import logging
-import time
 
 import lcm
 
@@ -28,7 +27,7 @@ from messages.enums import SafetyState
 
 from .hardware import robot_for
 from .lifecycle import Mode
-from .loop import ControlLoop
+from .loop import ControlLoop, run_ticks
 from .process import RealtimeProcess
 
 log = logging.getLogger(__name__)
@@ -75,10 +74,17 @@ class StationLoop:
             RealTimeClock(self.period_ns, int(first.loop.spin_us * 1e3))
         self.arm_clock = StationClock(self.clock)
         self.policy = station.spec.on_fault
+        # layout num_robots: the arms' hardware on a private LCM, one kuka_driver's two channels on lc
+        private = lcm.LCM("memq://") if station.spec.layout == "num_robots" else None
         self.arms: dict[str, ControlLoop] = {
             name: ControlLoop(cfg, (robots or {}).get(name) or robot_for(cfg), lc, self.mode,
-                              controller=(controllers or {}).get(name), clock=self.arm_clock, **loop_options)
+                              controller=(controllers or {}).get(name), clock=self.arm_clock, hardware_lc=private,
+                              **loop_options)
             for name, cfg in station.arms.items()}
+        self.bus = None
+        if private is not None:
+            from .station_bus import NumRobotsBridge
+            self.bus = NumRobotsBridge(station, lc, private, self.arms)
         self._loops = list(self.arms.values())
         self.stopped_by: str | None = None     # stop_all: the arm whose fault stopped the station
         self.tick_index = 0
@@ -116,6 +122,8 @@ class StationLoop:
         try:
             for arm in self._loops:
                 arm.deactivate()
+            if self.bus is not None:
+                self.bus.flush()            # the arms' exit commands, as one
         finally:
             process, self._process = self._process, None
             if process is not None:
@@ -126,6 +134,8 @@ class StationLoop:
         self.deactivate()
         for arm in self._loops:
             arm.close()
+        if self.bus is not None:
+            self.bus.close()
 
     # --- one tick ---------------------------------------------------------------------------------
     def update(self) -> None:
@@ -135,10 +145,14 @@ class StationLoop:
         k = self.tick_index
         for arm in self._loops:
             arm.hardware.tick = k           # a status any arm's read handles this tick is this tick's
+        if self.bus is not None:
+            self.bus.read()                 # the driver's one status, as each arm's
         for arm in self._loops:
             arm._tick()
         if self.policy == "stop_all" and self.stopped_by is None:
             self._stop_all()
+        if self.bus is not None:
+            self.bus.flush()                # the arms' commands, as the driver's one
         self.tick_index = k + 1
         if self.sim is not None:
             self.sim.step_lockstep()
@@ -162,6 +176,11 @@ class StationLoop:
         """Whether every arm has had its first status."""
         return all(arm.hardware.timing.last_tick >= 0 for arm in self._loops)
 
+    @property
+    def waiting(self) -> list[str]:
+        """The arms still without a first status."""
+        return [name for name, arm in self.arms.items() if arm.hardware.timing.last_tick < 0]
+
     def run(self, duration_s: float | None = None, stop=None, on_tick=None) -> dict:
         """configure, activate, update until `duration_s` of loop time after every arm's first status,
         `stop()`, or (real time) no status from some arm within loop.start_timeout (TimeoutError naming
@@ -176,23 +195,10 @@ class StationLoop:
         limit = None if duration_s is None else int(round(duration_s * 1e9 / self.period_ns))
         try:
             self.activate()
-            start_wall, after_start = time.monotonic(), 0
-            while not (stop is not None and stop()):
-                self.update()
-                if not self.started:
-                    waiting = [n for n, a in self.arms.items() if a.hardware.timing.last_tick < 0]
-                    if self.mode is Mode.REALTIME and time.monotonic() - start_wall > first.loop.start_timeout:
-                        raise TimeoutError(f"no valid status from arm(s) {', '.join(waiting)} within "
-                                           f"{first.loop.start_timeout} s (is `hil sim` of the station running on "
-                                           f"{first.lcm.url}?)")
-                    if self.mode is Mode.LOCKSTEP and self.tick_index > 1000:
-                        raise TimeoutError(f"the simulator sent no status for arm(s) {', '.join(waiting)}")
-                    continue
-                after_start += 1
-                if on_tick is not None:
-                    on_tick(self)
-                if limit is not None and after_start >= limit:
-                    break
+            run_ticks(self, first.loop.start_timeout, limit, stop, on_tick, lambda: self.started,
+                      lambda: f"no valid status from arm(s) {', '.join(self.waiting)} within "
+                              f"{first.loop.start_timeout} s (is `hil sim` of the station running on {first.lcm.url}?)",
+                      lambda: f"the simulator sent no status for arm(s) {', '.join(self.waiting)}")
         finally:
             self.deactivate()
         return self.summary()
@@ -222,6 +228,7 @@ class StationLoop:
                 "faults": [{**f, "arm": name} for name, a in arms.items() for f in a["faults"]],
                 "fault_counts": counts,
                 "arms": arms,
+                **({"kuka_driver": self.bus.summary()} if self.bus is not None else {}),
                 **({"sim": self.sim.summary()} if self.sim is not None else {})}
 
 

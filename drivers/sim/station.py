@@ -26,8 +26,8 @@ from .robot import SimulatedRobot, run_paced
 class SimulatedStation:
     """The station's arms (`robots`, name → SimulatedRobot) on one LCM, stepped together."""
 
-    def __init__(self, robots: dict[str, SimulatedRobot], lc):
-        self.robots, self.lc = robots, lc
+    def __init__(self, robots: dict[str, SimulatedRobot], lc, bus=None):
+        self.robots, self.lc, self.bus = robots, lc, bus
         for robot in robots.values():
             robot.scheduled = True               # stepped by step_lockstep / run_realtime only
 
@@ -35,14 +35,19 @@ class SimulatedStation:
     def from_station(cls, station, lc, plants: dict | None = None) -> "SimulatedStation":
         """Each arm of a drivers.station.Station simulated on `lc` (its plant built from its robot and sim
         sections, or taken from `plants` by name); no viewer (the arms' models would share its channels)."""
-        robots = {}
-        for name, cfg in station.arms.items():
+        robots, spec, bus = {}, station.spec, None
+        if spec.layout == "num_robots":          # one kuka_driver for all (drivers.sim.kuka_bus)
+            from .kuka_bus import KukaDriverBus
+            bus = KukaDriverBus(lc, spec.status, spec.command, len(station.arms))
+        for i, (name, cfg) in enumerate(station.arms.items()):
             sim = cfg.sim
             plant = (plants or {}).get(name) or build_plant(cfg.robot, sim.payload, simulated=True,
                                                              gripper=sim.gripper, objects=sim.objects)
-            robots[name] = SimulatedRobot(plant, sim, cfg.robot.protocol, channels_for(cfg), lc,
-                                          path=f"station.arms.{name}.sim")
-        return cls(robots, lc)
+            robots[name] = SimulatedRobot(plant, sim, cfg.robot.protocol, channels_for(cfg),
+                                          lc if bus is None else bus.port(i), path=f"station.arms[{i}].sim")
+        if bus is not None:
+            bus.robots = list(robots.values())
+        return cls(robots, lc, bus)
 
     def _handle(self) -> None:
         while self.lc.handle_timeout(0) > 0:
@@ -52,6 +57,8 @@ class SimulatedStation:
         """Every arm's status of the current time, without stepping (lockstep: the first)."""
         for robot in self.robots.values():
             robot.publish_status()
+        if self.bus is not None:
+            self.bus.flush()
 
     def step_lockstep(self) -> None:
         """The simulator's half of a station tick: the commands waiting are taken, then every arm advances
@@ -60,11 +67,15 @@ class SimulatedStation:
         for robot in self.robots.values():
             if robot.statuses_published or robot.physics.steps:
                 robot.advance()
+        if self.bus is not None:
+            self.bus.flush()
 
     def tick(self) -> None:
-        """One time step of every arm."""
+        """One time step of every arm (with one kuka_driver for all: then its status)."""
         for robot in self.robots.values():
             robot.tick()
+        if self.bus is not None:
+            self.bus.flush()
 
     @property
     def exited(self):
@@ -72,12 +83,15 @@ class SimulatedStation:
         return next(((name, r.exited) for name, r in self.robots.items() if r.exited is not None), None)
 
     def summary(self) -> dict:
-        """Each arm's SimulatedRobot.summary(), by name."""
-        return {name: robot.summary() for name, robot in self.robots.items()}
+        """Each arm's SimulatedRobot.summary(), by name (and `kuka_driver`: the one driver's, if so)."""
+        return {**{name: robot.summary() for name, robot in self.robots.items()},
+                **({"kuka_driver": self.bus.summary()} if self.bus is not None else {})}
 
     def close(self) -> None:
         for robot in self.robots.values():
             robot.close()
+        if self.bus is not None:
+            self.bus.close()
 
     def run_realtime(self, duration: float | None = None, stop_event: threading.Event | None = None,
                      spin_us: float = 200.0) -> dict:
@@ -110,22 +124,33 @@ def run_station_sim(station, duration: float | None = None, stop_event=None, out
     from .realtime import format_summary
     lc = open_lcm(station.first.lcm.url)
     sim = SimulatedStation.from_station(station, lc)
-    for name, robot in sim.robots.items():
+    for i, (name, robot) in enumerate(sim.robots.items()):
         cfg = station.arms[name]
+        where = f"joints {7 * i}..{7 * i + 6} of the driver's" if sim.bus is not None else \
+            f"status {robot.channels.status}, command {robot.channels.command}"
         print(f"hil sim: arm {name}: {cfg.robot.model.rsplit('/', 1)[-1]} ({robot.n} joints), protocol "
-              f"{cfg.robot.protocol}, status {robot.channels.status}, command {robot.channels.command}"
+              f"{cfg.robot.protocol}, {where}"
               + (f", driver {cfg.sim.driver}" if cfg.sim.driver != "drake_sim" else "")
               + (f", {len(cfg.sim.faults)} faults" if cfg.sim.faults else ""), file=out, flush=True)
+    spec = station.spec
     print(f"hil sim: station of {len(sim.robots)} arms on {station.first.lcm.url}, step "
-          f"{station.first.sim.time_step * 1e3:g} ms", file=out, flush=True)
+          f"{station.first.sim.time_step * 1e3:g} ms"
+          + (f"; one kuka_driver --num_robots {len(sim.robots)}: status {spec.status} ({7 * len(sim.robots)} "
+             f"joints), command {spec.command}" if sim.bus is not None else ""), file=out, flush=True)
     try:
         summary = sim.run_realtime(duration, stop_event)
     finally:
         sim.close()
+    bus = summary["arms"].pop("kuka_driver", None)
     for name, arm in summary["arms"].items():
         arm = {**arm, **{k: summary[k] for k in ("wall_time_s", "real_time_factor", "late_steps",
                                                   "max_lateness_us", "resyncs")}}
         print(format_summary(arm).replace("hil sim:", f"hil sim: arm {name}:", 1), file=out, flush=True)
+    if bus is not None:
+        print(f"hil sim: kuka_driver --num_robots {bus['num_robots']}: {bus['statuses_published']} statuses on "
+              f"{bus['status_channel']}, commands received {bus['commands_received']}, rejected "
+              f"{bus['commands_rejected']}", file=out, flush=True)
+        summary["kuka_driver"] = bus
     exited = sim.exited
     if exited is not None:
         summary["exit"] = {"arm": exited[0], "status": exited[1].status, "message": exited[1].message}
