@@ -37,6 +37,21 @@ def test_two_arms_run_over_udp_in_one_loop(multicast_url):
             assert arm["final_state"] == "RUNNING" and max(arm["tracking_error_rad"]["max"]) < 0.02
 
 
+def test_two_arms_behind_one_kuka_driver_over_udp(multicast_url):
+    """station.layout num_robots: `hil sim` is one kuka_driver --num_robots 2 (one 14-joint status on
+    IIWA_STATUS), `hil run` splits it for the arms and joins their commands into one."""
+    code, summary, sim_out = run_pair(multicast_url, "configs/station/two_iiwas_kuka_driver.yaml")
+    assert "one kuka_driver --num_robots 2: status IIWA_STATUS (14 joints), command IIWA_COMMAND" in sim_out
+    assert "joints 7..13 of the driver's" in sim_out and "the driver ended" not in sim_out
+    bus = summary["kuka_driver"]
+    assert bus["statuses_received"] > 500 and bus["commands_sent"] > 400 and bus["statuses_rejected"] == 0
+    assert code in (0, 3), summary["faults"]
+    for arm in summary["arms"].values():
+        assert abs(arm["status"]["period_ms"] - 5.0) < 0.01 and arm["status"]["exit_command_sent"]
+        if code == 0:
+            assert max(arm["tracking_error_rad"]["max"]) < 0.02
+
+
 def test_one_arm_silent_stops_the_station(multicast_url, tmp_path):
     """The right arm's simulator stops publishing at 1 s: its STATUS_TIMEOUT, then the left arm's
     FAULT [STATION] on the next tick; both send their safe commands to the end; exit 3."""
