@@ -7,6 +7,7 @@ use them:
         run = hil_sim(hil_config("iiwa"), MyLaw, duration=2.0, overrides={"trajectory": {"type": "hold"}})
         assert run.final_state == "RUNNING" and abs(run.q - run.q[0]).max() < 1e-3
 
+`hil_station` runs a station file (several arms in one loop) the same way.
 `pytest --hil-check-alloc` makes every run measure what the law's update() allocates and fails the
 test that allocates. The work is done by hil.testing, imported when a fixture is first used.
 """
@@ -73,6 +74,20 @@ def hil_sim(request):
         return result
 
     return run
+
+
+@pytest.fixture
+def hil_station():
+    """A function that runs a station file (several arms in one loop, docs/station.md) in lockstep
+    against its simulated arms and returns the run (hil.testing.StationRun: `arms`, each arm's SimRun
+    by name; `summary`, `final_state`, `stopped_by`):
+
+        run = hil_station(path, controllers=None, duration=2.0, overrides=None)
+
+    controllers: a law per arm name instead of its controller.type; overrides: the shared sections' keys.
+    """
+    from hil.testing import simulate_station
+    return simulate_station
 
 
 @pytest.fixture(scope="session")

@@ -271,11 +271,14 @@ def test_every_config_round_trips_through_its_dump(path):
 
     from drivers.core.config import dump_config
     from drivers.run_config import parse_config
+    from drivers.station import parse_station
     data = yaml.safe_load((CONFIGS / path).read_text())
     data.pop("scenario", None)
-    cfg = parse_config(data, (CONFIGS / path).parent, path)
-    again = parse_config(yaml.safe_load(dump_config(cfg)), Path("/"), path)
-    assert again == cfg
+    configs = parse_station(data, (CONFIGS / path).parent, path).arms.values() if "station" in data \
+        else [parse_config(data, (CONFIGS / path).parent, path)]        # a station: each arm's (docs/station.md)
+    for cfg in configs:
+        again = parse_config(yaml.safe_load(dump_config(cfg)), Path("/"), path)
+        assert again == cfg
 
 
 def test_a_loaded_config_holds_its_sections_typed(tmp_path):

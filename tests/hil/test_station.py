@@ -187,3 +187,13 @@ def test_a_bad_station_scenario_names_the_key(tmp_path, edit, message):
         load_station_scenario(path)
     with pytest.raises(ConfigError, match="station: makes it a station's scenario"):
         load_scenario(SCENARIO)
+
+
+def test_the_hil_station_fixture_runs_a_station_with_a_law_per_arm(hil_station):
+    """A law per arm by name (gravity compensation on the left: it stays where it starts), the other
+    arm's config's (computed torque along its waypoints)."""
+    from hil.controllers import GravityCompensation
+    run = hil_station(STATION, {"left": GravityCompensation}, duration=0.5, overrides={"lcm": {"url": "memq://"}})
+    left, right = run.arms["left"], run.arms["right"]
+    assert run.final_state == "RUNNING" and left.summary["controller"] != right.summary["controller"]
+    assert np.abs(left.q - left.q[0]).max() < 1e-3 < np.abs(right.q - right.q[0]).max()
