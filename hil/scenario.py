@@ -237,7 +237,7 @@ def compare_golden(golden: dict, now: dict, rtol: float, atol: float) -> list[st
         g, x = golden[key], now[key]
         if key.endswith("transitions"):         # (a station's: `arm.transitions`)
             if g != x:
-                diffs.append("transitions differ:\n" + "\n".join(
+                diffs.append(f"{key} differ:\n" + "\n".join(
                     "    " + line for line in difflib.unified_diff(g, x, "golden", "now", lineterm="", n=1)))
             continue
         g_arr, x_arr = np.atleast_1d(np.asarray(g, dtype=float)), np.atleast_1d(np.asarray(x, dtype=float))

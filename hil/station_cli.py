@@ -37,8 +37,8 @@ def cmd_sim(args) -> int:
 
 def cmd_run(args) -> int:
     """`hil run STATION`: one loop for every arm in real time; the summary per arm and the station's
-    line (--json: the summary as JSON); exit 0, 3 when an arm ended in a fault, 2 when an arm's status
-    never came."""
+    line (--json: the summary as JSON); exit 0, 3 when an arm ended in a fault (the worst arm's state is
+    the station's), 2 when an arm's status never came."""
     from drivers.core.config import open_lcm
 
     from .lifecycle import Mode
@@ -68,4 +68,4 @@ def cmd_run(args) -> int:
             path = Path(args.plot)
             plot(arm.recorder, str(path.with_name(f"{path.stem}_{name}{path.suffix}")))
     print(json.dumps(summary) if args.json else format_station_summary(summary))
-    return 0 if not summary["faults"] else 3
+    return 0 if summary["final_state"] in ("RUNNING", "INIT") or not summary["faults"] else 3   # (hil.cli's rule)

@@ -197,3 +197,29 @@ def test_the_hil_station_fixture_runs_a_station_with_a_law_per_arm(hil_station):
     left, right = run.arms["left"], run.arms["right"]
     assert run.final_state == "RUNNING" and left.summary["controller"] != right.summary["controller"]
     assert np.abs(left.q - left.q[0]).max() < 1e-3 < np.abs(right.q - right.q[0]).max()
+
+
+def test_hil_regress_runs_a_station_scenario_against_its_golden(tmp_path, capsys):
+    """`hil regress FILE` on a station scenario: its per-arm checks and golden in the table, exit 0; a
+    changed outcome is a golden difference named by arm (exit 1)."""
+    import json
+    import shutil
+
+    import yaml
+
+    from hil.cli import main
+    report = tmp_path / "r.json"
+    assert main(["regress", "configs/scenarios/station_two_iiwas_stop_all.yaml", "--report", str(report)]) == 0
+    out = capsys.readouterr().out
+    assert "| station_two_iiwas_stop_all | PASS |" in out and "| same |" in out
+    result = json.loads(report.read_text())["scenarios"][0]
+    assert {c["name"] for c in result["checks"]} >= {"left.final_state", "right.trips", "summary.station.stopped_by"}
+    data = yaml.safe_load(open("configs/scenarios/station_two_iiwas_stop_all.yaml").read())
+    data["station"]["arms"][1]["sim"]["faults"][0]["start"] = 1.5           # the fault later: another outcome
+    (tmp_path / "golden").mkdir()
+    shutil.copy("configs/scenarios/golden/station_two_iiwas_stop_all.json", tmp_path / "golden")
+    changed = tmp_path / "station_two_iiwas_stop_all.yaml"
+    changed.write_text(yaml.safe_dump(data))
+    assert main(["regress", str(changed), "--report", str(report)]) == 1
+    diffs = json.loads(report.read_text())["scenarios"][0]["golden"]["diffs"]
+    assert any(d.startswith("left.transitions differ") for d in diffs), diffs
