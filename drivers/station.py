@@ -62,8 +62,8 @@ class StationSpec:
     """station: the arms and the policy the station applies when one of them faults."""
 
     arms: Annotated[list[ArmSpec], Len(min_length=1, max_length=16), Help("the arms, [{name, ...}]")]
-    # what the other arms do when one faults: stop_all (each gets its safe command, latched until the
-    # station is restarted: FAULT [STATION]) or continue_others (they carry on)
+    # what the other arms do when one faults: stop_all (each gets its safe command, FAULT [STATION], and
+    # every arm stays in FAULT until the station is restarted) or continue_others (they carry on)
     on_fault: Literal["stop_all", "continue_others"] = "stop_all"
     # per_arm: each arm on its own status and command channels (its channels); num_robots: one
     # kuka_driver --num_robots N in front of every arm (iiwas, sim.driver kuka_driver): one lcmt_iiwa_status

@@ -13,7 +13,8 @@ lockstep, and allocation-free in steady state as each arm's tick is.
 
 One arm's fault stops that arm's commands (its safe command, as a lone loop's); `station.on_fault`
 says what the others do: `stop_all` moves every other arm to FAULT [STATION] on the next tick (their
-safe commands, latched until the station is restarted), `continue_others` lets them carry on.
+safe commands) and latches every arm, the faulted one too, until the station is restarted;
+`continue_others` lets them carry on.
 """
 from __future__ import annotations
 
@@ -158,10 +159,12 @@ class StationLoop:
             self.sim.step_lockstep()
 
     def _stop_all(self) -> None:
-        """on_fault stop_all: once an arm is in FAULT, every other arm to FAULT [STATION], latched."""
+        """on_fault stop_all: once an arm is in FAULT, every other arm to FAULT [STATION], and every arm
+        (the faulted one too, whatever its safety.recover) latched there."""
         for name, arm in self.arms.items():
             if arm.safety.state == SafetyState.FAULT:
                 self.stopped_by = name
+                arm.safety.controller_latched = True
                 why = f"station.on_fault stop_all: arm {name!r} faulted ({arm.safety.fault.name}: " \
                       f"{arm.safety.fault_text})"
                 for other in self._loops:

@@ -223,3 +223,16 @@ def test_hil_regress_runs_a_station_scenario_against_its_golden(tmp_path, capsys
     assert main(["regress", str(changed), "--report", str(report)]) == 1
     diffs = json.loads(report.read_text())["scenarios"][0]["golden"]["diffs"]
     assert any(d.startswith("left.transitions differ") for d in diffs), diffs
+
+
+def test_stop_all_keeps_a_recovering_arm_stopped_too():
+    """With safety.recover, the faulted arm would return to RUNNING once at rest (continue_others shows
+    it); under stop_all the station stays stopped: both arms in FAULT to the end."""
+    path = "configs/scenarios/station_two_iiwas_{}.yaml"
+    keys = {"safety": {"recover": True, "recover_after_periods": 50}}
+    alone = simulate_station(path.format("continue"), duration=3.0, overrides=keys)
+    stopped = simulate_station(path.format("stop_all"), duration=3.0, overrides=keys)
+    assert "recovered from CONTROLLER" in " ".join(alone.arms["right"].transitions)
+    assert alone.final_state == "RUNNING"
+    assert [a.final_state for a in stopped.arms.values()] == ["FAULT", "FAULT"]
+    assert not any("recovered" in t for a in stopped.arms.values() for t in a.transitions)
