@@ -1,7 +1,7 @@
 """A station: several arms in one control loop and one simulated cell (docs/station.md).
 
 A station file is a run config whose `station:` section lists the arms. Every other top-level section
-is what the arms share: `lcm`, `loop`, `telemetry` and `viz` are the station's alone; `robot`,
+is what the arms share: `loop`, `telemetry` and `viz` are the station's alone; `robot`, `lcm`,
 `channels`, `controller`, `trajectory`, `safety`, `sensors` and `sim` are each arm's defaults, which an
 arm's own sections override key by key (nested mappings merged, as hil.testing.merged does for
 overrides). Each arm is then validated as a whole run config (drivers.run_config), its errors named
@@ -17,7 +17,9 @@ overrides). Each arm is then validated as a whole run config (drivers.run_config
 
 An arm's channels default to the prefix of its name in capitals (`LEFT_IIWA_STATUS`, `LEFT_IIWA_COMMAND`,
 `LEFT_HIL_TELEMETRY`, ...: messages.channels.Channels.for_robot's prefix); the e-stop stays cell-wide.
-The arms step together: one loop period, one simulated time step and one driver for all.
+An arm may be on an LCM bus of its own (its `lcm.url`, as Drake's IiwaDriver's lcm_bus keeps arms
+apart under the same IIWA_STATUS / IIWA_COMMAND). The arms step together: one loop period, one
+simulated time step and one driver for all.
 """
 from __future__ import annotations
 
@@ -34,10 +36,8 @@ from drivers.core.schema import ConfigError, Help, load, read_yaml
 
 from .run_config import parse_config
 
-ARM_SECTIONS = ("robot", "channels", "controller", "trajectory", "safety", "sensors", "sim")
+ARM_SECTIONS = ("robot", "lcm", "channels", "controller", "trajectory", "safety", "sensors", "sim")
 """The sections an arm may set (over the station's defaults)."""
-STATION_SECTIONS = ("lcm", "loop", "telemetry", "viz")
-"""The sections only the station sets: one LCM, one loop rate, one telemetry rate, one viewer."""
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 
 
@@ -48,6 +48,8 @@ class ArmSpec:
     # its summary's key and, in capitals, its channels' prefix (left: LEFT_IIWA_STATUS)
     name: Annotated[str, Help("the arm's name, e.g. left")]
     robot: dict[str, Any] = field(default_factory=dict)        # over the station's robot section
+    # over the station's lcm section: an arm on an LCM bus of its own (as Drake's IiwaDriver lcm_bus)
+    lcm: dict[str, Any] = field(default_factory=dict)
     # the arm's channels (messages.channels.Channels keys, or prefix); None: prefix NAME_ in capitals
     channels: Optional[dict[str, str]] = None
     controller: dict[str, Any] = field(default_factory=dict)   # over the station's controller section
@@ -83,8 +85,13 @@ class Station:
 
     @property
     def first(self) -> RunConfig:
-        """The first arm's config: the station's shared sections (lcm, loop, telemetry) are its."""
+        """The first arm's config: the station's shared sections (loop, telemetry) are its."""
         return next(iter(self.arms.values()))
+
+    @property
+    def buses(self) -> list[str]:
+        """The LCM URLs the arms are on, each once, in the arms' order."""
+        return list(dict.fromkeys(cfg.lcm.url for cfg in self.arms.values()))
 
 
 def is_station(path: str | Path) -> bool:
@@ -144,18 +151,19 @@ def load_station(path: str | Path, overrides: dict | None = None) -> Station:
 
 
 def _check_together(arms: list[tuple[str, RunConfig]], source: str) -> None:
-    """The arms share one LCM bus and step together: their own channels differ, and one simulated time
-    step, driver and driver period serve them all."""
-    seen: dict[str, str] = {}
+    """The arms step together: on one LCM bus their own channels differ, and one simulated time step,
+    driver and driver period serve them all."""
+    seen: dict[tuple[str, str], str] = {}
     for i, (name, cfg) in enumerate(arms):
         ch = channels_for(cfg)
         for what in ("status", "command", "telemetry", "safety", "plan", "driver_health", "run_info"):
             channel = getattr(ch, what)
-            if channel in seen:
+            if (cfg.lcm.url, channel) in seen:
                 raise ConfigError(f"station.arms[{i}].channels", f"arm {name!r}'s {what} channel {channel} is arm "
-                                                                 f"{seen[channel]!r}'s too: give each arm its own "
-                                                                 f"(channels.prefix)", source)
-            seen[channel] = name
+                                                                 f"{seen[cfg.lcm.url, channel]!r}'s too on "
+                                                                 f"{cfg.lcm.url}: give each arm its own "
+                                                                 f"(channels.prefix) or its own bus (lcm.url)", source)
+            seen[cfg.lcm.url, channel] = name
     _, first = arms[0]
     for i, (name, cfg) in enumerate(arms[1:], 1):
         for key, mine, theirs in (("sim.time_step", cfg.sim.time_step, first.sim.time_step),
@@ -173,6 +181,9 @@ def _check_num_robots(spec: StationSpec, arms: list[tuple[str, RunConfig]], sour
     if spec.status == spec.command:
         raise ConfigError("station.command", f"{spec.command} is the status channel too", source)
     for i, (name, cfg) in enumerate(arms):
+        if cfg.lcm.url != arms[0][1].lcm.url:
+            raise ConfigError(f"station.arms[{i}].lcm.url", f"layout num_robots is one driver on one bus: "
+                                                            f"{arms[0][1].lcm.url}, not {cfg.lcm.url}", source)
         if cfg.robot.protocol != "iiwa":
             raise ConfigError(f"station.arms[{i}].robot.protocol", f"layout num_robots is kuka_driver's: iiwa arms "
                                                                    f"only, got {cfg.robot.protocol}", source)

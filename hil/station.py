@@ -59,7 +59,8 @@ class StationClock:
 
 
 class StationLoop:
-    """The loop of a drivers.station.Station: its arms' ControlLoops ticked together on `lc`.
+    """The loop of a drivers.station.Station: its arms' ControlLoops ticked together, on `lc` (one LCM for
+    every arm, or a mapping of each bus's URL, station.buses, to its LCM).
 
     `sim`: a drivers.sim.station.SimulatedStation on the same (memq://) LCM, stepped after each tick
     (lockstep), or None (real time against `hil sim` of the station, or real arms). `controllers`: a
@@ -68,7 +69,8 @@ class StationLoop:
 
     def __init__(self, station, lc, mode: Mode | str = Mode.REALTIME, sim=None, controllers: dict | None = None,
                  robots: dict | None = None, **loop_options):
-        self.station, self.lc, self.mode, self.sim = station, lc, Mode(mode), sim
+        self.station, self.mode, self.sim = station, Mode(mode), sim
+        self.buses = lc if isinstance(lc, dict) else {url: lc for url in station.buses}
         first = station.first
         self.period_ns = int(round(1e9 / first.loop.rate_hz))
         self.clock = LockstepClock(self.period_ns) if self.mode is Mode.LOCKSTEP else \
@@ -78,14 +80,14 @@ class StationLoop:
         # layout num_robots: the arms' hardware on a private LCM, one kuka_driver's two channels on lc
         private = lcm.LCM("memq://") if station.spec.layout == "num_robots" else None
         self.arms: dict[str, ControlLoop] = {
-            name: ControlLoop(cfg, (robots or {}).get(name) or robot_for(cfg), lc, self.mode,
+            name: ControlLoop(cfg, (robots or {}).get(name) or robot_for(cfg), self.buses[cfg.lcm.url], self.mode,
                               controller=(controllers or {}).get(name), clock=self.arm_clock, hardware_lc=private,
                               **loop_options)
             for name, cfg in station.arms.items()}
         self.bus = None
         if private is not None:
             from .station_bus import NumRobotsBridge
-            self.bus = NumRobotsBridge(station, lc, private, self.arms)
+            self.bus = NumRobotsBridge(station, self.buses[station.first.lcm.url], private, self.arms)
         self._loops = list(self.arms.values())
         self.stopped_by: str | None = None     # stop_all: the arm whose fault stopped the station
         self.tick_index = 0
@@ -200,7 +202,8 @@ class StationLoop:
             self.activate()
             run_ticks(self, first.loop.start_timeout, limit, stop, on_tick, lambda: self.started,
                       lambda: f"no valid status from arm(s) {', '.join(self.waiting)} within "
-                              f"{first.loop.start_timeout} s (is `hil sim` of the station running on {first.lcm.url}?)",
+                              f"{first.loop.start_timeout} s (is `hil sim` of the station running on "
+                              f"{', '.join(self.station.buses)}?)",
                       lambda: f"the simulator sent no status for arm(s) {', '.join(self.waiting)}")
         finally:
             self.deactivate()
@@ -236,11 +239,12 @@ class StationLoop:
 
 
 def make_station_lockstep(station, lc=None, controllers: dict | None = None, **loop_options):
-    """(StationLoop, SimulatedStation) on `lc` (default: a new memq:// LCM), CONFIGURED, each arm's first
-    status not yet published (sim.publish_status()). The loop period must equal the simulated status
-    period, as hil.lockstep's."""
+    """(StationLoop, SimulatedStation) on `lc` (default: a new memq:// LCM per bus of the station, so
+    arms on buses of their own hear nothing of each other), CONFIGURED, each arm's first status not yet
+    published (sim.publish_status()). The loop period must equal the simulated status period, as
+    hil.lockstep's."""
     from drivers.sim.station import SimulatedStation
-    lc = lc or lcm.LCM("memq://")
+    lc = lc or {url: lcm.LCM("memq://") for url in station.buses}
     first = station.first
     period_ns = int(round(1e9 / first.loop.rate_hz))
     key, step = ("sim.kuka_driver.time_step", first.sim.kuka_driver.time_step) \

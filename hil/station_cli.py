@@ -47,12 +47,13 @@ def cmd_run(args) -> int:
         raise ConfigError("--check-alloc", "measures one arm's law: run it on that arm's own config", args.config)
     station = load(args.config, args.lcm_url, args.log)
     first = station.first
-    loop = StationLoop(station, open_lcm(first.lcm.url), Mode.REALTIME).configure()
+    loop = StationLoop(station, {url: open_lcm(url) for url in station.buses}, Mode.REALTIME).configure()
     spec = station.spec
     where = f"kuka_driver --num_robots {len(loop.arms)}'s {7 * len(loop.arms)}-joint status on {spec.status}" \
         if spec.layout == "num_robots" else \
         f"statuses on {', '.join(arm.channels.status for arm in loop.arms.values())}"
-    print(f"hil run: station of {len(loop.arms)} arms ({', '.join(loop.arms)}), {where} ({first.lcm.url}), up to "
+    print(f"hil run: station of {len(loop.arms)} arms ({', '.join(loop.arms)}), {where} "
+          f"({', '.join(station.buses)}), up to "
           f"{first.loop.start_timeout:g} s", file=sys.stderr, flush=True)
     with stop_on_signals() as stop:
         try:

@@ -543,7 +543,7 @@ class SimulatedRobot:
         first = self.physics.steps
         self._lockstep = False
         try:
-            clock, wall = run_paced(period, spin_us, self.lc, self.publish_status, self.tick, stop_event,
+            clock, wall = run_paced(period, spin_us, (self.lc,), self.publish_status, self.tick, stop_event,
                                     lambda: (end is not None and self.physics.steps >= end) or self.exited is not None)
         finally:
             self._lockstep = True
@@ -554,11 +554,11 @@ class SimulatedRobot:
         return summary
 
 
-def run_paced(period_ns: int, spin_us: float, lc, publish, tick, stop_event, done) -> tuple:
+def run_paced(period_ns: int, spin_us: float, lcs, publish, tick, stop_event, done) -> tuple:
     """Steps paced to the wall clock (drivers.core.clock.RealTimeClock: sleep until spin_us before each
     deadline, then spin; up to 100 periods late caught up, later re-phased): publish(), then per period
-    the LCM messages waiting and tick(), until done(), stop_event is set or SIGINT/SIGTERM (handled while
-    running in the main thread). Returns (the clock, the wall time in ns)."""
+    the messages waiting on each LCM of `lcs` and tick(), until done(), stop_event is set or
+    SIGINT/SIGTERM (handled while running in the main thread). Returns (the clock, the wall time in ns)."""
     clock = RealTimeClock(period_ns, int(spin_us * 1e3), max_catch_up=100)
     interrupted = 0
     with stop_on_signals() as stop:
@@ -567,8 +567,9 @@ def run_paced(period_ns: int, spin_us: float, lc, publish, tick, stop_event, don
         while not stop.is_set() and not (stop_event is not None and stop_event.is_set()) and not done():
             clock.wait()
             try:
-                while lc.handle_timeout(0) > 0:
-                    pass
+                for lc in lcs:
+                    while lc.handle_timeout(0) > 0:
+                        pass
                 interrupted = 0
             except OSError:
                 # select() interrupted (EINTR) by SIGTERM/SIGINT, whose handler sets `stop`; a broken

@@ -1,6 +1,6 @@
 """The simulated station: several arms, each a SimulatedRobot behind its own channels, stepped together.
 
-    station = SimulatedStation.from_station(drivers.station.load_station(path), lc)
+    station = SimulatedStation.from_station(drivers.station.load_station(path), lc)   # or {url: lc}
     station.publish_status()       # lockstep: every arm's first status
     station.step_lockstep()        # hil.station's scheduler, after the loop's tick: every arm one step
     station.run_realtime(duration) # `hil sim STATION`: one wall clock for all the arms
@@ -26,32 +26,36 @@ from .robot import SimulatedRobot, run_paced
 class SimulatedStation:
     """The station's arms (`robots`, name → SimulatedRobot) on one LCM, stepped together."""
 
-    def __init__(self, robots: dict[str, SimulatedRobot], lc, bus=None):
-        self.robots, self.lc, self.bus = robots, lc, bus
+    def __init__(self, robots: dict[str, SimulatedRobot], lcs, bus=None):
+        self.robots, self.lcs, self.bus = robots, list(lcs), bus
         for robot in robots.values():
             robot.scheduled = True               # stepped by step_lockstep / run_realtime only
 
     @classmethod
     def from_station(cls, station, lc, plants: dict | None = None) -> "SimulatedStation":
-        """Each arm of a drivers.station.Station simulated on `lc` (its plant built from its robot and sim
-        sections, or taken from `plants` by name); no viewer (the arms' models would share its channels)."""
+        """Each arm of a drivers.station.Station simulated on its bus: `lc` one LCM for every arm, or a
+        mapping of each bus's URL (station.buses) to its LCM; its plant built from its robot and sim
+        sections, or taken from `plants` by name. No viewer (the arms' models would share its channels)."""
         robots, spec, bus = {}, station.spec, None
-        if spec.layout == "num_robots":          # one kuka_driver for all (drivers.sim.kuka_bus)
+        buses = lc if isinstance(lc, dict) else {url: lc for url in station.buses}
+        if spec.layout == "num_robots":          # one kuka_driver for all (drivers.sim.kuka_bus), on one bus
             from .kuka_bus import KukaDriverBus
-            bus = KukaDriverBus(lc, spec.status, spec.command, len(station.arms))
+            bus = KukaDriverBus(buses[station.first.lcm.url], spec.status, spec.command, len(station.arms))
         for i, (name, cfg) in enumerate(station.arms.items()):
             sim = cfg.sim
             plant = (plants or {}).get(name) or build_plant(cfg.robot, sim.payload, simulated=True,
                                                              gripper=sim.gripper, objects=sim.objects)
             robots[name] = SimulatedRobot(plant, sim, cfg.robot.protocol, channels_for(cfg),
-                                          lc if bus is None else bus.port(i), path=f"station.arms[{i}].sim")
+                                          buses[cfg.lcm.url] if bus is None else bus.port(i),
+                                          path=f"station.arms[{i}].sim")
         if bus is not None:
             bus.robots = list(robots.values())
-        return cls(robots, lc, bus)
+        return cls(robots, {id(x): x for x in buses.values()}.values(), bus)
 
     def _handle(self) -> None:
-        while self.lc.handle_timeout(0) > 0:
-            pass
+        for lc in self.lcs:
+            while lc.handle_timeout(0) > 0:
+                pass
 
     def publish_status(self) -> None:
         """Every arm's status of the current time, without stepping (lockstep: the first)."""
@@ -105,7 +109,7 @@ class SimulatedStation:
         for robot in self.robots.values():
             robot._lockstep = False
         try:
-            clock, wall = run_paced(period, spin_us, self.lc, self.publish_status, self.tick, stop_event,
+            clock, wall = run_paced(period, spin_us, self.lcs, self.publish_status, self.tick, stop_event,
                                     lambda: (end is not None and first.physics.steps >= end) or self.exited is not None)
         finally:
             for robot in self.robots.values():
@@ -122,18 +126,18 @@ def run_station_sim(station, duration: float | None = None, stop_event=None, out
     from drivers.core.config import open_lcm
 
     from .realtime import format_summary
-    lc = open_lcm(station.first.lcm.url)
-    sim = SimulatedStation.from_station(station, lc)
+    sim = SimulatedStation.from_station(station, {url: open_lcm(url) for url in station.buses})
     for i, (name, robot) in enumerate(sim.robots.items()):
         cfg = station.arms[name]
         where = f"joints {7 * i}..{7 * i + 6} of the driver's" if sim.bus is not None else \
-            f"status {robot.channels.status}, command {robot.channels.command}"
+            f"status {robot.channels.status}, command {robot.channels.command}" + \
+            (f" on {cfg.lcm.url}" if len(station.buses) > 1 else "")
         print(f"hil sim: arm {name}: {cfg.robot.model.rsplit('/', 1)[-1]} ({robot.n} joints), protocol "
               f"{cfg.robot.protocol}, {where}"
               + (f", driver {cfg.sim.driver}" if cfg.sim.driver != "drake_sim" else "")
               + (f", {len(cfg.sim.faults)} faults" if cfg.sim.faults else ""), file=out, flush=True)
     spec = station.spec
-    print(f"hil sim: station of {len(sim.robots)} arms on {station.first.lcm.url}, step "
+    print(f"hil sim: station of {len(sim.robots)} arms on {', '.join(station.buses)}, step "
           f"{station.first.sim.time_step * 1e3:g} ms"
           + (f"; one kuka_driver --num_robots {len(sim.robots)}: status {spec.status} ({7 * len(sim.robots)} "
              f"joints), command {spec.command}" if sim.bus is not None else ""), file=out, flush=True)

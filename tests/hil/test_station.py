@@ -236,3 +236,35 @@ def test_stop_all_keeps_a_recovering_arm_stopped_too():
     assert alone.final_state == "RUNNING"
     assert [a.final_state for a in stopped.arms.values()] == ["FAULT", "FAULT"]
     assert not any("recovered" in t for a in stopped.arms.values() for t in a.transitions)
+
+
+def test_arms_on_buses_of_their_own_use_drakes_channel_names():
+    """As Drake's hardware_sim keeps IiwaDrivers apart by lcm_bus: each arm on its own LCM URL under the
+    same IIWA_STATUS / IIWA_COMMAND; in lockstep each bus is its own memq:// LCM, and the arms run as
+    they run on one bus with prefixed channels."""
+    data = {**BASE, "trajectory": {"type": "quintic", "goal": [0.3, 0.6, 0.0, -1.2, 0.0, 0.8, 0.0], "duration": 1.0},
+            "station": {"arms": [{"name": "a", "channels": {"prefix": ""}, "lcm": {"url": "udpm://239.255.76.67:7701"}},
+                                 {"name": "b", "channels": {"prefix": ""}, "lcm": {"url": "udpm://239.255.76.67:7702"}}]}}
+    from drivers.core.config import channels_for
+    from drivers.core.paths import CONFIGS
+    s = parse_station(data, CONFIGS, "s.yaml")
+    assert s.buses == ["udpm://239.255.76.67:7701", "udpm://239.255.76.67:7702"]
+    assert {channels_for(c).status for c in s.arms.values()} == {"IIWA_STATUS"}
+    loop, sim = make_station_lockstep(s)
+    assert loop.arms["a"].lc is not loop.arms["b"].lc and len(sim.lcs) == 2
+    from hil.lockstep import run_closed
+    summary = run_closed(loop, sim, 1.5)
+    assert [a["final_state"] for a in summary["arms"].values()] == ["RUNNING", "RUNNING"]
+    assert all(a["status"]["foreign_commands"] == 0 for a in summary["arms"].values())
+    same_bus = station([{"name": "a"}, {"name": "b"}], trajectory=data["trajectory"])
+    together = simulate_station_of(same_bus, 1.5)
+    assert summary["arms"]["a"]["tracking_error_rad"] == together["arms"]["a"]["tracking_error_rad"]
+    data["station"]["arms"][1]["lcm"]["url"] = "udpm://239.255.76.67:7701"      # the same bus: a clash
+    with pytest.raises(ConfigError, match=r"station.arms\[1\].channels: .* IIWA_STATUS is arm 'a''s too on"):
+        parse_station(data, CONFIGS, "s.yaml")
+
+
+def simulate_station_of(s, duration: float) -> dict:
+    from hil.lockstep import run_closed
+    loop, sim = make_station_lockstep(s)
+    return run_closed(loop, sim, duration)

@@ -76,3 +76,27 @@ def test_a_bad_station_file_exits_2_with_one_line(tmp_path):
                              text=True, timeout=60)
         assert out.returncode == 2 and "station.arms[1].name: 'left' names two arms" in out.stderr, out.stderr
         assert "Traceback" not in out.stderr
+
+
+def test_two_arms_on_buses_of_their_own_over_udp(tmp_path):
+    """Drake's way: each arm on a multicast group port of its own under IIWA_STATUS / IIWA_COMMAND;
+    `hil sim` and `hil run` of the station each listen on both."""
+    from messages.channels import private_lcm_url
+    from tests.conftest import _multicast_problem
+    urls = [private_lcm_url(), private_lcm_url()]
+    problem = _multicast_problem(urls[0])
+    if problem or urls[0] == urls[1]:
+        import pytest
+        pytest.skip(problem or "the same port twice")
+    station = tmp_path / "s.yaml"
+    text = open(STATION).read()
+    for name, url in zip(("left", "right"), urls):
+        text = text.replace(f"    - name: {name}\n",
+                            f"    - name: {name}\n      lcm: {{url: \"{url}\"}}\n      channels: {{prefix: \"\"}}\n")
+    station.write_text(text)
+    code, summary, sim_out = run_pair(urls[0], str(station))
+    assert f"status IIWA_STATUS, command IIWA_COMMAND on {urls[0]}" in sim_out
+    assert f"status IIWA_STATUS, command IIWA_COMMAND on {urls[1]}" in sim_out
+    assert code in (0, 3), summary["faults"]
+    for arm in summary["arms"].values():
+        assert arm["status"]["commands_sent"] > 2000 and arm["status"]["foreign_commands"] == 0
