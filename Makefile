@@ -69,6 +69,7 @@ bench: build placo-env
 	$(PY) benchmarks/bench_dynamics.py
 	$(PY) benchmarks/bench_mass_matrix.py
 	$(PY) benchmarks/bench_regressor.py
+	$(PY) benchmarks/bench_identify.py
 	$(PY) benchmarks/bench_messages.py
 	$(PY) benchmarks/bench_serial_codec.py
 	$(PY) benchmarks/bench_loop.py --duration 60

@@ -44,6 +44,7 @@ class IdentifyOptions:
     holdout: float = 0.25         # the last share of each log's time, kept out of the fit
     base: bool = False            # the whole arm's base parameters instead of a payload
     consistent: bool = True       # enforce the pseudo-inertia PSD (a convex solver; hil.identify_fit)
+    solver: str = "clarabel"      # the consistent fit's conic solver through cvxpy: clarabel or scs
     # status periods by which the measured torque is moved earlier; None: 0.5 for a lockstep log (the
     # simulated robot reports the torque that acted during the step ending at the status), else 0
     torque_shift: float | None = None
@@ -246,7 +247,7 @@ def identify(paths: list[str], opts: IdentifyOptions | None = None, cfg=None) ->
     t2 = time.perf_counter()
     prior = plant.GetDefaultInertialParameters()[np.concatenate([np.arange(10 * b, 10 * b + 10)
                                                                  for b in reg.bodies])] if reg.bodies else None
-    est = fit(reg, opts.consistent, prior)
+    est = fit(reg, opts.consistent, prior, opts.solver)
     t3 = time.perf_counter()
     n, p = reg.n, reg.n_inertial
     theta = est["theta"]

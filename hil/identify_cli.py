@@ -23,7 +23,7 @@ def cmd_identify(args) -> int:
     cfg = _load(args.config, None) if args.config else None
     opts = IdentifyOptions(frame=args.frame, cutoff=args.cutoff, order=args.order, epsilon=args.epsilon,
                            v_min=args.v_min, holdout=args.holdout, base=args.base, consistent=not args.unconstrained,
-                           torque_shift=args.torque_shift)
+                           torque_shift=args.torque_shift, solver=args.solver)
     for path in args.logs:
         _log(path)
     with _reading(args.logs[0]):
@@ -65,6 +65,8 @@ IDENTIFY = Command("identify", cmd_identify, "LOG [LOG ...]", (
     arg("--base", action="store_true", help="the whole arm's base parameters instead of a payload"),
     arg("--unconstrained", action="store_true",
         help="plain least squares, no physical-consistency constraint (no cvxpy needed)"),
+    arg("--solver", choices=("clarabel", "scs"), default="clarabel",
+        help="the consistent fit's conic solver (default clarabel)"),
     arg("--torque-shift", type=float, default=None, metavar="PERIODS",
         help="status periods the measured torque is moved earlier (default: 0.5 for a lockstep log, else 0)"),
     OUT, arg("--plot", metavar="FILE.png", help="write the held-out torque prediction per joint to this PNG"),

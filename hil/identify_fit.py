@@ -15,7 +15,7 @@ distribution if and only if its pseudo-inertia
 
 (I_Fo the rotational inertia about Fo). The consistent estimate minimises the same weighted squares
 with J ⪰ 0 (each body's, in the base mode) and b_v, b_c >= 0: a semidefinite program, modelled with
-cvxpy and solved by Clarabel (an interior-point conic solver; SCS if Clarabel is missing), on the
+cvxpy and solved by Clarabel (an interior-point conic solver; or SCS, first-order), on the
 R factor of the rows' QR (‖A θ − y‖² = ‖R θ − Qᵀ y‖² + const), so its size does not grow with the
 log. In the base mode the rank-deficient regressor is regularised towards the model's parameters
 (the unidentifiable directions keep the prior's values) and the base parameters are reported: the
@@ -35,15 +35,21 @@ class IdentifyError(HilstackError, RuntimeError):
     """The estimate cannot be made (a missing solver, a failed solve)."""
 
 
+def lstsq(A, y) -> np.ndarray:
+    """The least-squares (minimum-norm when rank-deficient) solution: LAPACK's gelsy, a pivoted QR."""
+    from scipy.linalg import lstsq as solve
+    return solve(A, y, lapack_driver="gelsy", check_finite=False)[0]
+
+
 def weighted(A, y, joint, n: int) -> tuple:
     """(θ, σ_j, the weighted rows' Aw, yw): the two-step weighted least squares."""
-    theta = np.linalg.lstsq(A, y, rcond=None)[0]
+    theta = lstsq(A, y)
     r = y - A @ theta
     sigma = np.array([np.sqrt(np.mean(r[joint == j] ** 2)) if np.any(joint == j) else 1.0 for j in range(n)])
     sigma = np.maximum(sigma, 1e-9)
     w = 1.0 / sigma[joint]
     Aw, yw = A * w[:, None], y * w
-    return np.linalg.lstsq(Aw, yw, rcond=None)[0], sigma, Aw, yw
+    return lstsq(Aw, yw), sigma, Aw, yw
 
 
 def standard_errors(Aw, yw, theta) -> tuple:
@@ -88,10 +94,10 @@ def _pseudo_inertia_expr(cp, x):
                     [h[0], h[1], h[2], m]])
 
 
-def consistent(Aw, yw, n_inertial: int, n: int, prior=None) -> np.ndarray:
+def consistent(Aw, yw, n_inertial: int, n: int, prior=None, solver: str = "clarabel") -> np.ndarray:
     """θ minimising ‖Aw θ − yw‖² with every 10-parameter block of the first n_inertial columns'
     pseudo-inertia ⪰ 0 and the friction (the last 2n) >= 0; `prior` (n_inertial,): regularised
-    towards it (base mode)."""
+    towards it (base mode); `solver`: cvxpy's name of the conic solver (clarabel, scs)."""
     cp = _cvxpy()
     R = np.linalg.qr(Aw, mode="r")
     z = np.linalg.lstsq(R.T, Aw.T @ yw, rcond=None)[0]          # Qᵀ y from Rᵀ z = Aᵀ y
@@ -105,15 +111,16 @@ def consistent(Aw, yw, n_inertial: int, n: int, prior=None) -> np.ndarray:
         J = _pseudo_inertia_expr(cp, theta[b:b + 10])
         cons.append(0.5 * (J + J.T) >> 0)
     problem = cp.Problem(cp.Minimize(cost), cons)
-    solvers = [s for s in ("CLARABEL", "SCS") if s in cp.installed_solvers()]
-    if not solvers:
-        raise IdentifyError("cvxpy has no semidefinite solver: pip install clarabel (or scs)")
+    name = solver.upper()
+    if name not in cp.installed_solvers():
+        raise IdentifyError(f"cvxpy has no {solver} solver here (installed: {', '.join(cp.installed_solvers())}): "
+                            f"pip install {solver}")
     try:
-        problem.solve(solver=solvers[0])
+        problem.solve(solver=name)
     except cp.error.SolverError as e:
-        raise IdentifyError(f"the consistent fit failed in {solvers[0]}: {e}") from None
+        raise IdentifyError(f"the consistent fit failed in {solver}: {e}") from None
     if theta.value is None or problem.status not in ("optimal", "optimal_inaccurate"):
-        raise IdentifyError(f"the consistent fit ended {problem.status} in {solvers[0]}")
+        raise IdentifyError(f"the consistent fit ended {problem.status} in {solver}")
     return np.asarray(theta.value, dtype=float)
 
 
@@ -128,7 +135,7 @@ def base_parameters(A, n_inertial: int) -> tuple:
     return P[:r], P[r:], K
 
 
-def fit(reg, consistent_fit: bool = True, prior=None) -> dict:
+def fit(reg, consistent_fit: bool = True, prior=None, solver: str = "clarabel") -> dict:
     """The estimate of a Regression: θ (consistent when asked), standard errors, per-joint σ and
     the held-out prediction RMS per joint (model alone, least squares, the estimate)."""
     theta_ls, sigma, Aw, yw = weighted(reg.A, reg.y, reg.joint, reg.n)
@@ -138,9 +145,9 @@ def fit(reg, consistent_fit: bool = True, prior=None) -> dict:
         indep, dep, K = base_parameters(Aw, reg.n_inertial)
         out["base"] = (indep, dep, K)
         Ab = np.hstack([Aw[:, indep], Aw[:, reg.n_inertial:]])
-        beta = np.linalg.lstsq(Ab, yw, rcond=None)[0]
+        beta = lstsq(Ab, yw)
         out["beta_ls"], out["beta_se"] = beta, standard_errors(Ab, yw, beta)[0]
-    theta = consistent(Aw, yw, reg.n_inertial, reg.n, prior if reg.bodies else None) if consistent_fit \
+    theta = consistent(Aw, yw, reg.n_inertial, reg.n, prior if reg.bodies else None, solver) if consistent_fit \
         else theta_ls
     out["theta"] = theta
     out["rms_model"] = _rms(reg.y_test, reg.joint_test, reg.n) if not reg.bodies else None
