@@ -129,6 +129,8 @@ def filtered(s: Samples, opts: IdentifyOptions) -> tuple:
     if not 0 < opts.cutoff < nyquist:
         raise ConfigError("--cutoff", f"must be in (0, {nyquist:g}) Hz (the status rate's Nyquist), "
                                       f"got {opts.cutoff:g}")
+    if opts.order < 1:
+        raise ConfigError("--order", f"must be at least 1, got {opts.order}")
     sos = butter(opts.order, opts.cutoff, fs=1.0 / h, output="sos")
     if len(s.t) <= 3 * (2 * len(sos) + 1):
         raise LogError(f"{s.path}: {len(s.t)} statuses are too few to filter")

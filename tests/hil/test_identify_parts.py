@@ -117,16 +117,42 @@ def test_the_consistent_fit_is_physical_where_least_squares_is_not():
     assert np.sum((Aw @ theta - yw) ** 2) < 1.05 * np.sum((Aw @ theta_ls - yw) ** 2)
 
 
-def test_without_cvxpy_the_command_says_what_to_install_in_one_line(tmp_path, monkeypatch, capsys):
-    monkeypatch.setitem(sys.modules, "cvxpy", None)
-    log = tmp_path / "run.lcmlog"
+@pytest.fixture(scope="module")
+def short_log(tmp_path_factory):
+    """A 4.5 s log of a short excitation (no optimisation) against the shipped config's simulated iiwa."""
+    log = tmp_path_factory.mktemp("short") / "run.lcmlog"
     hil.run(load_config(CONFIG, {"telemetry": {"log": str(log)}, "trajectory": {
         "type": "excitation", "excitation": {"optimize": False, "base_frequency": 0.5, "periods": 2,
                                              "ramp": 0.5}}}), duration=4.5)
-    assert main(["identify", str(log)]) == 2
+    return log
+
+
+def one_line_error(capsys) -> str:
     err = capsys.readouterr().err.strip()
-    assert "\n" not in err and "pip install 'hilstack[identify]'" in err, err
-    assert main(["identify", str(log), "--unconstrained"]) == 0      # least squares needs no cvxpy
+    assert err and "\n" not in err and "Traceback" not in err, err
+    return err
+
+
+def test_without_cvxpy_the_command_says_what_to_install_in_one_line(short_log, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "cvxpy", None)
+    assert main(["identify", str(short_log)]) == 2
+    assert "pip install 'hilstack[identify]'" in one_line_error(capsys)
+    assert main(["identify", str(short_log), "--unconstrained"]) == 0      # least squares needs no cvxpy
+
+
+def test_the_commands_refuse_what_they_cannot_identify_in_one_line(short_log, tmp_path, capsys):
+    assert main(["identify", str(tmp_path / "none.lcmlog")]) == 2
+    assert "no such log file" in one_line_error(capsys)
+    assert main(["identify", str(short_log), "--cutoff", "900"]) == 2
+    assert "--cutoff" in one_line_error(capsys)
+    still = tmp_path / "still.lcmlog"
+    hil.run(load_config(CONFIG, {"telemetry": {"log": str(still)}, "trajectory": {"type": "hold"}}), duration=1.0)
+    assert main(["identify", str(still)]) == 2
+    assert "too little motion" in one_line_error(capsys)
+    hold = tmp_path / "hold.yaml"
+    hold.write_text(CONFIG.read_text().replace("type: excitation", "type: hold"))
+    assert main(["run", str(hold), "--identify"]) == 2
+    assert "trajectory.type" in one_line_error(capsys)
 
 
 def test_the_excitation_keeps_the_torque_within_the_effort_limits():
