@@ -1,5 +1,6 @@
 """`hil identify LOG [LOG ...]`: a payload's inertial parameters and the joints' friction from run
-logs (issue 29); hil.identify_fit solves, hil.identify_report reports and closes the loop.
+logs (issue 29): the rows; hil.identify_fit solves, hil.identify_report reports, hil.identify_run
+closes the loop (`hil run CONFIG --identify`).
 
 From each log (`hil run --log`, `hil demo --log`, or lcm-logger with --config): the robot's status,
 q, v and the measured joint torque τ in MultibodyPlant's signs (hil.hardware's torque_signs), on the
@@ -82,6 +83,7 @@ def read_samples(path: str | Path, cfg=None) -> Samples:
     """The status stream of the log at `path`; `cfg` (a RunConfig) names the robot and the channels,
     default the log's run-info. LogError for a log without a status or of a legged robot."""
     from drivers.core.config import channels_for
+    from drivers.core.robot import load_robot
     from messages.codec import StatusDecoder
     from messages.logs import read_events
 
@@ -94,7 +96,6 @@ def read_samples(path: str | Path, cfg=None) -> Samples:
     cfg = cfg or log_config(path)
     if cfg.robot.protocol not in PROTOCOLS:
         raise LogError(f"{path}: identification reads an arm's status (iiwa, panda), not {cfg.robot.protocol}")
-    from drivers.core.robot import load_robot
     n = load_robot(_bare(cfg.robot)).n
     channel = channels_for(cfg).status
     status = StatusDecoder(cfg.robot.protocol, n, channel=channel)
