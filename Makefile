@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q "setuptools>=68" wheel "Cython>=3.0" "numpy>=1.26"
-	$(PY) -m pip install -q --no-build-isolation -e '.[test,docs,mip]'
+	$(PY) -m pip install -q --no-build-isolation -e '.[test,docs,mip,identify]'
 	@# Independent implementations used for cross-checks; the tests that need them skip without.
 	$(PY) -m pip install -q drake pin cmeel-eigen example-robot-data toppra proxsuite osqp clarabel \
 	  dynamixel-sdk feetech-servo-sdk ray pyarrow mujoco \
@@ -69,6 +69,7 @@ bench: build placo-env
 	$(PY) benchmarks/bench_dynamics.py
 	$(PY) benchmarks/bench_mass_matrix.py
 	$(PY) benchmarks/bench_regressor.py
+	$(PY) benchmarks/bench_identify.py
 	$(PY) benchmarks/bench_messages.py
 	$(PY) benchmarks/bench_serial_codec.py
 	$(PY) benchmarks/bench_loop.py --duration 60

@@ -15,7 +15,7 @@ from drivers.core.schema import ConfigError, LogError
 from drivers.core.signals import stop_on_signals
 from dynamics_cy.errors import HilstackError
 
-from . import __version__, campaign_cli
+from . import __version__, campaign_cli, identify_cli
 from .cli_table import Arg, Command, add_commands, arg, command_list
 
 DEMO_CONFIG = CONFIGS / "demo.yaml"
@@ -124,6 +124,8 @@ def cmd_run(args, live: StatusLine | None = None, robot_processes=()) -> int:
     cfg = _load(args.config, args.lcm_url, args.log)
     if getattr(args, "check_alloc", False):
         return _check_alloc(cfg, args)
+    if getattr(args, "identify", False):
+        return identify_cli.run_and_identify(cfg, args)
     robot = robot_for(cfg)
     lc = open_lcm(cfg.lcm.url)
     # (a legged robot's viewer is the simulated robot's: it draws the ground and the contact forces too)
@@ -482,7 +484,13 @@ COMMANDS = [
     Command("run", cmd_run, "CONFIG", (_config(), *_run_options(),
                                        arg("--check-alloc", action="store_true",
                                            help="run in lockstep against the simulated robot and report what the "
-                                                "controller's update() allocates per tick (exit 1 if anything)"))),
+                                                "controller's update() allocates per tick (exit 1 if anything)"),
+                                       arg("--identify", action="store_true",
+                                           help="run the excitation (trajectory.type excitation) in lockstep "
+                                                "against the simulated robot, identify the payload and friction "
+                                                "from its log, and compare gravity-compensation holds without and "
+                                                "with the identified payload (docs/identify.md)"),
+                                       identify_cli.OUT)),
     Command("sim", cmd_sim, "CONFIG", (_config(" with a sim section"), *_service(),
                                        arg("--no-viz", action="store_true",
                                            help="publish no viewer messages, even with viz enabled"))),
@@ -522,6 +530,7 @@ COMMANDS = [
                  "(default udpm://239.255.76.67:7667?ttl=0), paced to the log's clock"))),
     Command("report", cmd_report, "LOG",
             (arg("log", help=LOG), PLOT, _json("the report"), _skip_corrupt("the report"))),
+    identify_cli.IDENTIFY,
     campaign_cli.CAMPAIGN,
     Command("export", cmd_export, "LOG --mcap OUT.mcap", campaign_cli.EXPORT_ARGS),
 ]

@@ -10,6 +10,10 @@ With e = q_d − q and ė = v_d − v (τ_g is the generalized force of gravity,
   end-effector frame E to its goal G = E(q_d) (a rotation vector and a translation, in W).
 - whole_body:           a legged robot's τ from the whole-body QP (hil.legged, docs/wbc.md).
 
+With controller.friction_compensation the joint and Cartesian laws add τ_f = b_v∘v + b_c∘tanh(v/ε)
+(the friction `hil identify` estimates); computed_torque and joint_impedance then add no d∘v of their
+own (b_v holds the whole viscous friction) and b_v is capped as d is (cap_damping).
+
 The model-based laws use the model's full inverse dynamics, joint damping d included (as the
 plant's force elements do), so a perfect model tracks exactly. That + d∘v is a positive velocity
 feedback computed from a status held for a status period T: it destabilizes a joint once d·T > 2m
@@ -34,7 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from drivers.core import _control
-from drivers.core.config import ControllerConfig
+from drivers.core.config import ControllerConfig, FrictionCompensationConfig
 from drivers.core.schema import ConfigError, NonNegative
 
 from .controller_api import Controller, FunctionController
@@ -55,20 +59,55 @@ def gains(values: list[float], n: int, key: str) -> np.ndarray:
 
 @dataclass
 class JointGains:
-    """controller.kp, controller.kd: one value for every joint or one per joint."""
+    """controller.kp, controller.kd: one value for every joint or one per joint; friction_compensation."""
     kp: list[float] = field(default_factory=lambda: [100.0])
     kd: list[float] = field(default_factory=lambda: [20.0])
+    friction_compensation: FrictionCompensationConfig | None = None
 
 
 @dataclass
 class CartesianGains:
-    """controller.cartesian_stiffness, cartesian_damping ([rotational; translational]), nullspace_damping."""
+    """controller.cartesian_stiffness, cartesian_damping ([rotational; translational]), nullspace_damping;
+    friction_compensation."""
     cartesian_stiffness: list[float] = field(default_factory=lambda: [30.0, 30.0, 30.0, 500.0, 500.0, 500.0])
     cartesian_damping: list[float] = field(default_factory=lambda: [3.0, 3.0, 3.0, 40.0, 40.0, 40.0])
     nullspace_damping: NonNegative = 1.0
+    friction_compensation: FrictionCompensationConfig | None = None
 
 
-class JointLaw(Controller):
+class FrictionCompensated(Controller):
+    """The built-ins' friction compensation (controller.friction_compensation): on_configure's
+    `configure_friction()` reads it; `add_friction(v, tau)` adds τ_f = b_v∘v + b_c∘tanh(v/ε), allocation-free."""
+
+    friction = None
+
+    def configure_friction(self) -> None:
+        fc = self.params.friction_compensation
+        if fc is None:
+            return
+        key = "controller.friction_compensation"
+        self.friction_viscous = gains(fc.viscous or [0.0], self.n, f"{key}.viscous")
+        self.friction_coulomb = gains(fc.coulomb or [0.0], self.n, f"{key}.coulomb")
+        self.friction_epsilon = float(fc.smoothing)
+        self.friction = fc
+        if self.adds_bias:
+            self.neg_damping[:] = 0.0          # b_v holds the model's joint damping too
+
+    def add_friction(self, v, tau) -> None:
+        if self.friction is not None:
+            _control.friction(v, self.friction_viscous, self.friction_coulomb, self.friction_epsilon, tau)
+
+    def cap_damping(self, inertia, period_ns: int) -> list[int]:
+        """Controller.cap_damping, and b_v <= m_i / T likewise (a velocity feedback from a held status)."""
+        capped = super().cap_damping(inertia, period_ns)
+        if self.friction is not None:
+            cap = np.asarray(inertia) / (period_ns * 1e-9)
+            capped = sorted(set(capped) | {int(i) for i in np.flatnonzero(self.friction_viscous > cap)})
+            np.minimum(self.friction_viscous, cap, out=self.friction_viscous)
+        return capped
+
+
+class JointLaw(FrictionCompensated):
     """The joint-space built-ins: per-joint gains Kp, Kd and the buffers they share."""
 
     Params = JointGains
@@ -78,6 +117,7 @@ class JointLaw(Controller):
         self.kp = gains(self.params.kp, n, "controller.kp")
         self.kd = gains(self.params.kd, n, "controller.kd")
         self.tau_g, self.acc, self.zero = np.zeros(n), np.zeros(n), np.zeros(n)
+        self.configure_friction()
 
 
 class GravityCompensation(JointLaw):
@@ -86,6 +126,7 @@ class GravityCompensation(JointLaw):
     def update(self, state, command) -> None:
         self.kernels.gravity(state.q, self.tau_g)
         _control.damping(state.v, self.zero, self.tau_g, -1.0, command.tau)
+        self.add_friction(state.v, command.tau)
 
 
 class JointPD(JointLaw):
@@ -94,6 +135,7 @@ class JointPD(JointLaw):
     def update(self, state, command) -> None:
         self.kernels.gravity(state.q, self.tau_g)
         _control.pd(state.q, state.v, state.q_d, state.v_d, self.kp, self.kd, self.tau_g, -1.0, command.tau)
+        self.add_friction(state.v, command.tau)
 
 
 class ComputedTorque(JointLaw):
@@ -105,6 +147,7 @@ class ComputedTorque(JointLaw):
         _control.pd(q, v, state.q_d, state.v_d, self.kp, self.kd, state.a_d, 1.0, self.acc)
         self.kernels.inverse_dynamics(q, v, self.acc, command.tau)
         _control.damping(v, self.neg_damping, command.tau, 1.0, command.tau)          # + d∘v
+        self.add_friction(v, command.tau)
 
 
 class JointImpedance(JointLaw):
@@ -116,9 +159,10 @@ class JointImpedance(JointLaw):
         self.kernels.inverse_dynamics(q, v, state.a_d, self.acc)
         _control.damping(v, self.neg_damping, self.acc, 1.0, self.acc)   # + d∘v
         _control.pd(q, v, state.q_d, state.v_d, self.kp, self.kd, self.acc, 1.0, command.tau)
+        self.add_friction(v, command.tau)
 
 
-class CartesianImpedance(Controller):
+class CartesianImpedance(FrictionCompensated):
     name = "cartesian_impedance"
     Params = CartesianGains
 
@@ -137,6 +181,7 @@ class CartesianImpedance(Controller):
         self.X, self.X_goal = np.zeros((4, 4)), np.zeros((4, 4))
         self.J, self.J_goal = np.zeros((6, n)), np.zeros((6, n))
         self.V_goal = np.zeros(6)
+        self.configure_friction()
 
     def update(self, state, command) -> None:
         q, q_d = state.q, state.q_d             # (two at a time: four would build a tuple)
@@ -149,9 +194,10 @@ class CartesianImpedance(Controller):
         k.gravity(q, self.tau_g)
         _control.cartesian_impedance(self.X, self.J, state.v, self.X_goal, self.V_goal, self.K, self.D, self.tau_g,
                                      self.joint_damping, command.tau)
+        self.add_friction(state.v, command.tau)
 
 
-BUILTIN_KEYS = ("kp", "kd", "cartesian_stiffness", "cartesian_damping", "nullspace_damping")
+BUILTIN_KEYS = ("kp", "kd", "cartesian_stiffness", "cartesian_damping", "nullspace_damping", "friction_compensation")
 BUILTINS = {c.name: c for c in (GravityCompensation, JointPD, ComputedTorque, JointImpedance, CartesianImpedance,
                                 WholeBody)}
 

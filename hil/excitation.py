@@ -13,12 +13,14 @@ between; w, ẇ, ẅ are 0 at both ends), and q = q0 at rest outside. Band-limit
 construction (the window adds its own slow spectrum at the ends only).
 
 The coefficients are drawn from `seed`, scaled inside the joint position, velocity and acceleration
-limits (q − q0, q̇ and q̈ are linear in them), then, with `optimize`, chosen to minimise cond(W), W
+limits (q − q0, q̇ and q̈ are linear in them) and the effort limits (the model's inverse-dynamics
+torque, shrinking the scale until it fits), then, with `optimize`, chosen to minimise cond(W), W
 stacking over sample times the regressor columns identification estimates: the payload block at a
 frame (dynamics_cy's `payload_regressor`) and the joint friction (`friction_regressor`); by
-L-BFGS-B with the limits as a penalty, offline (at setup, or when it starts about the position at
-start: Excitation). The inverse-dynamics torque is checked against the effort limits. The tick
-(`sample`) evaluates the series into preallocated arrays.
+L-BFGS-B with every limit, torque included, as a penalty, offline (at setup, or when it starts about
+the position at start: Excitation). The optimised series is scaled back to FIT of the limits (room for
+the tracking error and the sensor noise below the safety's velocity limit) and checked against all
+of them. The tick (`sample`) evaluates the series into preallocated arrays.
 """
 from __future__ import annotations
 
@@ -34,9 +36,10 @@ from .trajectories import Hold, Source, feasible_duration
 log = logging.getLogger(__name__)
 
 KEY = "trajectory.excitation"
-FIT = 0.8            # the initial guess uses this share of the tightest limit
+FIT = 0.8            # the initial guess and the optimised series use this share of the tightest limit
 PENALTY = 1e3        # weight of the squared relative limit violations in the optimised cost
 CHECKS_PER_CYCLE = 20   # limit-check samples per period of the highest harmonic
+TORQUE_SHRINK, TORQUE_STEPS = 0.9, 20   # scaling down a series whose torque leaves the effort limits
 
 
 def window(t: np.ndarray, T: float, ramp: float) -> tuple:
@@ -130,14 +133,18 @@ class Limits:
                       self.v_max / np.abs(V).max(0), self.a_max / np.abs(A).max(0)]
         return float(min(np.min(r) for r in ratios))
 
+    def torques(self, Q, V, A) -> np.ndarray:
+        """The inverse-dynamics torque (len(Q), n) at each sample (the model's, payload aside)."""
+        tau = np.zeros_like(Q)
+        for k in range(len(Q)):
+            self.kernels.inverse_dynamics(Q[k], V[k], A[k], tau[k])
+        return tau
+
     def violation(self, q0, t, dQ, V, A) -> str | None:
         """Why the trajectory q0 + dQ, V, A at times t leaves the limits (the first joint and time), or
         None."""
         Q = q0 + dQ
-        tau, out = np.zeros_like(Q), np.zeros(Q.shape[1])
-        for k in range(len(t)):
-            self.kernels.inverse_dynamics(Q[k], V[k], A[k], out)
-            tau[k] = out
+        tau = self.torques(Q, V, A)
         checks = (("position", Q, self.lower, self.upper, "rad"), ("velocity", V, -self.v_max, self.v_max, "rad/s"),
                   ("acceleration", A, -self.a_max, self.a_max, "rad/s²"),
                   ("torque", tau, -self.tau_max, self.tau_max, "N·m"))
@@ -151,16 +158,26 @@ class Limits:
         return min(found)[1] if found else None
 
     def penalty(self, q0, dQ, V, A) -> float:
-        """Σ of the squared violations of the limits, each relative to its limit."""
+        """Σ of the squared violations of the kinematic limits, each relative to its limit."""
         span = np.maximum(self.upper - self.lower, 1e-9)
         over = [np.maximum(q0 + dQ - self.upper, 0) / span, np.maximum(self.lower - q0 - dQ, 0) / span,
                 np.maximum(np.abs(V) - self.v_max, 0) / self.v_max, np.maximum(np.abs(A) - self.a_max, 0) / self.a_max]
         return float(sum(np.sum(x ** 2) for x in over))
 
+    def torque_penalty(self, tau) -> float:
+        """Σ of the squared violations of the effort limits by the torques tau (K, n), relative."""
+        return float(np.sum((np.maximum(np.abs(tau) - self.tau_max, 0) / self.tau_max) ** 2))
+
+    def torque_ratio(self, q0, dQ, V, A) -> float:
+        """max over samples and joints of |τ| / τ_max (at most 1: within the effort limits)."""
+        return float(np.max(np.abs(self.torques(q0 + dQ, V, A)) / self.tau_max))
+
 
 class ConditionCost:
     """log cond(W), W (K nv, 10 + 2 nv) stacking Y_F(q, q̇, q̈) (the payload block at frame F) and the
-    friction regressor [diag(q̇), diag(tanh(q̇/ε))] at K sample times, plus the limits' penalty."""
+    friction regressor [diag(q̇), diag(tanh(q̇/ε))] at K sample times, plus the penalty of the
+    kinematic limits (at the check times) and of the effort limits (the model's inverse-dynamics
+    torque at the sample times)."""
 
     def __init__(self, kernels, frame_index: int, q0, t_samples, t_check, shape, base_frequency, T, ramp, limits):
         self.kernels, self.frame, self.q0 = kernels, frame_index, q0
@@ -168,27 +185,32 @@ class ConditionCost:
         self.args = (base_frequency, T, ramp)
         n = shape[0]
         self.W = np.zeros((len(t_samples), n, 10 + 2 * n))
+        self.tau = np.zeros((len(t_samples), n))
         self.Yp, self.Yf = np.zeros((n, 10)), np.zeros((n, 2 * n))
 
     def series(self, x) -> FourierSeries:
         a, b = np.split(np.asarray(x, float).reshape(self.shape[0], 2 * self.shape[1]), 2, axis=1)
         return FourierSeries(a, b, *self.args)
 
-    def condition(self, x) -> float:
-        dQ, V, A = self.series(x).grid(self.t_samples)
+    def condition(self, x, series: FourierSeries | None = None) -> float:
+        """cond(W) of the coefficients x (the sample times' torques left in self.tau)."""
+        dQ, V, A = (series or self.series(x)).grid(self.t_samples)
         Q = self.q0 + dQ
         for k in range(len(self.t_samples)):
             self.kernels.payload_regressor(Q[k], V[k], A[k], self.frame, self.Yp)
             self.kernels.friction_regressor(V[k], self.Yf)
+            self.kernels.inverse_dynamics(Q[k], V[k], A[k], self.tau[k])
             self.W[k, :, :10] = self.Yp
             self.W[k, :, 10:] = self.Yf
         s = np.linalg.svd(self.W.reshape(-1, self.W.shape[2]), compute_uv=False)
         return float(s[0] / s[-1]) if s[-1] > 0 else np.inf
 
     def __call__(self, x) -> float:
-        c = self.condition(x)
-        dQ, V, A = self.series(x).grid(self.t_check)
-        return float(np.log(min(c, 1e300))) + PENALTY * self.limits.penalty(self.q0, dQ, V, A)
+        series = self.series(x)
+        c = self.condition(x, series)
+        dQ, V, A = series.grid(self.t_check)
+        penalty = self.limits.penalty(self.q0, dQ, V, A) + self.limits.torque_penalty(self.tau)
+        return float(np.log(min(c, 1e300))) + PENALTY * penalty
 
 
 def design(cfg, plant, frame, limits: Limits, q0) -> tuple:
@@ -210,7 +232,7 @@ def design(cfg, plant, frame, limits: Limits, q0) -> tuple:
     scale = np.max(np.abs(x0))
     res = minimize(lambda y: cost(y * scale), x0 / scale, method="L-BFGS-B",
                    options={"maxiter": cfg.iterations})
-    x = scaled(cost, res.x * scale, 1.0, shrink_only=True)
+    x = scaled(cost, res.x * scale, FIT, shrink_only=True)
     c = cost.condition(x)
     if not c < c0:
         x, c = x0, c0
@@ -225,7 +247,8 @@ def split(cost: ConditionCost, x) -> tuple:
 
 def scaled(cost: ConditionCost, x, share: float, shrink_only: bool = False) -> np.ndarray:
     """x scaled to `share` of the largest factor within the kinematic limits (only ever down, with
-    shrink_only)."""
+    shrink_only), then shrunk further (by TORQUE_SHRINK at a time, a few times) while its torque leaves
+    `share` of the effort limits."""
     dQ, V, A = cost.series(x).grid(cost.t_check)
     f = cost.limits.fit(cost.q0, dQ, V, A)
     if f == 0.0:
@@ -233,7 +256,12 @@ def scaled(cost: ConditionCost, x, share: float, shrink_only: bool = False) -> n
         raise ConfigError(f"{KEY}.q0", f"joint {j} centre {cost.q0[j]:.4g} rad is not inside its limits with the "
                                        f"margins [{cost.limits.lower[j]:.4g}, {cost.limits.upper[j]:.4g}]")
     f *= share
-    return x * (min(f, 1.0) if shrink_only else f)
+    f = min(f, 1.0) if shrink_only else f
+    for _ in range(TORQUE_STEPS):
+        if cost.limits.torque_ratio(cost.q0, f * dQ, f * V, f * A) <= share:
+            break
+        f *= TORQUE_SHRINK
+    return x * f
 
 
 def check_times(cfg) -> np.ndarray:

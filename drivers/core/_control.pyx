@@ -6,7 +6,7 @@ nothing and take C-contiguous float64 arrays of matching lengths (checked: Value
 """
 cimport numpy as cnp
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
-from libc.math cimport acos, fabs, isfinite, sqrt, sin
+from libc.math cimport acos, fabs, isfinite, sin, sqrt, tanh
 from libc.string cimport memcmp, memcpy
 
 cnp.import_array()
@@ -64,6 +64,18 @@ def damping(v, d, base, double sign, out):
     cdef Py_ssize_t i
     for i in range(n):
         o[i] = sign * c[i] - b[i] * a[i]
+
+
+def friction(v, viscous, coulomb, double epsilon, out):
+    """out += b_v∘v + b_c∘tanh(v/ε): joint friction compensation (viscous b_v, Coulomb b_c, smooth sign)."""
+    cdef Py_ssize_t n = _size(out)
+    cdef double* o = _vec(out, n, True, "out")
+    cdef double* a = _vec(v, n, False, "v")
+    cdef double* b = _vec(viscous, n, False, "viscous")
+    cdef double* c = _vec(coulomb, n, False, "coulomb")
+    cdef Py_ssize_t i
+    for i in range(n):
+        o[i] += b[i] * a[i] + c[i] * tanh(a[i] / epsilon)
 
 
 def saturate(tau, prev, limit, double max_step, out):

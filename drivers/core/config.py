@@ -32,6 +32,18 @@ class KukaDriverConfig:
 
 
 @dataclass
+class PayloadConfig:
+    """A rigid load on a frame F of the arm: robot.payload (the controller's model: gravity compensation and
+    the model-based laws carry it) or sim.payload (the simulated robot only)."""
+
+    mass: NonNegative = 0.0          # kg; 0: no payload
+    com: Annotated[list[float], Len(3, 3)] = field(default_factory=lambda: [0.0, 0.0, 0.0])   # m, p_FBcm in F
+    # kg·m² about Bcm, in F: Ixx Iyy Izz (and Ixy Ixz Iyz); physically valid
+    inertia: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0])
+    frame: Optional[str] = None                   # F; default: robot.end_effector, else the model's last frame
+
+
+@dataclass
 class RobotConfig:
     # URDF or SDF file, or a package:// URI (e.g. package://example-robot-data/robots/...), parsed as Drake
     # parses it; protocol floating_base: a dynamics_cy.planning.legged_models preset (go2, g1)
@@ -62,6 +74,9 @@ class RobotConfig:
     # (a Panda's fingers). None: the model's actuated joints, or every movable joint if it has no
     # <transmission> (an actuator with the joint's URDF effort limit; docs/real_robots.md, Any arm)
     actuated_joints: Optional[list[str]] = None
+    # a load the controller's model carries (a tool, a gripper; `hil identify --out` writes it): added to the
+    # inertia of F's body on the compiled model every law shares (drivers.core.robot.attach_payload)
+    payload: Optional[PayloadConfig] = None
 
 
 @dataclass
@@ -109,6 +124,16 @@ BUILTIN_CONTROLLERS = ("gravity_compensation", "joint_pd", "computed_torque", "j
 
 
 @dataclass
+class FrictionCompensationConfig:
+    """controller.friction_compensation: the built-in laws add τ_f = b_v∘v + b_c∘tanh(v/ε), the joints'
+    identified friction (`hil identify --out`); the model-based laws then drop their own d∘v (the model's
+    joint damping, which b_v includes), and b_v is capped as that damping is (hil.controllers)."""
+    viscous: list[NonNegative] = field(default_factory=list)   # N·m·s/rad, b_v: one per joint (or one for all)
+    coulomb: list[NonNegative] = field(default_factory=list)   # N·m, b_c: one per joint (or one for all)
+    smoothing: Positive = 0.01       # rad/s, ε of the smooth sign tanh(v/ε)
+
+
+@dataclass
 class ControllerConfig:
     # a built-in law (BUILTIN_CONTROLLERS) or a user's, by import path "package.module:Name" (a
     # hil.Controller subclass or a function law(state, command); docs/controllers.md)
@@ -129,6 +154,8 @@ class ControllerConfig:
     # this many consecutive ticks over budget_us are a CONTROLLER fault (real time; lockstep counts them)
     overrun_limit: Annotated[int, Ge(1)] = 10
     whole_body: WholeBodyConfig = field(default_factory=WholeBodyConfig)   # type whole_body
+    # the built-in joint and Cartesian laws: add the identified joint friction (None: none)
+    friction_compensation: Optional[FrictionCompensationConfig] = None
 
 
 @dataclass

@@ -70,7 +70,7 @@ def parse_model(cfg: RobotConfig, *, simulated: bool = False) -> MultibodyPlant:
 def build_plant(cfg: RobotConfig, payload=None, parsed: MultibodyPlant | None = None, *,
                 simulated: bool = False, gripper=None, objects=()) -> MultibodyPlant:
     """The plant of the config's model (welding cfg.weld to the world if given), finalized. `payload`
-    (drivers.sim.config.PayloadConfig, the simulated robot's): a rigid body of that mass, CoM and
+    (drivers.core.config.PayloadConfig, the simulated robot's): a rigid body of that mass, CoM and
     central inertia welded to its frame (default: cfg.end_effector, else the model's last frame).
     `parsed`: parse_model(cfg) done before, copied instead of parsing the file again. `simulated`:
     parsed strictly (parse_model), and a joint whose outboard bodies have no mass or inertia to move is
@@ -95,16 +95,48 @@ def build_plant(cfg: RobotConfig, payload=None, parsed: MultibodyPlant | None = 
     return plant
 
 
-def _add_payload(plant: MultibodyPlant, payload, end_effector: str | None) -> None:
-    """M_BBo_B = (m, p_BoBcm, I_Bcm) of a body B whose frame is the flange frame F (welded, X_FB = I)."""
+def _payload_frame_and_inertia(plant: MultibodyPlant, payload, end_effector: str | None, key: str) -> tuple:
+    """(F, I_Bcm) of a payload config, ConfigError naming `key`.frame or `key`.inertia."""
     name = payload.frame or end_effector
     if name is not None and not plant.HasFrameNamed(name):
-        raise ConfigError("sim.payload.frame", f"the model has no frame named '{name}'")
+        raise ConfigError(f"{key}.frame", f"the model has no frame named '{name}'")
     frame = plant.GetFrameByName(name) if name else plant.get_frame(plant.num_frames() - 1)
+    if len(payload.inertia) not in (3, 6):
+        raise ConfigError(f"{key}.inertia", f"must have 3 entries (Ixx Iyy Izz) or 6 (and Ixy Ixz Iyz), "
+                                            f"got {len(payload.inertia)}")
     I = RotationalInertia(*payload.inertia)
     if not I.CouldBePhysicallyValid():
-        raise ConfigError("sim.payload.inertia", f"{payload.inertia} is not a physically valid inertia (moments "
-                                                 "and products must satisfy the triangle inequalities)")
+        raise ConfigError(f"{key}.inertia", f"{payload.inertia} is not a physically valid inertia (moments "
+                                            "and products must satisfy the triangle inequalities)")
+    return frame, I
+
+
+def attach_payload(plant: MultibodyPlant, payload, end_effector: str | None = None,
+                   key: str = "robot.payload") -> None:
+    """Adds the payload (a PayloadConfig: m, p_FoPcm_F, I_Pcm_F on frame F) to the inertia of F's body B
+    on the plant's compiled model, which every kernels object shares (Model.set_body_inertia): with
+    X_BF = (R, p), p_BoPcm_B = p + R p_FoPcm_F and I_PBo_B = R I_Pcm_F Rᵀ + m (|d|² 𝟙 − d dᵀ), d =
+    p_BoPcm_B, added to B's (m_B, m_B p_BoBcm_B, I_BBo_B)."""
+    if payload is None or payload.mass <= 0:
+        return
+    frame, I = _payload_frame_and_inertia(plant, payload, end_effector, key)
+    body = frame.body()
+    X_BF = frame.GetFixedPoseInBodyFrame()
+    R, p = X_BF.rotation().matrix(), X_BF.translation()
+    m = payload.mass
+    d = p + R @ np.asarray(payload.com, dtype=float)
+    I_P = R @ I.CopyToFullMatrix3() @ R.T + m * (d @ d * np.eye(3) - np.outer(d, d))
+    M_B = body.default_spatial_inertia()
+    m_B = M_B.get_mass()
+    total = m_B + m
+    com = (m_B * M_B.get_com() + m * d) / total
+    plant.compiled_model().set_body_inertia(int(body.index()), total, com,
+                                            M_B.CalcRotationalInertia().CopyToFullMatrix3() + I_P)
+
+
+def _add_payload(plant: MultibodyPlant, payload, end_effector: str | None) -> None:
+    """M_BBo_B = (m, p_BoBcm, I_Bcm) of a body B whose frame is the flange frame F (welded, X_FB = I)."""
+    frame, I = _payload_frame_and_inertia(plant, payload, end_effector, "sim.payload")
     body = plant.AddRigidBody("hil_payload", frame.model_instance(),
                               SpatialInertia.MakeFromCentralInertia(payload.mass, payload.com, I))
     plant.WeldFrames(frame, body.body_frame())
@@ -206,4 +238,5 @@ def load_robot(cfg: RobotConfig) -> Robot:
         ee = plant.GetFrameByName(cfg.end_effector)
     else:
         ee = plant.get_frame(plant.num_frames() - 1)
+    attach_payload(plant, cfg.payload, cfg.end_effector)
     return Robot(plant, cfg.protocol, [j.name() for j in joints], ee)

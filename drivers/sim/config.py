@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal, Optional
 import numpy as np
 from annotated_types import Len
 
+from drivers.core.config import PayloadConfig
 from drivers.core.schema import ConfigError, Help, NonNegative, Positive, load
 
 from .real_drivers import FrankaDriverConfig, KukaDriverConfig
@@ -91,17 +92,6 @@ class JointLimitsConfig:
 class PositionControlConfig:
     kp: Any = 1000.0                              # 1/s²: number or one per protocol joint
     kd: Any = None                                # 1/s: number or one per joint; None: 2 √kp
-
-
-@dataclass
-class PayloadConfig:
-    """A rigid load at the flange, in the simulated robot only (the controller's model does not have it)."""
-
-    mass: NonNegative = 0.0          # kg; 0: no payload
-    com: Annotated[list[float], Len(3, 3)] = field(default_factory=lambda: [0.0, 0.0, 0.0])   # m, p_FBcm in F
-    # kg·m² about Bcm, in F: Ixx Iyy Izz (and Ixy Ixz Iyz); physically valid
-    inertia: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0])
-    frame: Optional[str] = None                   # F; default: robot.end_effector, else the model's last frame
 
 
 @dataclass
@@ -209,7 +199,7 @@ class SimConfig:
     brakes: bool = False                          # hold the joints still until the first valid command
     safe_damping: Any = None                      # N·m·s/rad: number or one per joint; None: m_i/(2h) per joint
     contact: ContactConfig = field(default_factory=ContactConfig)
-    payload: PayloadConfig = field(default_factory=PayloadConfig)
+    payload: PayloadConfig = field(default_factory=PayloadConfig)   # the simulated robot's (robot.payload: the model's)
     ft_sensor: FtSensorConfig = field(default_factory=FtSensorConfig)   # a wrist force/torque sensor
     gripper: GripperConfig = field(default_factory=GripperConfig)      # a gripper on the flange
     objects: list[ObjectSpec] = field(default_factory=list)           # boxes in the plant: parts, tables
