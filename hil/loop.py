@@ -35,6 +35,7 @@ from drivers.core.config import RunConfig, channels_for
 from drivers.core.robot import Robot
 from messages.enums import SafetyState
 
+from .collision_guard import make_guard
 from .controller_api import Command, ControllerFault, State
 from .controller_guard import ControllerGuard
 from .controllers import config_folders, make_controller
@@ -105,6 +106,7 @@ class ControlLoop(Lifecycle):
                                               robot.end_effector, background=self.mode is Mode.REALTIME,
                                               safety=cfg.safety)
         self.safety = SafetyMonitor(robot.plant, cfg.safety, self.period_ns, lc, self.channels.estop, joints=n)
+        self.collision = self.safety.collision = make_guard(robot.plant, cfg.safety.collision)
         # The robot (hil.hardware): statuses in, commands out; position setpoints move at most v_max·T each.
         hw = self.hardware = hardware_for(cfg, robot, lc, self.channels, self.clock,
                                           self.safety.v_hi * (self.period_ns * 1e-9))
@@ -350,6 +352,8 @@ class ControlLoop(Lifecycle):
             if self.remove_gravity:                              # the robot adds −τ_g itself: take it out
                 self.gravity.gravity(self.q, self.tau_g)
                 _control.add(self.tau, self.tau_g, 1.0, self.tau)
+            if self.collision is not None:                       # the guard's warning-zone policy
+                self.collision.shape(self.q, self.v, self.tau)
             if self.driver_inverse_dynamics:                     # its ID applies C(q, v) v + d∘v already
                 self.gravity.bias(self.q, self.v, self.tau_v)
                 _control.damping(self.v, self.controller.neg_damping, self.tau_v, 1.0, self.tau_v)   # + d∘v
@@ -424,6 +428,7 @@ class ControlLoop(Lifecycle):
             "process": self.process,
             **hw.summary(),
             **(self.ft.summary() if self.ft is not None else {}),
+            **({"collision": self.collision.summary()} if self.collision is not None else {}),
             **({"sim": self.sim.summary()} if self.sim is not None else {}),
             **({"viz": self.viz.summary()} if self.viz is not None else {}),
         })

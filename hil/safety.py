@@ -73,6 +73,7 @@ class SafetyMonitor:
         self.estop_latched = False
         self.estop_text = ""
         self.controller_latched = False     # a controller or trajectory failure: no automatic recovery
+        self.collision = None               # hil.collision_guard.CollisionGuard: COLLISION_IMMINENT (the loop sets it)
         self.estop_subscription = None
         if lc is not None and estop_channel:
             self._estop = MessageDecoder(lcmt_hil_estop, channel=estop_channel)
@@ -141,6 +142,8 @@ class SafetyMonitor:
                 return FaultCode.JOINT_LIMIT, f"joint {i} at {q[i]:.4f} rad is outside [{self.q_lo[i]:.4f}, " \
                                               f"{self.q_hi[i]:.4f}] (limits minus the margin)"
             return FaultCode.VELOCITY_LIMIT, f"joint {i} at {v[i]:.4f} rad/s exceeds {self.v_hi[i]:.4f}"
+        if self.collision is not None and self.collision.check(q):
+            return FaultCode.COLLISION_IMMINENT, self.collision.text()
         limit = self.cfg.max_tracking_error
         if limit is not None and tracking_error > limit:
             return FaultCode.CONTROLLER, f"tracking error {tracking_error:.4f} rad exceeds {limit}"

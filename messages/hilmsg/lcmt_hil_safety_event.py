@@ -35,6 +35,7 @@ class lcmt_hil_safety_event(object):
     FAULT_DRIVER_LINK = 8
     FAULT_CONTROLLER = 9
     FAULT_OPERATOR = 10
+    FAULT_COLLISION_IMMINENT = 11
 
     def __init__(self):
         self.utime = 0

@@ -1,0 +1,177 @@
+"""The 1 kHz self-collision and workspace guard (safety.collision; docs/hil.md, Collision guard).
+
+The model (dynamics_cy.planning.capsules): capsules fitted to the robot's collision geometry (each with
+its fit's margin), extra capsules on named frames (a gripper), the workspace's boxes and planes, and
+the pairs to check. Every tick `check(q)` computes every pair's signed distance φ and witnesses in the
+compiled core (dynamics_cy._capsules, from Kernels.body_poses): allocation-free.
+
+The policy, per pair k with its margins stop_k ≤ warn_k:
+- φ_k < stop_k: FAULT COLLISION_IMMINENT naming the pair (SafetyMonitor's check; the safe command goes out,
+  and the fault holds while the pair stays below stop_k);
+- φ_k < warn_k (the nearest such pair): with ḋ = ∂φ/∂q v = n̂ᵀ(Jv_WCa − Jv_WCb) v the approach rate, a
+  force f along n̂ at the witnesses, τ += f (∂φ/∂q)ᵀ, with s = (warn − φ)/(warn − stop) ∈ [0, 1]:
+
+      damping:    f = c s max(0, −ḋ)                    (the approach is slowed, full at stop)
+      repulsive:  f = k (warn − φ) + c s max(0, −ḋ)      (also pushed apart)
+
+  f ≤ max_force; the command is then saturated and rate-limited as every command.
+"""
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+from dynamics_cy._capsules import KIND_CAPSULE, normal_row
+
+from drivers.core import _control
+from drivers.core.config import CollisionConfig
+from dynamics_cy import BodyIndex, RigidTransform, RollPitchYaw
+from dynamics_cy.planning.capsules import BoxSpec, CapsuleModel, CapsuleSpec, PlaneSpec
+
+log = logging.getLogger(__name__)
+
+
+def capsule_model(plant, cfg: CollisionConfig) -> CapsuleModel:
+    """The guard's capsule model of `plant` from safety.collision (fitted capsules, the extra capsules on
+    their frames, boxes, planes, allowed pairs)."""
+    extra = []
+    for c in cfg.capsules:
+        frame = plant.GetFrameByName(c.frame)
+        X_BF = frame.GetFixedPoseInBodyFrame().GetAsMatrix4()
+        p0, p1 = (X_BF[:3, :3] @ np.asarray(p, dtype=float) + X_BF[:3, 3] for p in (c.p0, c.p1))
+        extra.append(CapsuleSpec(c.name, int(frame.body().index()), p0, p1, float(c.radius)))
+    boxes = [BoxSpec(b.name, RigidTransform(RollPitchYaw(*b.rpy), np.asarray(b.xyz, dtype=float)).GetAsMatrix4(),
+                     np.asarray(b.size, dtype=float)) for b in cfg.boxes]
+    planes = []
+    for p in cfg.planes:
+        n = np.asarray(p.normal, dtype=float)
+        n = n / np.linalg.norm(n)
+        planes.append(PlaneSpec(p.name, n, float(n @ np.asarray(p.point, dtype=float))))
+    return CapsuleModel.from_plant(plant, extra, boxes, planes, [tuple(a) for a in cfg.allowed], fit=cfg.fit,
+                                   skip_within_joints=cfg.skip_within_joints)
+
+
+class CollisionGuard:
+    """The guard of one fixed-base robot (plant q = the joints' q): check(q) every tick, shape(q, v, tau)
+    on the controller's command, summary() for the run's summary."""
+
+    def __init__(self, plant, cfg: CollisionConfig):
+        if plant.num_positions() != plant.num_velocities() or plant.num_velocities() != plant.num_actuated_dofs():
+            raise ValueError("safety.collision: the guard supports fixed-base robots whose joints are all actuated "
+                             "(set safety.collision.enabled: false)")
+        self.cfg, self.model = cfg, capsule_model(plant, cfg)
+        self.names = [self.model.pair_name(k) for k in range(len(self.model.pairs))]
+        self.kernel = self.model.distances()
+        self.kernels = plant.kernels()
+        n, nv = len(self.model.pairs), plant.num_velocities()
+        self.X_WB = np.zeros((plant.num_bodies(), 4, 4))
+        self.distance, self.nhat = np.full(n, np.inf), np.zeros((n, 3))
+        self.p_WCa, self.p_WCb = np.zeros((n, 3)), np.zeros((n, 3))
+        self.warn, self.stop = self._margins(plant)
+        # Per-pair views and frame indices, made once (indexing a list allocates nothing).
+        self._rows = [(self.p_WCa[k], self.p_WCb[k], self.nhat[k]) for k in range(n)]
+        bodies = [self.model.pair_bodies(k) for k in range(n)]
+        frame = [int(plant.get_body(BodyIndex(b)).body_frame().index()) for b in range(plant.num_bodies())]
+        self._bodies = [(a, frame[a], b, frame[b] if b >= 0 else -1) for a, b in bodies]
+        self.J = np.zeros((6, nv))
+        self.grad = np.zeros(nv)
+        self.nearest = -1                 # the pair nearest its stop margin at the last check
+        self.warned = -1                  # the pair in its warning zone the policy acted on (-1: none)
+        self.warn_events = self.warn_ticks = self.stop_ticks = 0
+        self.min_distance, self.min_pair = np.inf, ""
+        self.first_warning = ""
+
+    def _margins(self, plant) -> tuple[np.ndarray, np.ndarray]:
+        cfg, model = self.cfg, self.model
+        n = len(model.pairs)
+        warn, stop = np.full(n, float(cfg.warn_distance)), np.full(n, float(cfg.stop_distance))
+        for k in range(n):
+            a, b = model.pair_bodies(k)
+            kind, ia, ib = model.pairs[k]
+            other = model.capsules[ib].name if kind == KIND_CAPSULE else self.names[k].split(" / ")[1]
+            names_a = {model.capsules[ia].name, plant.get_body(BodyIndex(a)).name()}
+            names_b = {other} | ({plant.get_body(BodyIndex(b)).name()} if b >= 0 else set())
+            for p in cfg.pairs:
+                x, y = p.pair
+                if (x in names_a and y in names_b) or (y in names_a and x in names_b):
+                    warn[k] = cfg.warn_distance if p.warn_distance is None else p.warn_distance
+                    stop[k] = cfg.stop_distance if p.stop_distance is None else p.stop_distance
+            if stop[k] > warn[k]:
+                raise ValueError(f"safety.collision.pairs: {self.names[k]}: stop_distance {stop[k]} exceeds "
+                                 f"warn_distance {warn[k]}")
+        return warn, stop
+
+    def check(self, q) -> bool:
+        """Every pair's φ at q; True when a pair is below its stop distance (text() names it)."""
+        if not self.names:
+            return False
+        self.kernels.body_poses(q, self.X_WB)
+        self.kernel.compute(self.X_WB, self.distance, self.p_WCa, self.p_WCb, self.nhat)
+        k = self.nearest = self.kernel.nearest(self.distance, self.stop)
+        d = self.distance[k]
+        if d < self.min_distance:
+            self.min_distance, self.min_pair = float(d), self.names[k]
+        if d < self.stop[k]:
+            self.stop_ticks += 1
+            return True
+        return False
+
+    def text(self) -> str:
+        """The pair below its stop distance, its distance and the witness normal."""
+        k = self.nearest
+        n = self.nhat[k]
+        return (f"{self.names[k]} at {self.distance[k] * 1e3:.1f} mm (stop {self.stop[k] * 1e3:.1f} mm; "
+                f"normal [{n[0]:.3f}, {n[1]:.3f}, {n[2]:.3f}])")
+
+    def shape(self, q, v, tau) -> None:
+        """The warning zone's policy on the command τ (after check(q) this tick)."""
+        if not self.names:
+            return
+        k = self.kernel.nearest(self.distance, self.warn)
+        d, warn, stop = self.distance[k], self.warn[k], self.stop[k]
+        if not d < warn:
+            self.warned = -1
+            return
+        self.warn_ticks += 1
+        if self.warned != k:
+            self.warn_events += 1
+            if not self.first_warning:
+                self.first_warning = f"{self.names[k]} at {d * 1e3:.1f} mm (warn {warn * 1e3:.1f} mm)"
+            self.warned = k
+        cfg = self.cfg
+        if cfg.policy == "none":
+            return
+        p_WCa, p_WCb, nhat = self._rows[k]
+        body_a, frame_a, body_b, frame_b = self._bodies[k]
+        self.grad.fill(0.0)
+        self.kernels.jacobian(q, frame_a, self.J)
+        normal_row(self.J, self.X_WB, body_a, p_WCa, nhat, 1.0, self.grad)
+        if frame_b >= 0:
+            self.kernels.jacobian(q, frame_b, self.J)
+            normal_row(self.J, self.X_WB, body_b, p_WCb, nhat, -1.0, self.grad)
+        rate = float(self.grad @ v)                 # ḋ, m/s
+        s = min((warn - d) / (warn - stop), 1.0) if warn > stop else 1.0
+        f = cfg.damping * s * max(0.0, -rate)
+        if cfg.policy == "repulsive":
+            f += cfg.stiffness * (warn - d)
+        _control.add(tau, self.grad, min(f, cfg.max_force), tau)
+
+    def summary(self) -> dict:
+        """What the run's summary says of the guard (its `collision` section)."""
+        model = self.model
+        return {"pairs": len(model.pairs), "capsules": len(model.capsules),
+                "fit_margin_max_m": round(max((c.margin for c in model.capsules), default=0.0), 4),
+                "min_distance_m": None if not np.isfinite(self.min_distance) else round(self.min_distance, 4),
+                "min_pair": self.min_pair, "warnings": self.warn_events, "warning_ticks": self.warn_ticks,
+                "first_warning": self.first_warning, "stop_ticks": self.stop_ticks,
+                "unfitted": list(model.skipped)}
+
+
+def make_guard(plant, cfg: CollisionConfig) -> CollisionGuard | None:
+    """The guard, or None when safety.collision.enabled is false, the robot is not a fixed-base arm, or
+    its model has nothing to check."""
+    if not cfg.enabled or plant.num_positions() != plant.num_velocities() \
+            or plant.num_velocities() != plant.num_actuated_dofs():
+        return None
+    guard = CollisionGuard(plant, cfg)
+    return guard if guard.names else None
