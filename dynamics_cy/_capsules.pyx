@@ -395,3 +395,15 @@ def normal_row(J, X_WB, int body, p_WC, nhat, double sign, out):
         for c in range(nv):
             o[c] += sign * (m[0] * Jp[c] + m[1] * Jp[nv + c] + m[2] * Jp[2 * nv + c]
                             + n[0] * Jp[3 * nv + c] + n[1] * Jp[4 * nv + c] + n[2] * Jp[5 * nv + c])
+
+
+def dot(a, b):
+    """aᵀb of two float64 vectors (a float; no numpy temporary, unlike a @ b)."""
+    cdef Py_ssize_t n = len(a), i
+    cdef double* x = f64(a, n, -1, False, "a")
+    cdef double* y = f64(b, n, -1, False, "b")
+    cdef double s = 0.0
+    with nogil:
+        for i in range(n):
+            s += x[i] * y[i]
+    return s

@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 
 import numpy as np
-from dynamics_cy._capsules import KIND_CAPSULE, normal_row
+from dynamics_cy._capsules import KIND_CAPSULE, dot, normal_row
 
 from drivers.core import _control
 from drivers.core.config import CollisionConfig
@@ -149,7 +149,7 @@ class CollisionGuard:
         if frame_b >= 0:
             self.kernels.jacobian(q, frame_b, self.J)
             normal_row(self.J, self.X_WB, body_b, p_WCb, nhat, -1.0, self.grad)
-        rate = float(self.grad @ v)                 # ḋ, m/s
+        rate = dot(self.grad, v)                    # ḋ, m/s
         s = min((warn - d) / (warn - stop), 1.0) if warn > stop else 1.0
         f = cfg.damping * s * max(0.0, -rate)
         if cfg.policy == "repulsive":
