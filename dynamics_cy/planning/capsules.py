@@ -27,6 +27,8 @@ from dynamics_cy import BodyIndex, Box, Capsule, Cylinder, JointIndex, Sphere
 from dynamics_cy._capsules import KIND_BOX, KIND_CAPSULE, KIND_PLANE, CapsuleDistances
 
 from .collision import _weld_groups
+from .distance import SignedDistance
+from .kinematics import point_jacobian
 
 
 @dataclass
@@ -202,3 +204,48 @@ class CapsuleModel:
             planes.append(np.concatenate([n / np.linalg.norm(n), [p.offset / np.linalg.norm(n)]]))
         return CapsuleDistances([x.body for x in c], [x.p_BP0 for x in c], [x.p_BP1 for x in c],
                                 [x.radius for x in c], boxes, planes, self.pairs)
+
+
+class CapsulePairs:
+    """The signed distances of a CapsuleModel's pairs at the configuration of a FrameKinematics, with
+    collision.GeometryPairs' interface: minimum_distance's constraints take either (their `capsules=`)."""
+
+    def __init__(self, kin, model: CapsuleModel):
+        plant = kin.plant
+        self.kin, self.model, self.pairs = kin, model, list(model.pairs)
+        self._distances = model.distances()
+        self._frames = {b: plant.get_body(BodyIndex(b)).body_frame() for b in {c.body for c in model.capsules}}
+        n = len(self.pairs)
+        self._X = np.tile(np.eye(4), (plant.num_bodies(), 1, 1))
+        self._d, self._n = np.zeros(n), np.zeros((n, 3))
+        self._ca, self._cb = np.zeros((n, 3)), np.zeros((n, 3))
+        self._at: np.ndarray | None = None
+
+    def _update(self) -> None:
+        q = self.kin.q
+        if self._at is not None and np.array_equal(self._at, q):
+            return
+        for b, frame in self._frames.items():
+            self._X[b] = self.kin.pose(frame)
+        self._distances.compute(self._X, self._d, self._ca, self._cb, self._n)
+        self._at = np.array(q)
+
+    def lower_bound(self, k: int) -> float:
+        """φ of pair k itself (exact and cheap)."""
+        self._update()
+        return float(self._d[k])
+
+    def distance(self, k: int) -> SignedDistance:
+        self._update()
+        return SignedDistance(float(self._d[k]), self._ca[k].copy(), self._cb[k].copy(), self._n[k].copy())
+
+    def distance_gradient(self, k: int, sd: SignedDistance) -> np.ndarray:
+        """∂φ/∂q = n̂_BAᵀ (Jv_WCa − Jv_WCb), the witnesses fixed to their bodies (B's: none for the world's)."""
+        a, b = self.model.pair_bodies(k)
+        grad = np.zeros(self.kin.nq)
+        for body, p_WC, sign in ((a, sd.p_WCa, 1.0), (b, sd.p_WCb, -1.0)):
+            if body >= 0:
+                frame = self._frames[body]
+                J = point_jacobian(self.kin.jacobian(frame), p_WC - self.kin.pose(frame)[:3, 3])
+                grad += sign * (sd.nhat_BA_W @ J)
+        return grad
