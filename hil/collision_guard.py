@@ -80,6 +80,20 @@ class CollisionGuard:
         self.warn_events = self.warn_ticks = self.stop_ticks = 0
         self.min_distance, self.min_pair = np.inf, ""
         self.first_warning = ""
+        self.viewer = None                # drivers.viz.collision.CollisionViewer, once show_in() is called
+        self._plant = plant
+
+    def show_in(self, lc) -> None:
+        """Draw the capsules and the nearest pair in Meldis over `lc` at each draw() (drivers.viz.collision)."""
+        from drivers.viz.collision import CollisionViewer
+        self.viewer = CollisionViewer(self._plant, self.model, lc)
+
+    def draw(self, utime: int) -> None:
+        """The bodies' poses and the pair nearest its stop distance at the last check (outside the tick's
+        measured time: it allocates, as the viewer bridge's draws do)."""
+        if self.viewer is not None:
+            self.viewer.publish(self.X_WB, self.nearest, self.p_WCa[self.nearest], self.p_WCb[self.nearest],
+                                self.nhat[self.nearest], utime)
 
     def _margins(self, plant) -> tuple[np.ndarray, np.ndarray]:
         cfg, model = self.cfg, self.model
@@ -160,6 +174,7 @@ class CollisionGuard:
         """What the run's summary says of the guard (its `collision` section)."""
         model = self.model
         return {"pairs": len(model.pairs), "capsules": len(model.capsules),
+                **({"viewer_draws": self.viewer.draws} if self.viewer is not None else {}),
                 "fit_margin_max_m": round(max((c.margin for c in model.capsules), default=0.0), 4),
                 "min_distance_m": None if not np.isfinite(self.min_distance) else round(self.min_distance, 4),
                 "min_pair": self.min_pair, "warnings": self.warn_events, "warning_ticks": self.warn_ticks,

@@ -107,6 +107,8 @@ class ControlLoop(Lifecycle):
                                               safety=cfg.safety)
         self.safety = SafetyMonitor(robot.plant, cfg.safety, self.period_ns, lc, self.channels.estop, joints=n)
         self.collision = self.safety.collision = make_guard(robot.plant, cfg.safety.collision)
+        if self.collision is not None and self.viz is not None:
+            self.collision.show_in(lc)                  # its capsules and nearest pair in Meldis
         # The robot (hil.hardware): statuses in, commands out; position setpoints move at most v_max·T each.
         hw = self.hardware = hardware_for(cfg, robot, lc, self.channels, self.clock,
                                           self.safety.v_hi * (self.period_ns * 1e-9))
@@ -374,8 +376,8 @@ class ControlLoop(Lifecycle):
         hw = self.hardware
         self.telemetry.maybe_publish(self.tick_index, now_ns // 1000, self.recorder, self.safety, hw.status.utime,
                                      hw.timing.rejected, self.qj, self.vj, self.q_d, self.tau_cmd)
-        if self.viz is not None:
-            self.viz.tick(now_ns, self.q, hw.status.utime)
+        if self.viz is not None and self.viz.tick(now_ns, self.q, hw.status.utime) and self.collision is not None:
+            self.collision.draw(hw.status.utime)
         self.recorder.trace((now_ns - self.recorder.first_ns) * 1e-9, self.qj, self.q_d, self.tau_cmd)
 
     # --- running ----------------------------------------------------------------------------------
