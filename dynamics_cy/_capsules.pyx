@@ -20,6 +20,7 @@ from libc.math cimport fabs, sqrt
 from libc.string cimport memcpy
 
 from dynamics_cy._arrays cimport f64, f64_3d, f64_data, i32_data, owned_f64, owned_i32
+from dynamics_cy._segments cimport clamp, segments_closest
 from dynamics_cy._vec3 cimport cross3, dot3, matTvec, matvec
 
 cdef enum:
@@ -29,10 +30,6 @@ cdef enum:
 
 KIND_CAPSULE, KIND_BOX, KIND_PLANE = _CAPSULE, _BOX, _PLANE
 DEF _EPS = 1e-24
-
-
-cdef inline double _clamp(double x, double lo, double hi) noexcept nogil:
-    return lo if x < lo else (hi if x > hi else x)
 
 
 cdef inline void _unit_normal_to(const double* u, double* out) noexcept nogil:
@@ -49,38 +46,6 @@ cdef inline void _unit_normal_to(const double* u, double* out) noexcept nogil:
     out[0] /= n
     out[1] /= n
     out[2] /= n
-
-
-cdef void segments_closest(const double* a0, const double* a1, const double* b0, const double* b1,
-                           double* a, double* b) noexcept nogil:
-    """Closest points a on [a0, a1] and b on [b0, b1] (either may be a point)."""
-    cdef double d1[3]
-    cdef double d2[3]
-    cdef double r[3]
-    cdef int i
-    for i in range(3):
-        d1[i], d2[i], r[i] = a1[i] - a0[i], b1[i] - b0[i], a0[i] - b0[i]
-    cdef double aa = dot3(d1, d1), e = dot3(d2, d2), f = dot3(d2, r), c, bb, denom, s = 0.0, t = 0.0
-    if aa <= _EPS and e <= _EPS:
-        s, t = 0.0, 0.0
-    elif aa <= _EPS:
-        s, t = 0.0, _clamp(f / e, 0.0, 1.0)
-    else:
-        c = dot3(d1, r)
-        if e <= _EPS:
-            s, t = _clamp(-c / aa, 0.0, 1.0), 0.0
-        else:
-            bb = dot3(d1, d2)
-            denom = aa * e - bb * bb
-            s = _clamp((bb * f - c * e) / denom, 0.0, 1.0) if denom > 1e-14 * aa * e else 0.0
-            t = (bb * s + f) / e
-            if t < 0.0:
-                t, s = 0.0, _clamp(-c / aa, 0.0, 1.0)
-            elif t > 1.0:
-                t, s = 1.0, _clamp((bb - c) / aa, 0.0, 1.0)
-    for i in range(3):
-        a[i] = a0[i] + s * d1[i]
-        b[i] = b0[i] + t * d2[i]
 
 
 cdef double capsule_capsule(const double* a0, const double* a1, double ra, const double* b0, const double* b1,
@@ -171,7 +136,7 @@ cdef double segment_box_local(const double* a0, const double* a1, const double* 
             qb += 2.0 * c * u[i]
             qc += c * c
         if qa > 0.0:
-            ts = _clamp(-qb / (2.0 * qa), tl, tr)
+            ts = clamp(-qb / (2.0 * qa), tl, tr)
             g = _box_gap2(a0, u, ts, h)
         else:                                 # constant on the piece (0: the piece is inside the box)
             ts, g = tm, qc
@@ -181,7 +146,7 @@ cdef double segment_box_local(const double* a0, const double* a1, const double* 
     if best > 0.0:                            # apart: the closest point of the segment and its clamp
         for i in range(3):
             x = a0[i] + tbest * u[i]
-            cb[i] = _clamp(x, -h[i], h[i])
+            cb[i] = clamp(x, -h[i], h[i])
             n[i] = x - cb[i]
         d = sqrt(dot3(n, n))
         for i in range(3):
