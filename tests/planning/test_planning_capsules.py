@@ -12,7 +12,7 @@ from dynamics_cy import Box, Capsule, Cylinder, MultibodyPlant, Parser, RigidTra
 from dynamics_cy.planning import CalcSignedDistance
 from dynamics_cy.planning.capsules import CapsuleModel, fit_capsule
 
-from .test_planning_distance import random_pose, surface_distance
+from .test_planning_distance import drake_shape, random_pose, surface_distance
 
 
 def one_pair(kind, rA, LA, XA, other, Xo):
@@ -47,13 +47,7 @@ def drake_pair(pydrake):
     """Drake's SignedDistancePair (φ, p_WCa, p_WCb, n̂_BA_W) of shape A on a free body and shape B on
     another (or anchored, for a half space), in the order A, B."""
     def to_drake(shape):
-        if isinstance(shape, Sphere):
-            return pydrake.Sphere(shape.radius())
-        if isinstance(shape, Box):
-            return pydrake.Box(*shape.size())
-        if isinstance(shape, Capsule):
-            return pydrake.Capsule(shape.radius(), shape.length())
-        return pydrake.HalfSpace()
+        return drake_shape(pydrake, shape)
 
     def pair(A, XA, B, XB):
         builder = pydrake.DiagramBuilder()
