@@ -14,7 +14,8 @@ the two margins below.
 Pairs: capsules on bodies that are neither welded together nor the parent and child of a joint (or at
 most `skip_within_joints` joints apart), and
 every capsule not on the world's welded group against every box and plane, minus the allowed pairs.
-Meshes are not fitted (listed in `skipped`): give their capsules instead.
+A mesh (STL or OBJ) becomes the least-volume capsule about its vertices' principal axis that contains
+them (mesh_capsule.py); other meshes are not fitted (listed in `skipped`): give their capsules instead.
 """
 from __future__ import annotations
 
@@ -23,12 +24,13 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.optimize import minimize_scalar
 
-from dynamics_cy import BodyIndex, Box, Capsule, Cylinder, JointIndex, Sphere
+from dynamics_cy import BodyIndex, Box, Capsule, Cylinder, JointIndex, Mesh, Sphere
 from dynamics_cy._capsules import KIND_BOX, KIND_CAPSULE, KIND_PLANE, CapsuleDistances
 
 from .collision import _weld_groups
 from .distance import SignedDistance
 from .kinematics import point_jacobian
+from .mesh_capsule import fit_mesh
 
 
 @dataclass
@@ -78,9 +80,6 @@ def _reach_beyond(h: float, R: float, r: float, a: float, samples: int = 4001) -
     return float(np.hypot(dr, dz).max())
 
 
-FITTED = (Sphere, Capsule, Cylinder, Box)
-
-
 def fit_capsule(shape, X_BG: np.ndarray) -> tuple[np.ndarray, np.ndarray, float, float]:
     """(p_BP0, p_BP1, radius, margin) of the capsule fitted to `shape` at X_BG (4x4) in body B."""
     R_BG, p_BGo = X_BG[:3, :3], X_BG[:3, 3]
@@ -100,8 +99,11 @@ def fit_capsule(shape, X_BG: np.ndarray) -> tuple[np.ndarray, np.ndarray, float,
         margin = _reach_beyond(h, r, rc, a)
         if isinstance(shape, Box):   # beyond the box: add how far the circumscribed cylinder reaches beyond it
             margin += rc - float(np.delete(half, axis).min())
+    elif isinstance(shape, Mesh):
+        p0, p1, r, margin = fit_mesh(shape)
+        return R_BG @ p0 + p_BGo, R_BG @ p1 + p_BGo, r, margin
     else:
-        raise ValueError(f"fit_capsule: unsupported shape {shape!r} (sphere, capsule, cylinder, box)")
+        raise ValueError(f"fit_capsule: unsupported shape {shape!r} (sphere, capsule, cylinder, box, mesh)")
     u = R_BG[:, axis] * h
     return p_BGo - u, p_BGo + u, float(r), float(margin)
 
@@ -134,14 +136,15 @@ class CapsuleModel:
     boxes: list[BoxSpec] = field(default_factory=list)
     planes: list[PlaneSpec] = field(default_factory=list)
     pairs: list[tuple[int, int, int]] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)     # collision geometries not fitted (meshes)
+    skipped: list[str] = field(default_factory=list)     # collision geometries not fitted (unreadable meshes)
 
     @classmethod
     def from_plant(cls, plant, extra: list[CapsuleSpec] = (), boxes: list[BoxSpec] = (),
                    planes: list[PlaneSpec] = (), allowed: list[tuple[str, str]] = (), fit: bool = True,
                    bodies: list[str] | None = None, skip_within_joints: int = 1) -> "CapsuleModel":
         """Capsules fitted to every collision geometry of the plant's bodies (those named in `bodies`,
-        default all; none with fit=False; meshes are left out and listed in `skipped`) plus `extra`; pairs
+        default all; none with fit=False; shapes fit_capsule refuses, such as a half space or a mesh it cannot
+        read, are left out and listed in `skipped`) plus `extra`; pairs
         as the module docstring says, minus `allowed` (pairs of capsule, body, box or plane names, either
         order) and minus the capsules on bodies at most `skip_within_joints` joints apart (1: the parent
         and child of a joint, as Drake's filters; 2: also the links on either side of one, such as a
@@ -153,10 +156,11 @@ class CapsuleModel:
                 if bodies is not None and body.name() not in bodies:
                     continue
                 for g in plant.GetCollisionGeometriesForBody(body):
-                    if not isinstance(g.shape, FITTED):
+                    try:
+                        p0, p1, r, margin = fit_capsule(g.shape, g.X_BG.GetAsMatrix4())
+                    except ValueError:              # a half space, a mesh in another format
                         skipped.append(g.name)
                         continue
-                    p0, p1, r, margin = fit_capsule(g.shape, g.X_BG.GetAsMatrix4())
                     capsules.append(CapsuleSpec(g.name, b, p0, p1, r, margin))
         capsules += list(extra)
         group = _weld_groups(plant)

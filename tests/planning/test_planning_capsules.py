@@ -8,9 +8,21 @@ import numpy as np
 import pytest
 from dynamics_cy._capsules import KIND_BOX, KIND_CAPSULE, KIND_PLANE, CapsuleDistances, normal_row
 
-from dynamics_cy import Box, Capsule, Cylinder, MultibodyPlant, Parser, RigidTransform, Sphere
+from dynamics_cy import (
+    Box,
+    Capsule,
+    CoulombFriction,
+    Cylinder,
+    Mesh,
+    MultibodyPlant,
+    Parser,
+    RigidTransform,
+    SpatialInertia,
+    Sphere,
+)
 from dynamics_cy.planning import CalcSignedDistance
 from dynamics_cy.planning.capsules import CapsuleModel, fit_capsule
+from dynamics_cy.planning.mesh_capsule import capsule_surface
 
 from .test_planning_distance import drake_shape, random_pose, surface_distance
 
@@ -297,3 +309,48 @@ def test_the_model_pairs_and_names(iiwa):
     assert "iiwa_link_1_collision / iiwa_link_3_collision" not in names       # two joints apart
     assert "iiwa_link_1_collision / iiwa_link_4_collision" in names
     assert len(CapsuleModel.from_plant(iiwa, skip_within_joints=1).pairs) == 21
+
+
+def box_mesh(tmp_path, size, binary):
+    """A box of edges `size` as an STL (binary) or OBJ file: its 8 corners, 12 triangles."""
+    corners = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)]) * 0.5 * np.asarray(size)
+    faces = [(0, 1, 3), (0, 3, 2), (4, 6, 7), (4, 7, 5), (0, 4, 5), (0, 5, 1), (2, 3, 7), (2, 7, 6), (0, 2, 6),
+             (0, 6, 4), (1, 5, 7), (1, 7, 3)]
+    if binary:
+        record = np.zeros(12, np.dtype([("normal", "<f4", 3), ("v", "<f4", (3, 3)), ("attribute", "<u2")]))
+        record["v"] = corners[np.array(faces)]
+        path = tmp_path / "box.stl"
+        path.write_bytes(b"\0" * 80 + np.uint32(12).tobytes() + record.tobytes())
+    else:
+        path = tmp_path / "box.obj"
+        path.write_text("".join(f"v {x} {y} {z}\n" for x, y, z in corners)
+                        + "".join(f"f {a + 1} {b + 1} {c + 1}\n" for a, b, c in faces))
+    return path
+
+
+@pytest.mark.parametrize("binary", [True, False])
+def test_a_mesh_is_fitted_around_its_vertices_with_its_margin(tmp_path, binary):
+    """A box-shaped mesh (STL, OBJ, scaled): the capsule contains every vertex, the margin bounds how far
+    its surface reaches beyond the box (checked exactly with surface_distance) and is within the hull
+    sampling's spacing of that reach."""
+    size = np.array([0.3, 0.1, 0.08])
+    mesh = Mesh(str(box_mesh(tmp_path, size / 2, binary)), 2.0)
+    X = matrix(random_pose(np.random.default_rng(20), 0.2))
+    p0, p1, r, margin = fit_capsule(mesh, X)
+    corners = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)]) * 0.5 * size
+    world = corners @ X[:3, :3].T + X[:3, 3]
+    seg = p1 - p0
+    t = np.clip((world - p0) @ seg / (seg @ seg), 0, 1)
+    assert (np.linalg.norm(world - (p0 + t[:, None] * seg), axis=1) <= r + 1e-9).all()
+    assert np.linalg.norm(seg) > 0.1                          # along the box's long axis
+    reach = max(surface_distance(Box(*size), RigidTransform(X), p) for p in capsule_surface(p0, p1, r, 2500))
+    assert reach - 1e-9 <= margin <= reach + 0.01
+
+
+def test_an_unreadable_mesh_is_skipped_and_named(tmp_path):
+    plant = MultibodyPlant(0.0)
+    body = plant.AddRigidBody("b", SpatialInertia.SolidSphereWithMass(1.0, 0.1))
+    plant.RegisterCollisionGeometry(body, RigidTransform(), Mesh(str(tmp_path / "part.dae")), "part", CoulombFriction())
+    plant.Finalize()
+    model = CapsuleModel.from_plant(plant)
+    assert model.capsules == [] and model.skipped == ["part"]
