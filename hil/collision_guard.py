@@ -189,4 +189,10 @@ def make_guard(plant, cfg: CollisionConfig) -> CollisionGuard | None:
             or plant.num_velocities() != plant.num_actuated_dofs():
         return None
     guard = CollisionGuard(plant, cfg)
-    return guard if guard.names else None
+    if not guard.names:
+        return None
+    model = guard.model
+    log.info("collision guard: %d capsules (fit margin up to %.1f mm), %d boxes, %d planes, %d pairs%s",
+             len(model.capsules), 1e3 * max((c.margin for c in model.capsules), default=0.0), len(model.boxes),
+             len(model.planes), len(model.pairs), f"; not fitted: {model.skipped}" if model.skipped else "")
+    return guard
