@@ -21,10 +21,11 @@ from __future__ import annotations
 import logging
 
 import numpy as np
-from dynamics_cy._capsules import KIND_CAPSULE, dot, normal_row
+from dynamics_cy._capsules import dot, normal_row
 
 from drivers.core import _control
 from drivers.core.config import CollisionConfig
+from drivers.core.schema import ConfigError
 from dynamics_cy import BodyIndex, RigidTransform, RollPitchYaw
 from dynamics_cy.planning.capsules import BoxSpec, CapsuleModel, CapsuleSpec, PlaneSpec
 
@@ -35,7 +36,9 @@ def capsule_model(plant, cfg: CollisionConfig) -> CapsuleModel:
     """The guard's capsule model of `plant` from safety.collision (fitted capsules, the extra capsules on
     their frames, boxes, planes, allowed pairs)."""
     extra = []
-    for c in cfg.capsules:
+    for i, c in enumerate(cfg.capsules):
+        if not plant.HasFrameNamed(c.frame):
+            raise ConfigError(f"safety.collision.capsules[{i}].frame", f"the robot's model has no frame {c.frame!r}")
         frame = plant.GetFrameByName(c.frame)
         X_BF = frame.GetFixedPoseInBodyFrame().GetAsMatrix4()
         p0, p1 = (X_BF[:3, :3] @ np.asarray(p, dtype=float) + X_BF[:3, 3] for p in (c.p0, c.p1))
@@ -57,8 +60,8 @@ class CollisionGuard:
 
     def __init__(self, plant, cfg: CollisionConfig):
         if plant.num_positions() != plant.num_velocities() or plant.num_velocities() != plant.num_actuated_dofs():
-            raise ValueError("safety.collision: the guard supports fixed-base robots whose joints are all actuated "
-                             "(set safety.collision.enabled: false)")
+            raise ConfigError("safety.collision", "the guard supports fixed-base robots whose joints are all actuated "
+                              "(set safety.collision.enabled: false)")
         self.cfg, self.model = cfg, capsule_model(plant, cfg)
         self.names = [self.model.pair_name(k) for k in range(len(self.model.pairs))]
         self.kernel = self.model.distances()
@@ -96,23 +99,29 @@ class CollisionGuard:
                                 self.nhat[self.nearest], utime)
 
     def _margins(self, plant) -> tuple[np.ndarray, np.ndarray]:
+        """warn_k, stop_k of every pair: the guard's, or those of the last `pairs` entry naming it."""
         cfg, model = self.cfg, self.model
         n = len(model.pairs)
         warn, stop = np.full(n, float(cfg.warn_distance)), np.full(n, float(cfg.stop_distance))
+        used = set()
         for k in range(n):
-            a, b = model.pair_bodies(k)
-            kind, ia, ib = model.pairs[k]
-            other = model.capsules[ib].name if kind == KIND_CAPSULE else self.names[k].split(" / ")[1]
-            names_a = {model.capsules[ia].name, plant.get_body(BodyIndex(a)).name()}
-            names_b = {other} | ({plant.get_body(BodyIndex(b)).name()} if b >= 0 else set())
-            for p in cfg.pairs:
+            (name_a, name_b), (a, b) = model.pair_names(k), model.pair_bodies(k)
+            names_a = {name_a, plant.get_body(BodyIndex(a)).name()}
+            names_b = {name_b} | ({plant.get_body(BodyIndex(b)).name()} if b >= 0 else set())
+            for i, p in enumerate(cfg.pairs):
                 x, y = p.pair
                 if (x in names_a and y in names_b) or (y in names_a and x in names_b):
+                    used.add(i)
                     warn[k] = cfg.warn_distance if p.warn_distance is None else p.warn_distance
                     stop[k] = cfg.stop_distance if p.stop_distance is None else p.stop_distance
-            if stop[k] > warn[k]:
-                raise ValueError(f"safety.collision.pairs: {self.names[k]}: stop_distance {stop[k]} exceeds "
-                                 f"warn_distance {warn[k]}")
+                    if stop[k] > warn[k]:
+                        raise ConfigError(f"safety.collision.pairs[{i}]", f"{self.names[k]}: stop_distance "
+                                          f"{stop[k]} exceeds warn_distance {warn[k]}")
+        unused = [i for i in range(len(cfg.pairs)) if i not in used]
+        if unused:
+            i = unused[0]
+            raise ConfigError(f"safety.collision.pairs[{i}].pair", f"{cfg.pairs[i].pair} names no checked pair "
+                              f"(capsule, body, box or plane names; checked: {', '.join(self.names[:6])}, ...)")
         return warn, stop
 
     def check(self, q) -> bool:

@@ -186,11 +186,15 @@ class CapsuleModel:
             pairs += [(KIND_PLANE, i, k) for k, pl in enumerate(planes) if not allowed_pair(i, (pl.name,))]
         return cls(capsules, list(boxes), list(planes), pairs, skipped)
 
-    def pair_name(self, k: int) -> str:
-        """'capsule / capsule', 'capsule / box' or 'capsule / plane' of pair k."""
+    def pair_names(self, k: int) -> tuple[str, str]:
+        """The names of pair k's capsule and of its capsule, box or plane."""
         kind, a, b = self.pairs[k]
         other = {KIND_CAPSULE: self.capsules, KIND_BOX: self.boxes, KIND_PLANE: self.planes}[kind][b]
-        return f"{self.capsules[a].name} / {other.name}"
+        return self.capsules[a].name, other.name
+
+    def pair_name(self, k: int) -> str:
+        """'capsule / capsule', 'capsule / box' or 'capsule / plane' of pair k."""
+        return " / ".join(self.pair_names(k))
 
     def pair_bodies(self, k: int) -> tuple[int, int]:
         """The bodies of pair k's A and B (−1 for a box or plane: the world)."""

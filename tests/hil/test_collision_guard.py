@@ -6,7 +6,7 @@ import pytest
 
 from drivers.core.config import CollisionConfig
 from drivers.core.robot import load_robot
-from drivers.core.schema import load
+from drivers.core.schema import ConfigError, load
 from drivers.run_config import load_config
 from dynamics_cy.planning import InverseKinematics, Solve
 from hil.collision_guard import CollisionGuard, make_guard
@@ -90,8 +90,12 @@ def test_per_pair_margins_and_allowed_pairs(robot):
     others = [i for i in range(len(guard.names)) if i != k]
     assert set(guard.warn[others]) == {0.04} and set(guard.stop[others]) == {0.01}
     assert "iiwa_link_1_collision / table" not in guard.names and "iiwa_link_2_collision / table" in guard.names
-    with pytest.raises(ValueError, match="gripper / table: stop_distance 0.3 exceeds warn_distance 0.04"):
+    with pytest.raises(ConfigError, match=r"pairs\[0\]: gripper / table: stop_distance 0.3 exceeds warn_distance 0.04"):
         CollisionGuard(robot.plant, collision(pairs=[{"pair": ["table", "gripper"], "stop_distance": 0.3}]))
+    with pytest.raises(ConfigError, match=r"pairs\[0\].pair: \['tabel', 'gripper'\] names no checked pair"):
+        CollisionGuard(robot.plant, collision(pairs=[{"pair": ["tabel", "gripper"], "stop_distance": 0.01}]))
+    with pytest.raises(ConfigError, match=r"capsules\[0\].frame: the robot's model has no frame 'flange'"):
+        CollisionGuard(robot.plant, collision(capsules=[{**GRIPPER, "frame": "flange"}]))
 
 
 def test_no_guard_when_disabled_or_nothing_to_check(robot):
