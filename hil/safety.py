@@ -8,7 +8,8 @@ again once the cause has been clear and every joint slower than `recover_max_spe
 torque or damping (τ = −d∘v), per config; the loop adds gravity compensation (−τ_g) to damping
 unless the robot compensates gravity itself, so that a safe arm is held and slowed, not dropped.
 Every command, safe or not, is saturated to the effort limits and rate-limited against the
-previous one. Checks run every tick; none raises.
+previous one. Checks run every tick; none raises. With a collision guard (hil.collision_guard, set by
+the loop as `collision`), a pair below its stop distance is FAULT COLLISION_IMMINENT.
 """
 from __future__ import annotations
 
