@@ -156,8 +156,10 @@ class CollisionGuard:
             self.warned = -1
             return
         self.warn_ticks += 1
-        if self.warned != k:
+        if self.warned != k:                        # an event: a pair enters its warning zone
             self.warn_events += 1
+            log.info("collision guard: %s at %.1f mm, inside its warning distance %.1f mm (policy %s)",
+                     self.names[k], d * 1e3, warn * 1e3, self.cfg.policy)
             if not self.first_warning:
                 self.first_warning = f"{self.names[k]} at {d * 1e3:.1f} mm (warn {warn * 1e3:.1f} mm)"
             self.warned = k
