@@ -25,10 +25,9 @@ import record  # noqa: E402
 REPO = HERE.parent
 # The page's order; a results file of another script comes after these, by name.
 ORDER = ("bench_dynamics", "bench_mass_matrix", "bench_regressor", "bench_identify", "bench_loop",
-         "bench_messages",
-         "bench_serial_codec", "bench_sim", "bench_viz", "bench_serial", "bench_servo", "bench_wbc",
-         "bench_wbc_solvers", "bench_friction_cone", "bench_push_recovery", "bench_grasp", "bench_planning",
-         "bench_campaign", "soak")
+         "bench_messages", "bench_serial_codec", "bench_collision_guard", "bench_sim", "bench_viz", "bench_serial",
+         "bench_servo", "bench_wbc", "bench_wbc_solvers", "bench_friction_cone", "bench_push_recovery", "bench_grasp",
+         "bench_planning", "bench_campaign", "soak")
 MARK = "<!-- tables -->"
 INTRO = "_intro"          # notes/_intro.md: the page's opening paragraphs
 

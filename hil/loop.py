@@ -35,6 +35,7 @@ from drivers.core.config import RunConfig, channels_for
 from drivers.core.robot import Robot
 from messages.enums import SafetyState
 
+from .collision_guard import make_guard
 from .controller_api import Command, ControllerFault, State
 from .controller_guard import ControllerGuard
 from .controllers import config_folders, make_controller
@@ -109,6 +110,9 @@ class ControlLoop(Lifecycle):
                                               robot.end_effector, background=self.mode is Mode.REALTIME,
                                               safety=cfg.safety)
         self.safety = SafetyMonitor(robot.plant, cfg.safety, self.period_ns, lc, self.channels.estop, joints=n)
+        self.collision = self.safety.collision = make_guard(robot.plant, cfg.safety.collision)
+        if self.collision is not None and self.viz is not None:
+            self.collision.show_in(lc)                  # its capsules and nearest pair in Meldis
         # The robot (hil.hardware): statuses in, commands out; position setpoints move at most v_max·T each.
         hw = self.hardware = hardware_for(cfg, robot, self._hardware_lc, self.channels, self.clock,
                                           self.safety.v_hi * (self.period_ns * 1e-9))
@@ -354,6 +358,8 @@ class ControlLoop(Lifecycle):
             if self.remove_gravity:                              # the robot adds −τ_g itself: take it out
                 self.gravity.gravity(self.q, self.tau_g)
                 _control.add(self.tau, self.tau_g, 1.0, self.tau)
+            if self.collision is not None:                       # the guard's warning-zone policy
+                self.collision.shape(self.q, self.v, self.tau)
             if self.driver_inverse_dynamics:                     # its ID applies C(q, v) v + d∘v already
                 self.gravity.bias(self.q, self.v, self.tau_v)
                 _control.damping(self.v, self.controller.neg_damping, self.tau_v, 1.0, self.tau_v)   # + d∘v
@@ -374,8 +380,8 @@ class ControlLoop(Lifecycle):
         hw = self.hardware
         self.telemetry.maybe_publish(self.tick_index, now_ns // 1000, self.recorder, self.safety, hw.status.utime,
                                      hw.timing.rejected, self.qj, self.vj, self.q_d, self.tau_cmd)
-        if self.viz is not None:
-            self.viz.tick(now_ns, self.q, hw.status.utime)
+        if self.viz is not None and self.viz.tick(now_ns, self.q, hw.status.utime) and self.collision is not None:
+            self.collision.draw(hw.status.utime)
         self.recorder.trace((now_ns - self.recorder.first_ns) * 1e-9, self.qj, self.q_d, self.tau_cmd)
 
     # --- running ----------------------------------------------------------------------------------
@@ -415,6 +421,7 @@ class ControlLoop(Lifecycle):
             "process": self.process,
             **hw.summary(),
             **(self.ft.summary() if self.ft is not None else {}),
+            **({"collision": self.collision.summary()} if self.collision is not None else {}),
             **({"sim": self.sim.summary()} if self.sim is not None else {}),
             **({"viz": self.viz.summary()} if self.viz is not None else {}),
         })

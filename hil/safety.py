@@ -8,7 +8,8 @@ again once the cause has been clear and every joint slower than `recover_max_spe
 torque or damping (τ = −d∘v), per config; the loop adds gravity compensation (−τ_g) to damping
 unless the robot compensates gravity itself, so that a safe arm is held and slowed, not dropped.
 Every command, safe or not, is saturated to the effort limits and rate-limited against the
-previous one. Checks run every tick; none raises.
+previous one. Checks run every tick; none raises. With a collision guard (hil.collision_guard, set by
+the loop as `collision`), a pair below its stop distance is FAULT COLLISION_IMMINENT.
 """
 from __future__ import annotations
 
@@ -73,6 +74,7 @@ class SafetyMonitor:
         self.estop_latched = False
         self.estop_text = ""
         self.controller_latched = False     # a controller or trajectory failure: no automatic recovery
+        self.collision = None               # hil.collision_guard.CollisionGuard: COLLISION_IMMINENT (the loop sets it)
         self.estop_subscription = None
         if lc is not None and estop_channel:
             self._estop = MessageDecoder(lcmt_hil_estop, channel=estop_channel)
@@ -141,6 +143,8 @@ class SafetyMonitor:
                 return FaultCode.JOINT_LIMIT, f"joint {i} at {q[i]:.4f} rad is outside [{self.q_lo[i]:.4f}, " \
                                               f"{self.q_hi[i]:.4f}] (limits minus the margin)"
             return FaultCode.VELOCITY_LIMIT, f"joint {i} at {v[i]:.4f} rad/s exceeds {self.v_hi[i]:.4f}"
+        if self.collision is not None and self.collision.check(q):
+            return FaultCode.COLLISION_IMMINENT, self.collision.text()
         limit = self.cfg.max_tracking_error
         if limit is not None and tracking_error > limit:
             return FaultCode.CONTROLLER, f"tracking error {tracking_error:.4f} rad exceeds {limit}"

@@ -202,6 +202,66 @@ class TrajectoryConfig:
 
 
 @dataclass
+class CollisionCapsule:
+    """A capsule of the guard's model fixed in a named frame F (a gripper, a tool): the segment
+    [p0, p1] in F grown by `radius`."""
+    name: Annotated[str, Help("named in the events and the allowed pairs")]
+    frame: Annotated[str, Help("a frame of the robot's model, e.g. iiwa_link_ee")]
+    p0: Annotated[list[float], Len(3, 3)]         # m, p_FP0 in F
+    p1: Annotated[list[float], Len(3, 3)]         # m, p_FP1 in F
+    radius: Positive                              # m
+
+
+@dataclass
+class CollisionBox:
+    """A box fixed in the world the robot's capsules are checked against (a table, a wall)."""
+    name: Annotated[str, Help("named in the events and the allowed pairs")]
+    size: Annotated[list[float], Len(3, 3)]       # m: the box's edges along its x y z
+    xyz: Annotated[list[float], Len(3, 3)] = field(default_factory=lambda: [0.0, 0.0, 0.0])   # m, p_WB
+    rpy: Annotated[list[float], Len(3, 3)] = field(default_factory=lambda: [0.0, 0.0, 0.0])   # rad, R_WB
+
+
+@dataclass
+class CollisionPlane:
+    """A plane of the world: the obstacle is the half space below it, n̂·(x − point) ≤ 0 (a floor, a wall)."""
+    name: Annotated[str, Help("named in the events and the allowed pairs")]
+    normal: Annotated[list[float], Len(3, 3)] = field(default_factory=lambda: [0.0, 0.0, 1.0])   # towards free space
+    point: Annotated[list[float], Len(3, 3)] = field(default_factory=lambda: [0.0, 0.0, 0.0])    # m, a point on it
+
+
+@dataclass
+class CollisionPairPolicy:
+    """Margins of the pairs that involve both names (capsule, body, box or plane names)."""
+    pair: Annotated[list[str], Len(2, 2)]         # [name, name], either order
+    warn_distance: Optional[NonNegative] = None   # m; default: the guard's
+    stop_distance: Optional[NonNegative] = None   # m; default: the guard's
+
+
+@dataclass
+class CollisionConfig:
+    """safety.collision: the self-collision and workspace guard (hil.collision_guard, docs/hil.md,
+    Collision guard): capsules fitted to the model's collision geometry, checked every tick."""
+    enabled: bool = True              # check every tick (a model without collision geometry has nothing to check)
+    warn_distance: NonNegative = 0.04     # m: below it the approach is limited (policy)
+    stop_distance: NonNegative = 0.01     # m: below it FAULT COLLISION_IMMINENT and the safe command
+    policy: Literal["damping", "repulsive", "none"] = "damping"   # below warn_distance, along the witness normal
+    damping: NonNegative = 300.0      # N·s/m against the approach speed, full at stop_distance (both policies)
+    stiffness: NonNegative = 2000.0   # N/m, repulsive: a spring from warn_distance
+    max_force: Positive = 60.0        # N: the policy's force along the normal at most
+    skip_within_joints: Annotated[int, Ge(1)] = 2   # bodies at most this many joints apart are not checked
+    fit: bool = True                  # capsules fitted to the model's collision geometry (else only `capsules`)
+    capsules: list[CollisionCapsule] = field(default_factory=list)       # extra capsules, e.g. a gripper's
+    boxes: list[CollisionBox] = field(default_factory=list)              # the workspace's boxes: tables, walls
+    planes: list[CollisionPlane] = field(default_factory=list)           # the workspace's planes
+    allowed: list[Annotated[list[str], Len(2, 2)]] = field(default_factory=list)   # pairs never checked
+    pairs: list[CollisionPairPolicy] = field(default_factory=list)       # margins per pair
+
+    def __post_init__(self):
+        if self.stop_distance > self.warn_distance:
+            raise ValueError(f"stop_distance {self.stop_distance} must not exceed warn_distance {self.warn_distance}")
+
+
+@dataclass
 class SafetyConfig:
     status_timeout_periods: Annotated[int, Ge(1)] = 3   # status periods (learned at start) with none: STATUS_TIMEOUT
     on_fault: Literal["zero_torque", "damping"] = "damping"   # the safe command
@@ -214,6 +274,7 @@ class SafetyConfig:
     recover: bool = False        # return to RUNNING when the fault clears (status comes back)
     recover_after_periods: Annotated[int, Ge(1)] = 50   # ticks in a row clear of the cause, every joint at rest
     recover_max_speed: Positive = 0.2   # rad/s, every joint: resume only near rest
+    collision: CollisionConfig = field(default_factory=CollisionConfig)   # the self-collision and workspace guard
 
 
 @dataclass

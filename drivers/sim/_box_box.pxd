@@ -2,7 +2,7 @@
 # overlap; a face axis gives the incident face clipped against the reference face (up to 8 points, so a
 # flat-on-flat contact, a finger pad on an object, is carried by its polygon's corners), an edge axis
 # the closest points of the two edges (1 point). docs/sim.md, "Contact".
-from drivers.sim._shapes cimport segments_closest
+from dynamics_cy._segments cimport segments_closest
 from dynamics_cy._vec3 cimport cross3, dot3
 from libc.math cimport fabs, sqrt
 

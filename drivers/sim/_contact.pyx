@@ -6,9 +6,10 @@ construction; allocates nothing per evaluation. Set up from drivers.sim.contact;
 equations.
 """
 from drivers.sim._box_box cimport box_box
-from drivers.sim._shapes cimport clamp, point_box, point_cylinder, segments_closest, stribeck
+from drivers.sim._shapes cimport point_box, point_cylinder, stribeck
 from dynamics_cy._arrays cimport f64_data, f64_flat, i32_data, owned_f64, owned_i32
 from dynamics_cy._linalg cimport cholesky, cholesky_solve
+from dynamics_cy._segments cimport clamp, segments_closest
 from dynamics_cy._vec3 cimport cross3, dot3, matTvec, matvec
 from libc.math cimport INFINITY, fabs, sqrt
 from libc.string cimport memcpy, memset

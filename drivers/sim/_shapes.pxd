@@ -1,11 +1,7 @@
 # Closest points and signed distances of the simulator's collision shapes, and the scalar profiles of
 # its contact model (docs/sim.md), inline for drivers.sim._contact.
-from dynamics_cy._vec3 cimport dot3
+from dynamics_cy._segments cimport clamp
 from libc.math cimport fabs, sqrt
-
-
-cdef inline double clamp(double x, double lo, double hi) noexcept nogil:
-    return lo if x < lo else (hi if x > hi else x)
 
 
 cdef inline double step5(double x) noexcept nogil:
@@ -22,44 +18,6 @@ cdef inline double stribeck(double s, double mu_s, double mu_d) noexcept nogil:
     if s >= 1.0:
         return mu_s - (mu_s - mu_d) * step5((s - 1.0) / 2.0)
     return mu_s * s * (2.0 - s)
-
-
-cdef inline void segments_closest(const double* p0, const double* p1, const double* q0, const double* q1,
-                           double* pc, double* qc) noexcept nogil:
-    """Closest points pc on segment p0p1 and qc on q0q1 (either may have zero length).
-
-    Minimizes |p0 + s d1 − q0 − t d2|² over s, t in [0, 1]: the stationary s of the unconstrained
-    problem is clamped, t follows from s, and s is recomputed when t had to be clamped.
-    """
-    cdef double d1[3]
-    cdef double d2[3]
-    cdef double r[3]
-    cdef int i
-    for i in range(3):
-        d1[i], d2[i], r[i] = p1[i] - p0[i], q1[i] - q0[i], p0[i] - q0[i]
-    cdef double a = dot3(d1, d1), e = dot3(d2, d2), f = dot3(d2, r)
-    cdef double s = 0.0, t = 0.0, b, c, den
-    cdef double eps = 1e-24
-    if a <= eps and e <= eps:
-        s = t = 0.0
-    elif a <= eps:
-        t = clamp(f / e, 0.0, 1.0)
-    else:
-        c = dot3(d1, r)
-        if e <= eps:
-            s = clamp(-c / a, 0.0, 1.0)
-        else:
-            b = dot3(d1, d2)
-            den = a * e - b * b
-            s = clamp((b * f - c * e) / den, 0.0, 1.0) if den > 1e-12 * a * e else 0.0
-            t = (b * s + f) / e
-            if t < 0.0:
-                t, s = 0.0, clamp(-c / a, 0.0, 1.0)
-            elif t > 1.0:
-                t, s = 1.0, clamp((b - c) / a, 0.0, 1.0)
-    for i in range(3):
-        pc[i] = p0[i] + s * d1[i]
-        qc[i] = q0[i] + t * d2[i]
 
 
 cdef inline double point_box(const double* c, const double* half, double* q, double* n) noexcept nogil:

@@ -126,11 +126,13 @@ class InverseKinematics:
         """A [p_FP1; ...; p_FPn] ≤ b for the points (columns of p_GP) fixed to frame G, in F."""
         return self._add(PolyhedronConstraint(self._plant, frameF, frameG, p_GP, A, b, self._context))
 
-    def AddMinimumDistanceLowerBoundConstraint(self, bound: float,
-                                               influence_distance_offset: float = 0.01) -> Binding:
-        """Every collision candidate pair at least `bound` apart (see MinimumDistanceLowerBoundConstraint)."""
+    def AddMinimumDistanceLowerBoundConstraint(self, bound: float, influence_distance_offset: float = 0.01, *,
+                                               capsules=None) -> Binding:
+        """Every collision candidate pair at least `bound` apart (see MinimumDistanceLowerBoundConstraint);
+        with `capsules` (a planning.capsules.CapsuleModel, our addition) every pair of that model instead."""
         return self._add(MinimumDistanceLowerBoundConstraint(self._plant, bound, self._context,
-                                                             influence_distance_offset=influence_distance_offset))
+                                                             influence_distance_offset=influence_distance_offset,
+                                                             capsules=capsules))
 
     def AddMinimumDistanceUpperBoundConstraint(self, bound: float, influence_distance_offset: float) -> Binding:
         """Some collision candidate pair at most `bound` apart (see MinimumDistanceUpperBoundConstraint)."""

@@ -20,11 +20,17 @@ pairs' penalties (the pairs beyond d_inf at 0) are combined with α = 100 into
     upper bound:  SoftUnderMax(p) = Σ pᵢ exp(α pᵢ) / Σ exp(α pᵢ) ≥ 1   (some φᵢ ≤ bound)
 
 A plant with no candidate pairs gives the constant 0 (lower) or 2 (upper): always satisfied, as Drake.
+
+Our addition: the lower bound's `capsules=` (a planning.capsules.CapsuleModel, e.g. the collision guard's,
+hil.collision_guard.capsule_model) puts the bound on that model's pairs (its capsules, boxes and planes,
+by the compiled distances) instead of the plant's collision geometry: a configuration the planner
+accepts with bound ≥ the guard's stop distance is one the guard lets through.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from .capsules import CapsulePairs
 from .collision import CollisionCandidates, GeometryPairs
 from .kinematics import frame_kinematics
 from .program import Constraint
@@ -70,14 +76,16 @@ class _MinimumDistance(Constraint):
     _empty_value = 0.0
 
     def __init__(self, plant, bound: float, plant_context, penalty_function, influence_distance_offset: float,
-                 lb: float, ub: float):
+                 lb: float, ub: float, capsules=None):
         name = type(self).__name__
         if not np.isfinite(bound):
             raise ValueError(f"{name}: bound must be finite, got {bound}")
         if not (np.isfinite(influence_distance_offset) and influence_distance_offset > 0):
             raise ValueError(f"{name}: influence_distance_offset must be finite and > 0, got "
                              f"{influence_distance_offset}")
-        self._pairs = GeometryPairs(frame_kinematics(plant, plant_context), CollisionCandidates(plant))
+        kin = frame_kinematics(plant, plant_context)
+        self._pairs = CapsulePairs(kin, capsules) if capsules is not None else \
+            GeometryPairs(kin, CollisionCandidates(plant))
         self._bound = float(bound)
         self._d_inf = self._bound + float(influence_distance_offset)
         self._penalty = penalty_function or QuadraticallySmoothedHingeLoss
@@ -121,8 +129,9 @@ class MinimumDistanceLowerBoundConstraint(_MinimumDistance):
     penalty_function(x, compute_grad) -> (φ, dφ/dx or None), default QuadraticallySmoothedHingeLoss."""
 
     def __init__(self, plant, bound: float, plant_context, penalty_function=None,
-                 influence_distance_offset: float = 0.01):
-        super().__init__(plant, bound, plant_context, penalty_function, influence_distance_offset, -np.inf, 1.0)
+                 influence_distance_offset: float = 0.01, *, capsules=None):
+        super().__init__(plant, bound, plant_context, penalty_function, influence_distance_offset, -np.inf, 1.0,
+                         capsules)
 
 
 class MinimumDistanceUpperBoundConstraint(_MinimumDistance):

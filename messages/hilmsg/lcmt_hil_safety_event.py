@@ -35,7 +35,8 @@ class lcmt_hil_safety_event(object):
     FAULT_DRIVER_LINK = 8
     FAULT_CONTROLLER = 9
     FAULT_OPERATOR = 10
-    FAULT_STATION = 20
+    FAULT_COLLISION_IMMINENT = 11
+    FAULT_STATION = 12
     """ An arm of a station stopped because another arm faulted (station.on_fault: stop_all). """
 
     def __init__(self):

@@ -121,3 +121,30 @@ def test_receiving_statuses_leaves_nothing_behind(controller):
     assert loop.hardware.timing.received >= 6000 and loop.safety.state.name == "RUNNING"
     assert max(peaks) <= receive + SCALARS_PEAK, (max(peaks), receive)
     assert grown == []
+
+
+# The collision guard's policy acting every tick: a table box and a warning distance that every pair is
+# within, a stop distance none is below (the gripper's capsule on the flange as a user would give it).
+GUARD = {"collision": {"warn_distance": 1.0, "stop_distance": 0.0, "policy": "repulsive",
+                       "capsules": [{"name": "gripper", "frame": "iiwa_link_7", "p0": [0, 0, 0.1], "p1": [0, 0, 0.2],
+                                     "radius": 0.05}],
+                       "boxes": [{"name": "table", "size": [0.8, 1.2, 0.1], "xyz": [0.7, 0.0, -0.3]}]}}
+
+
+@pytest.mark.parametrize("controller", CONTROLLERS[:2])
+def test_the_collision_guard_allocates_only_scalars(controller):
+    """The guard's check (every pair's distance) and its warning policy (two Jacobians and the force
+    along the witness normal) in every tick, the whole tick and the phases alone."""
+    loop, lc, data = make_loop(controller, status_timeout_periods=10**6, **GUARD)
+    lc.publish("IIWA_STATUS", data)
+    for _ in range(300):
+        loop.update()
+    guard = loop.collision
+    assert loop.safety.state.name == "RUNNING" and guard.warn_ticks >= 250 and len(guard.model.pairs) > 20
+    peaks = transient_peaks(loop.update, 3000)
+    assert max(peaks) <= SCALARS_PEAK and np.median(peaks) <= SCALARS_MEDIAN, (max(peaks), np.median(peaks))
+    # the policy's arithmetic is a handful of Python floats (d, ḋ, s, f): at most eight scalar objects
+    for name, phase, bound in (("check", lambda: guard.check(loop.q), PHASE_PEAK),
+                               ("policy", lambda: guard.shape(loop.q, loop.v, loop.tau), 2 * PHASE_PEAK)):
+        worst = max(transient_peaks(phase, 500))
+        assert worst <= bound, f"{name}: {worst} B"

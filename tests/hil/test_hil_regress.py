@@ -42,9 +42,11 @@ def test_the_scenarios_cover_the_controllers_contact_each_fault_and_the_serial_c
     if any(is_legged_scenario(p) for p in find_scenarios(SCENARIOS)):
         controllers.add("whole_body")           # the legged scenarios run it (hil.legged.WholeBody)
     faults = {f.type for s in scenarios for f in s.cfg.sim.faults}
-    assert controllers == set(BUILTIN_CONTROLLERS)
+    assert {c for c in controllers if ":" not in c} == set(BUILTIN_CONTROLLERS)     # besides users' laws
     assert faults == set(typing.get_args(FaultType))
     assert any(s.cfg.sim.contact.enabled for s in scenarios)
+    trips = {t.fault for s in scenarios for t in (s.spec.criteria.trips or [])}
+    assert "COLLISION_IMMINENT" in trips                                 # the collision guard
     assert any(s.spec.link == "serial" for s in scenarios)
     link_faults = {f["type"] for s in scenarios if s.spec.link == "serial"
                    for f in s.data["serial"]["device"].get("faults", [])}

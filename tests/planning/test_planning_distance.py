@@ -93,19 +93,24 @@ def test_unsupported_shapes():
         CalcSignedDistance(Mesh("m.obj"), RigidTransform(), Sphere(1.0), RigidTransform())
 
 
+def drake_shape(pydrake, shape):
+    """pydrake's shape for a dynamics_cy one (a HalfSpace for anything else)."""
+    if isinstance(shape, Sphere):
+        return pydrake.Sphere(shape.radius())
+    if isinstance(shape, Box):
+        return pydrake.Box(*shape.size())
+    if isinstance(shape, Capsule):
+        return pydrake.Capsule(shape.radius(), shape.length())
+    if isinstance(shape, Cylinder):
+        return pydrake.Cylinder(shape.radius(), shape.length())
+    return pydrake.HalfSpace()
+
+
 @pytest.fixture(scope="module")
 def drake_distance(pydrake):
     """φ from Drake's SceneGraph for shapes A (free body) and B (free body, or anchored for a half space)."""
     def to_drake(shape):
-        if isinstance(shape, Sphere):
-            return pydrake.Sphere(shape.radius())
-        if isinstance(shape, Box):
-            return pydrake.Box(*shape.size())
-        if isinstance(shape, Capsule):
-            return pydrake.Capsule(shape.radius(), shape.length())
-        if isinstance(shape, Cylinder):
-            return pydrake.Cylinder(shape.radius(), shape.length())
-        return pydrake.HalfSpace()
+        return drake_shape(pydrake, shape)
 
     def X(T):
         return pydrake.RigidTransform(pydrake.RotationMatrix(T.rotation().matrix()), T.translation())
