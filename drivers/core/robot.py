@@ -134,9 +134,14 @@ def add_gripper(plant: MultibodyPlant, gripper, end_effector: str | None = None,
     plant.WeldFrames(A, plant.GetFrameByName(base, instance), X_AG)
 
 
+OBJECT_COLORS = {True: (0.55, 0.45, 0.35, 1.0), False: (0.95, 0.55, 0.1, 1.0)}
+"""The viewer's rgba of a welded object (a table) and of a free one (a part)."""
+
+
 def add_objects(plant: MultibodyPlant, objects) -> None:
     """Each object (drivers.sim.config.ObjectSpec) as a body B of its own model instance with a solid
-    box's inertia and a collision box of its size and friction at Bo; a welded one is welded to the world
+    box's inertia, a collision box of its size and friction at Bo and the same box as visual geometry (for
+    the viewer, OBJECT_COLORS); a welded one is welded to the world
     at X_WB = (rpy, xyz), a free one gets X_WB as its default pose (plant not finalized). ConfigError
     naming sim.objects[i].name if the plant has that body already."""
     for i, obj in enumerate(objects):
@@ -146,6 +151,8 @@ def add_objects(plant: MultibodyPlant, objects) -> None:
         body = plant.AddRigidBody(obj.name, plant.AddModelInstance(obj.name), inertia)
         plant.RegisterCollisionGeometry(body, RigidTransform(), Box(*obj.size), f"{obj.name}_collision",
                                         CoulombFriction(obj.friction.static, obj.friction.dynamic))
+        plant.RegisterVisualGeometry(body, RigidTransform(), Box(*obj.size), f"{obj.name}_visual",
+                                     OBJECT_COLORS[obj.welded])
         X_WB = RigidTransform(RollPitchYaw(*obj.rpy), np.asarray(obj.xyz, dtype=float))
         if obj.welded:
             plant.WeldFrames(plant.world_frame(), body.body_frame(), X_WB)
