@@ -112,11 +112,11 @@ def test_the_waypoints_gripper_track_commands_the_wsg_as_each_segment_begins():
 
 def test_a_lost_status_faults_the_loop_and_no_gripper_command_goes_out_until_it_is_back():
     """The WSG clamps a part's worth (20 mm target on nothing: it closes); at 1.0 s the loop stops hearing the
-    gripper: DRIVER_LINK after gripper.timeout (4 statuses, 0.2 s), the law's open command (at 1.1 s) is never
+    gripper: DRIVER_LINK after gripper.timeout (4 statuses, 0.2 s), the law's open command (from 1.2 s) is not
     sent and the WSG's driver keeps executing the last command; at 1.6 s the statuses are heard again and,
     with safety.recover, the loop is RUNNING again and the open command goes out."""
     cfg = config(safety={"recover": True, "recover_after_periods": 50})
-    law = Grip([(0.0, 0.02, 40.0), (1.1, 0.1, 40.0)])
+    law = Grip([(0.0, 0.02, 40.0), (1.2, 0.1, 40.0)])
     state = {}
 
     def on_tick(loop):
