@@ -32,6 +32,7 @@ from dynamics_cy import (
 
 from ._contact import SHAPE_CODES, PointContact
 from .config import ContactConfig
+from .contact_check import check_stiffness
 
 GROUND_NAME = "ground"
 """The id (PenetrationAsPointPair.id_B) of the ground half space; geometries are named by their own names."""
@@ -130,6 +131,9 @@ class ContactModel:
         """Geometries checked against the ground (indices into `geometries`) and each pair's (μs, μd)."""
         self.pairs, self.pair_friction = pairs, pair_mu
         """Geometry pairs (A, B) checked against each other and each pair's (μs, μd)."""
+        touching = set(ground) | {i for pair in pairs for i in pair if not anchored[i]}
+        self.stiffness_ratio = check_stiffness(plant, self.geometries, touching, config.stiffness, time_step, path)
+        """The largest h √(n k/m) of a geometry that can touch (drivers.sim.contact_check; warned above 1)."""
         self.point_contact = PointContact(
             shapes, [g.body_index for g in self.geometries],
             [g.X_BG.rotation().matrix() for g in self.geometries] or np.zeros((0, 3, 3)),
