@@ -10,11 +10,9 @@ the loop's `sim`), never from the robot's status.
         gripper: how far the object moved in the grip (m)
     ft_force: {after: 2.0, rtol: 0.01}
         over t ≥ after, the loop's State.wrench force (the sensor's message, through the loop), expressed in
-        W, against the force the weld holds quasi-statically, f = −Σ fₙ − m g: the normal contact forces
-        fₙ = (f·n̂) n̂ the contact model applied on the bodies beyond the sensor's weld, and their weight; the
-        largest |f_sensor − f| / |f| (a wrist sensor reads its tool's weight too). Normal forces only: the
-        contact results' friction is the explicit estimate at the step's start, not the linearly implicit
-        friction the step applied (docs/sim.md), so a push at rest is compared along its normals
+        W, against the force the weld holds quasi-statically, f = −Σ f_c − m g: the contact forces f_c (normal,
+        damping and friction) the contact model applied on the bodies beyond the sensor's weld, and their
+        weight; the largest |f_sensor − f| / |f| (a wrist sensor reads its tool's weight too)
 """
 from __future__ import annotations
 
@@ -97,6 +95,7 @@ class ObjectTracker:
         bodies = [b for b in range(plant.num_bodies()) if below(b)]
         self.bodies = bodies
         self.mass = sum(plant.get_body(b).default_mass() for b in bodies)
+        self.touching, self.contact = np.zeros(len(bodies), dtype=bool), np.zeros((len(bodies), 3))
         self.gravity = np.asarray(plant.gravity_field().gravity_vector(), dtype=float)
         self.sensor_frame = plant.GetFrameByName(sensor.config.frame) if sensor.config.frame else weld.frame_on_child()
 
@@ -122,13 +121,9 @@ class ObjectTracker:
             .translation().copy()
 
     def _force(self, loop, physics) -> None:
-        plant, c, below = self.plant, physics.contact.point_contact, set(self.bodies)
-        contact = np.zeros(3)
-        for i in range(c.num_contacts):                 # the normal forces on the bodies beyond the sensor
-            n = c.nhat_BA_W[i]
-            f_n = float(np.dot(c.f_Bc_W[i], n)) * n     # on B
-            contact += (f_n if c.body_B[i] in below else 0.0) - (f_n if c.body_A[i] in below else 0.0)
-        expected = -contact - self.mass * self.gravity
+        plant = self.plant
+        physics.contact_forces(self.bodies, self.touching, self.contact)
+        expected = -self.contact.sum(axis=0) - self.mass * self.gravity
         plant.SetPositions(self.context, physics.q)
         R_WS = self.sensor_frame.CalcPoseInWorld(self.context).rotation().matrix()
         measured = R_WS @ loop.ft.wrench[3:]
