@@ -20,6 +20,7 @@ import warnings
 import numpy as np
 
 from dynamics_cy import JacobianWrtVariable
+from dynamics_cy.errors import HilstackError
 
 log = logging.getLogger(__name__)
 
@@ -27,7 +28,7 @@ POINTS = {"Sphere": 1, "Capsule": 2, "Box": 4, "Cylinder": 4}
 """Contact points a shape's flat contact holds (a box's face: its 4 corners)."""
 
 
-class ContactStiffnessWarning(UserWarning):
+class ContactStiffnessWarning(HilstackError, UserWarning):
     """The contact stiffness is too stiff for a light body at the time step: it chatters or diverges."""
 
 
