@@ -36,13 +36,15 @@ from drivers.core.config import GripperLinkConfig, gripper_channels
 from messages.codec import WsgCommandEncoder, WsgStatusDecoder
 from messages.enums import FaultCode
 
+from .devices import Subscribed
+
 log = logging.getLogger(__name__)
 
 STATUS_PERIOD_S = {"wsg50": 0.05, "franka_hand": 0.1}   # drake-schunk-driver's task, the hand driver's loop
 TIMEOUT_PERIODS = 4                                     # gripper.timeout's default, in status periods
 
 
-class GripperLink:
+class GripperLink(Subscribed):
     """The gripper of `cfg` on `lc`: `update(now_ns)` once per tick after the tick's messages were handled,
     `track(trajectory, command)` after the trajectory's sample, `write(now_ns, command, commanding)` after
     the arm's command. `status` (3,) is [w m, ẇ m/s, |f| N]; `sent` (2,) the last command sent [w m, f N]."""
@@ -130,16 +132,6 @@ class GripperLink:
         sent[0], sent[1] = g[0], g[1]
         self.commands += 1
         return True
-
-    @property
-    def age_s(self) -> float:
-        """Seconds between the newest status's arrival and the last update (inf before the first)."""
-        return np.inf if self.age_ns < 0 else self.age_ns * 1e-9
-
-    def close(self) -> None:
-        if self._subscription is not None:
-            self.lc.unsubscribe(self._subscription)
-            self._subscription = None
 
     def summary(self) -> dict:
         return {"gripper": {"type": self.type, "status_channel": self.status_channel,
