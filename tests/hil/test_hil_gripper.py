@@ -175,3 +175,14 @@ def test_the_franka_hands_link_has_its_drivers_channels_and_period():
 def test_a_bad_gripper_config_names_its_key(sections, key):
     with pytest.raises(ConfigError, match=key.replace("[", r"\[").replace("]", r"\]")):
         config(**sections)
+
+
+def test_a_run_with_a_gripper_replays_bit_for_bit(tmp_path):
+    """hil replay feeds the logged gripper statuses to the loop again (with the arm's statuses): the
+    pick-and-place scenario's log replays with the same commands and safety transitions."""
+    from hil.regress import run_scenario
+    from hil.replay import replay
+    result = run_scenario("configs/scenarios/pick_place_iiwa_wsg.yaml", logs=str(tmp_path))
+    assert result["passed"], result.get("error")
+    again = replay(result["log"])
+    assert again["passed"] and again["commands"] == 11000 and again["mismatched_commands"] == 0
