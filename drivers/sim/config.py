@@ -20,7 +20,7 @@ from drivers.core.schema import ConfigError, Help, NonNegative, Positive, load
 from .real_drivers import FrankaDriverConfig, KukaDriverConfig
 
 FaultType = Literal["latency", "drop_status", "duplicate_status", "freeze_sensor", "sensor_noise",
-                    "joint_unresponsive", "silent", "bad_command"]
+                    "joint_unresponsive", "silent", "bad_command", "gripper_silent"]
 Corruption = Literal["garbage", "truncated", "fingerprint", "non_finite", "joint_count"]
 
 # The parameters each fault type takes; the first of a tuple is required, "|" means exactly one of.
@@ -33,6 +33,7 @@ _FAULT_PARAMETERS = {
     "joint_unresponsive": ("joints",),
     "silent": (),
     "bad_command": ("", "corruption"),
+    "gripper_silent": (),
 }
 _OPTIONAL_PARAMETERS = ("delay", "probability", "every", "joints", "position_std", "velocity_std", "corruption")
 
