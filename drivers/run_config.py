@@ -49,6 +49,7 @@ def load_sections(cfg: RunConfig) -> None:
     if ft.enabled and sim_ft.enabled and ft.channel != sim_ft.channel:
         raise ConfigError("sensors.ft.channel", f"{ft.channel!r} is not where the simulated sensor publishes "
                                                 f"(sim.ft_sensor.channel {sim_ft.channel!r})")
+    _check_gripper_channels(cfg)
     if cfg.serial is not None:
         from .serial.config import load_serial_config
         cfg.serial = load_serial_config(cfg.serial)
@@ -57,6 +58,21 @@ def load_sections(cfg: RunConfig) -> None:
         from .serial.servo_config import load_servo_config
         cfg.servo_bus = load_servo_config(cfg.servo_bus)
         check_timeout(cfg, "servo_bus.command_timeout", cfg.servo_bus.command_timeout)
+
+
+def _check_gripper_channels(cfg: RunConfig) -> None:
+    """The loop's gripper (gripper) is the simulated one (sim.gripper) when both are named: same driver,
+    same channels."""
+    loop, sim = cfg.gripper, cfg.sim.gripper
+    if loop.type is None or sim.type is None:
+        return
+    if loop.type != sim.type:
+        raise ConfigError("gripper.type", f"{loop.type!r} is not the simulated gripper (sim.gripper.type {sim.type!r})")
+    ours = config.gripper_channels(loop.type, loop.status_channel, loop.command_channel)
+    theirs = config.gripper_channels(sim.type, sim.status_channel, sim.command_channel)
+    for key, a, b in zip(("status_channel", "command_channel"), ours, theirs):
+        if a != b:
+            raise ConfigError(f"gripper.{key}", f"{a!r} is not the simulated gripper's (sim.gripper.{key} {b!r})")
 
 
 _NEEDED = {"serial": "the board's port and the link settings (docs/serial_protocol.md)",

@@ -128,8 +128,9 @@ def cmd_run(args, live: StatusLine | None = None, robot_processes=()) -> int:
         return identify_cli.run_and_identify(cfg, args)
     robot = robot_for(cfg)
     lc = open_lcm(cfg.lcm.url)
-    # (a legged robot's viewer is the simulated robot's: it draws the ground and the contact forces too)
-    bridge = None if robot.protocol == "floating_base" else _viewer(cfg, robot.plant, lc)
+    # (a legged robot's and a cell's viewer is the simulated plant's: it draws the ground, the gripper, the
+    # objects and the contact forces too)
+    bridge = None if robot.protocol == "floating_base" or _sim_draws(cfg) else _viewer(cfg, robot.plant, lc)
     loop = ControlLoop(cfg, robot, lc, Mode.REALTIME, viz=bridge).configure()
     robot_ended = _Processes(robot_processes)
     live = live or StatusLine(not args.quiet and not args.json)
@@ -167,6 +168,12 @@ def _check_alloc(cfg, args) -> int:
     report = check_allocations(cfg, duration=args.duration or 2.0)
     print(json.dumps(report) if args.json else format_allocations(report, cfg.controller.type))
     return 1 if report["allocates"] else 3 if report["faults"] or not report["ticks"] else 0
+
+
+def _sim_draws(cfg) -> bool:
+    """Whether the simulated plant is the viewer's publisher: a cell with a gripper or objects, which the
+    loop's plant (the robot's alone) does not have."""
+    return bool(cfg.sim.objects) or cfg.sim.gripper.type is not None
 
 
 def _viewer(cfg, plant, lc):
@@ -217,7 +224,8 @@ def cmd_demo(args) -> int:
     The loop follows the config's trajectory with a live status line, then prints the summary. Start
     Meldis (python -m pydrake.visualization.meldis) to watch. A config with a servo_bus section starts
     `hil servo-bus-device` and `hil servo-bus` instead of `hil sim`; a legged scenario file
-    (configs/legged/go2_demo.yaml) runs whole-body control in one process (docs/wbc.md). When one of
+    (configs/legged/go2_demo.yaml) runs whole-body control in one process (docs/wbc.md). A cell with a
+    gripper or objects (configs/station/iiwa_wsg.yaml) is drawn by `hil sim`, the loop drawing nothing. When one of
     the robot's processes ends early the demo stops with it: exit 2 before the first status, 3 after."""
     from .legged_scenario import is_legged_scenario, run_legged_demo
     if Path(args.config).is_file() and is_legged_scenario(args.config):      # a legged robot (docs/wbc.md)
@@ -235,7 +243,8 @@ def cmd_demo(args) -> int:
     out = subprocess.PIPE if args.json else None
     if cfg.servo_bus is None:
         robot = [subprocess.Popen([sys.executable, "-m", "hil", "sim", args.config, "--lcm-url", cfg.lcm.url,
-                                   "--duration", limit] + ([] if legged else ["--no-viz"]), stdout=out)]
+                                   "--duration", limit] + ([] if legged or _sim_draws(cfg) else ["--no-viz"]),
+                                  stdout=out)]
     else:           # the simulated servos, then the servo-bus driver (docs/servo_bus.md)
         robot = [subprocess.Popen([sys.executable, "-m", "hil", "servo-bus-device", args.config, "--duration", limit],
                                   stdout=out)]

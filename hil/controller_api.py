@@ -69,14 +69,20 @@ class State:
                           sensors.ft.channel; NaN without a sensor (has_wrench False), before its first
                           reading, and while the newest is older than sensors.ft.timeout
     wrench_age            s since the newest reading arrived (inf before the first, or without a sensor)
+    gripper               the gripper's status [w, ẇ, f]: width between the fingers (m), its rate (m/s,
+                          positive opening), grip force |f| (N) from the newest lcmt_schunk_wsg_status on
+                          gripper.status_channel; NaN without a gripper (has_gripper False), before its
+                          first status and while the newest is older than gripper.timeout
+    gripper_age           s since the newest gripper status arrived (inf before the first, or no gripper)
     contact               the feet's contact as the robot reports it (a ContactState), else None
     """
 
     __slots__ = ("q", "v", "tau_measured", "tau_commanded", "tau_external", "has_tau_external", "clock", "period",
-                 "tick", "q_d", "v_d", "a_d", "wrench", "has_wrench", "_ft", "contact")
+                 "tick", "q_d", "v_d", "a_d", "wrench", "has_wrench", "_ft", "contact", "gripper", "has_gripper",
+                 "_grip")
 
     def __init__(self, q, v, tau_measured, tau_commanded, tau_external, q_d, v_d, a_d, period: float,
-                 has_tau_external: bool = True, ft=None, clock=None, contact=None):
+                 has_tau_external: bool = True, ft=None, clock=None, contact=None, gripper=None):
         self.q, self.v = _readonly(q), _readonly(v)
         self.tau_measured, self.tau_commanded = _readonly(tau_measured), _readonly(tau_commanded)
         self.tau_external, self.has_tau_external = _readonly(tau_external), has_tau_external
@@ -86,6 +92,8 @@ class State:
         self._ft, self.has_wrench = ft, ft is not None     # ft: hil.ft_sensor.WrenchSensor (wrench, age_s)
         self.wrench = _readonly(np.full(6, np.nan) if ft is None else ft.wrench)
         self.contact = contact
+        self._grip, self.has_gripper = gripper, gripper is not None   # hil.gripper.GripperLink (status, age_s)
+        self.gripper = _readonly(np.full(3, np.nan) if gripper is None else gripper.status)
 
     @classmethod
     def of(cls, n: int, period: float = 1e-3, t: float = 0.0, **arrays) -> "State":
@@ -108,6 +116,11 @@ class State:
     def wrench_age(self) -> float:
         """Seconds since the newest force/torque reading arrived, at this tick (inf: none yet, or no sensor)."""
         return np.inf if self._ft is None else self._ft.age_s
+
+    @property
+    def gripper_age(self) -> float:
+        """Seconds since the newest gripper status arrived, at this tick (inf: none yet, or no gripper)."""
+        return np.inf if self._grip is None else self._grip.age_s
 
 
 class ContactState:
@@ -136,12 +149,16 @@ class Command:
     """What the law writes at a tick: `tau` (N·m: every joint, every tick; it holds the previous tick's
     values, not zeros), and for the position and
     velocity command modes `q` (rad) and `v` (rad/s), which the loop fills with the trajectory's q_d
-    and v_d + gain (q_d − q) before calling the law (overwrite them to command other setpoints)."""
+    and v_d + gain (q_d − q) before calling the law (overwrite them to command other setpoints).
+    `gripper` [w m, f N]: the gripper's target width and grip-force limit, kept between ticks (NaN: none
+    yet); the loop sends it to the gripper's driver when it changes (hil.gripper), and the trajectory's
+    gripper track writes it as a segment that names one begins."""
 
-    __slots__ = ("tau", "q", "v")
+    __slots__ = ("tau", "q", "v", "gripper")
 
     def __init__(self, n: int):
         self.tau, self.q, self.v = np.zeros(n), np.zeros(n), np.zeros(n)
+        self.gripper = np.full(2, np.nan)
 
 
 class Controller(Lifecycle):

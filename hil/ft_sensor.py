@@ -16,10 +16,12 @@ import numpy as np
 
 from messages.codec import ForceTorqueDecoder
 
+from .devices import Subscribed
+
 log = logging.getLogger(__name__)
 
 
-class WrenchSensor:
+class WrenchSensor(Subscribed):
     """The sensor on `channel` of `lc`, read by the loop once per tick (`update(now_ns)`) after the
     tick's LCM messages were handled. `wrench` (6,) is [τ; f] in S, NaN when there is none or it is stale;
     `stamp_ms` the newest message's timestamp (ms, the sensor's clock); `received`, `rejected` counts."""
@@ -65,16 +67,6 @@ class WrenchSensor:
             self.wrench.fill(np.nan)
             self._valid = False
             self.stale += 1
-
-    @property
-    def age_s(self) -> float:
-        """Seconds between the newest reading's arrival and the last update (inf before the first)."""
-        return np.inf if self.age_ns < 0 else self.age_ns * 1e-9
-
-    def close(self) -> None:
-        if self._subscription is not None:
-            self.lc.unsubscribe(self._subscription)
-            self._subscription = None
 
     def summary(self) -> dict:
         return {"ft_sensor": {"channel": self.channel, "received": self.received, "rejected": self.rejected,

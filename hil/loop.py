@@ -40,6 +40,7 @@ from .controller_api import Command, ControllerFault, State
 from .controller_guard import ControllerGuard
 from .controllers import config_folders, make_controller
 from .ft_sensor import WrenchSensor
+from .gripper import GripperLink
 from .hardware import hardware_for
 from .lifecycle import Lifecycle, LifecycleState, Mode
 from .process import RealtimeProcess
@@ -131,9 +132,11 @@ class ControlLoop(Lifecycle):
         # What the law sees (the torques in MultibodyPlant's signs) and writes; self.tau is its command.tau.
         ft = cfg.sensors.ft
         self.ft = WrenchSensor(lc, ft.channel, ft.timeout) if ft.enabled else None
+        self.gripper = GripperLink(lc, cfg.gripper) if cfg.gripper.type is not None else None
         self.state = State(self.q, self.v, hw.tau_measured, hw.tau_commanded, hw.tau_external,
                            self.q_d, self.v_d, self.a_d, period=self.period_ns * 1e-9, clock=hw.timing,
-                           has_tau_external=hw.has_tau_external, ft=self.ft, contact=hw.contact)
+                           has_tau_external=hw.has_tau_external, ft=self.ft, contact=hw.contact,
+                           gripper=self.gripper)
         self.cmd = Command(n)
         self.tau = self.cmd.tau
         self.startup = StartUp()
@@ -179,8 +182,9 @@ class ControlLoop(Lifecycle):
         if self.active:
             self.deactivate()
         self.hardware.close()
-        if self.ft is not None:
-            self.ft.close()
+        for device in (self.ft, self.gripper):
+            if device is not None:
+                device.close()
         for owner, attr in ((self.safety, "estop_subscription"), (self.trajectory, "subscription")):
             subscription = getattr(owner, attr, None)
             if subscription is not None:
@@ -235,6 +239,9 @@ class ControlLoop(Lifecycle):
         hw.read(k)                       # (handles every subscription: the F/T sensor's too)
         if self.ft is not None:
             self.ft.update(start)
+        if self.gripper is not None:
+            self.gripper.update(start)
+            self.safety.device_fault = self.gripper.fault
         timing, startup = hw.timing, self.startup
         have_status = timing.last_tick >= 0
         if hw.guard_ns and hw.guard_active(start):
@@ -271,6 +278,8 @@ class ControlLoop(Lifecycle):
         self.safety.limit(self.tau, self.tau_cmd)
         if hw.write(start, self.tau_cmd, self.cmd.q, self.cmd.v, commanding):
             self.recorder.torque(self.tau_cmd)
+        if self.gripper is not None:
+            self.gripper.write(start, self.cmd, commanding)     # outside RUNNING: none (hil.gripper)
         self.recorder.record(start, lateness, time.perf_counter_ns() - wall)
         self._after(start)
         self.tick_index += 1
@@ -342,6 +351,8 @@ class ControlLoop(Lifecycle):
             self.trajectory.sample(robot_ns, self.q_d, self.v_d, self.a_d)
             if self.trajectory.error is not None:
                 raise RuntimeError(f"trajectory: {self.trajectory.error}")
+            if self.gripper is not None:
+                self.gripper.track(self.trajectory, cmd)
             state.tick = self.tick_index
             if self.sends_setpoints:
                 np.copyto(cmd.q, self.q_d)
@@ -422,6 +433,7 @@ class ControlLoop(Lifecycle):
             **hw.summary(),
             **(self.ft.summary() if self.ft is not None else {}),
             **({"collision": self.collision.summary()} if self.collision is not None else {}),
+            **(self.gripper.summary() if self.gripper is not None else {}),
             **({"sim": self.sim.summary()} if self.sim is not None else {}),
             **({"viz": self.viz.summary()} if self.viz is not None else {}),
         })

@@ -56,8 +56,9 @@ def hil_sim(request):
     --hil-check-alloc option).
 
     Returns a hil.testing.SimRun: per-tick arrays t, elapsed, q, v, q_d, tau (sent), tau_external,
-    safety; faults, transitions, error (the law's traceback), final_state, summary, allocations,
-    injected, frame_positions(frame). A law that raises does not fail the test: the run shows it
+    safety, gripper; faults, transitions, error (the law's traceback), final_state, summary, allocations,
+    injected, frame_positions(frame), object_position(name) (a body of the simulated plant at the end).
+    A law that raises does not fail the test: the run shows it
     (a CONTROLLER fault, run.error) for the test to assert on.
     """
     from hil.testing import allocation_problem, simulate
@@ -96,8 +97,10 @@ def hil_config():
     hil_config("iiwa") (configs/demo.yaml: the iiwa14 behind Drake's simulated driver), hil_config("panda")
     (configs/arms/panda_torque.yaml: example-robot-data's Panda behind franka_driver), hil_config("go2")
     (configs/legged/go2.yaml: the Go2 standing, a floating base), hil_config("g1") (configs/legged/g1.yaml:
-    the G1 humanoid on two soles) and hil_config("dxl_arm")
-    (configs/servo/dxl_arm.yaml: Dynamixel servos behind the servo bus); a test whose robot's models are
+    the G1 humanoid on two soles), hil_config("dxl_arm")
+    (configs/servo/dxl_arm.yaml: Dynamixel servos behind the servo bus) and hil_config("iiwa_wsg")
+    (configs/station/iiwa_wsg.yaml: the iiwa with a WSG 50 and a wrist F/T sensor picking a box from a
+    table); a test whose robot's models are
     not installed (example-robot-data) skips. Pass `overrides` to hil_sim to change a section (e.g. the trajectory)."""
     from hil.testing import config_path, missing_module
 

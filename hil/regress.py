@@ -118,8 +118,8 @@ def run_scenario(path: str | Path, plots: str | None = None, logs: str | None = 
                 result["log"] = sc.cfg.telemetry.log
             summary, loop = _run_chain(sc) if sc.spec.link in ("serial", "servo") else _run_sim(sc)
             result["summary"] = summary
-            result["checks"] = check(sc.spec, summary, loop.period_ns * 1e-9)
-            now = outcome(loop)
+            result["checks"] = check(sc.spec, summary, loop.period_ns * 1e-9) + summary.pop("object_checks", [])
+            now = outcome(loop, summary.get("objects"))
         result["outcome"] = now
         if sc.spec.golden is not None:
             result["golden"] = _golden(sc, now, update_golden, golden_dir)
@@ -182,14 +182,23 @@ class HandTracker:
 
 def _run_sim(sc: Scenario):
     from .lockstep import start_lockstep
+    from .scenario_objects import ObjectTracker
     loop, sim = start_lockstep(sc.cfg, sc.spec.start_order, sc.spec.lead, trace_every=1)
-    hand = HandTracker()
+    hand, objects = HandTracker(), ObjectTracker(sc.spec.criteria)
+
+    def on_tick(loop_):
+        hand(loop_)
+        if objects.active:
+            objects(loop_)
     try:
-        summary = loop.run(sc.spec.duration, on_tick=hand)
+        summary = loop.run(sc.spec.duration, on_tick=on_tick)
     finally:
         loop.close()
         sim.close()
     summary["hand_position_error_m"] = hand.summary()
+    if objects.active:
+        summary["objects"] = objects.summary()
+        summary["object_checks"] = objects.check()
     return summary, loop
 
 

@@ -3,7 +3,8 @@ commands compared to the recorded ones: the way a field log becomes a regression
 
 The loop runs in lockstep on an in-process LCM, one tick per recorded command. Before each tick it
 gets the inputs the recorded loop had: the statuses up to the one the recorded command answered
-(its utime echoes that status's), and the e-stop and plan messages logged before the command. The
+(its utime echoes that status's), and the e-stop, plan, gripper status and force/torque messages logged
+before the command. The
 loop's trajectories run on the status clock, so with the same code and config the commands come out
 bit for bit; a change in the controller, the gains, the safety logic or the dynamics shows up as a
 difference, joint by joint, from the first command it touches. The safety transitions are compared
@@ -80,7 +81,9 @@ def replay(path: str | Path, cfg: RunConfig | None = None, tolerance: float = 1e
     n = robot.n
     recorded = CommandDecoder(cfg.robot.protocol, n, channel=ch.command)
     status = StatusDecoder(cfg.robot.protocol, n, channel=ch.status)
-    inputs = {ch.status, ch.estop} | ({cfg.trajectory.channel} if cfg.trajectory.type == "stream" else set())
+    inputs = {ch.status, ch.estop} | ({cfg.trajectory.channel} if cfg.trajectory.type == "stream" else set()) \
+        | ({loop.gripper.status_channel} if loop.gripper is not None else set()) \
+        | ({cfg.sensors.ft.channel} if cfg.sensors.ft.enabled else set())
     pending: list = []
     diffs, utime_mismatch, bad_recorded, lost, first_loss = [], 0, 0, 0, None
     first = None                          # (command index, utime, joint, replayed, recorded)

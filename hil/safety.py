@@ -75,6 +75,9 @@ class SafetyMonitor:
         self.estop_text = ""
         self.controller_latched = False     # a controller or trajectory failure: no automatic recovery
         self.collision = None               # hil.collision_guard.CollisionGuard: COLLISION_IMMINENT (the loop sets it)
+        # (FaultCode, why) of a device beside the robot (hil.gripper's lost link), set by the loop each tick:
+        # a fault while it lasts, as the robot's own checks
+        self.device_fault = None
         self.estop_subscription = None
         if lc is not None and estop_channel:
             self._estop = MessageDecoder(lcmt_hil_estop, channel=estop_channel)
@@ -107,6 +110,8 @@ class SafetyMonitor:
         if self.state == SafetyState.SAFE_STOP:
             return self._to(SafetyState.INIT, FaultCode.NONE, self.estop_text, tick)
         fault, text = self._find_fault(status_age_ticks, status_ok, q, v, tracking_error)
+        if fault == FaultCode.NONE and self.device_fault is not None:
+            fault, text = self.device_fault
         if self.state == SafetyState.INIT:
             if status_ok and fault == FaultCode.NONE:
                 return self._to(SafetyState.RUNNING, FaultCode.NONE, "first valid status", tick)

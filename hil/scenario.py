@@ -37,6 +37,8 @@ from drivers.core.config import RunConfig
 from drivers.core.schema import ConfigError, Help, NonNegative, Positive, load, read_yaml
 from drivers.run_config import parse_config
 
+from .scenario_objects import ForceMatch, ObjectPosition, ObjectSlip
+
 PerJoint = float | list[float]
 
 
@@ -64,6 +66,10 @@ class Criteria:
     other_trips: bool = False                       # whether trips beyond those listed are allowed
     # any figure of the loop's summary by dotted path: equal to a value, or within {min, max}
     summary: dict[str, Any] = field(default_factory=dict)
+    # on the simulated plant beside the robot (hil.scenario_objects; link: sim)
+    object_position: ObjectPosition | None = None   # an object's final position within a tolerance of a target
+    object_slip: ObjectSlip | None = None           # an object's largest motion in a gripper's frame over a carry
+    ft_force: ForceMatch | None = None              # the F/T reading against the contact force beyond the sensor
 
 
 @dataclass
@@ -142,14 +148,18 @@ def check_trips(criteria: Criteria, key: str, path: Path) -> None:
 
 
 # --- outcome and checks -------------------------------------------------------------------------------
-def outcome(loop) -> dict:
+def outcome(loop, objects: dict | None = None) -> dict:
     """The figures a golden file pins, unrounded: tracking RMS and max, max |τ| per joint, the final
-    measured position, the tick count and the safety transitions."""
+    measured position, the tick count and the safety transitions; with object criteria, their figures
+    (hil.scenario_objects: the object's final position, its slip, the F/T error)."""
     rec = loop.recorder
     rms = np.sqrt(rec.sumsq / rec.tracked) if rec.tracked else np.zeros_like(rec.sumsq)
-    return {"ticks": rec.ticks, "tracking_rms_rad": rms.tolist(), "tracking_max_rad": rec.maxabs.tolist(),
-            "torque_max_nm": rec.tau_maxabs.tolist(), "final_q_rad": loop.q.tolist(),
-            "transitions": loop.transitions.lines("transitions")}
+    out = {"ticks": rec.ticks, "tracking_rms_rad": rms.tolist(), "tracking_max_rad": rec.maxabs.tolist(),
+           "torque_max_nm": rec.tau_maxabs.tolist(), "final_q_rad": loop.q.tolist(),
+           "transitions": loop.transitions.lines("transitions")}
+    for key, value in (objects or {}).items():
+        out[key] = value["relative_error_max"] if key == "ft_force" else value
+    return out
 
 
 def _per_joint(limit: PerJoint, n: int, key: str) -> np.ndarray:

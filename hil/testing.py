@@ -26,6 +26,7 @@ ROBOTS = {
     "go2": ("legged/go2.yaml", "example-robot-data"),             # the Unitree Go2 standing (floating base)
     "g1": ("legged/g1.yaml", "example-robot-data"),               # the Unitree G1 humanoid standing on two soles
     "dxl_arm": ("servo/dxl_arm.yaml", None),                      # 3 Dynamixel XM430s behind `hil servo-bus`
+    "iiwa_wsg": ("station/iiwa_wsg.yaml", None),                  # the iiwa + WSG 50 + wrist F/T picking a box
 }
 
 # The driver stand-ins (drivers.sim.real_drivers) and the protocol each speaks (None: the config's).
@@ -81,8 +82,9 @@ def merged(*layers: dict | None) -> dict:
 
 class Recorder:
     """The loop's on_tick callback: each tick's robot clock, measured q and v (the plant's: nq, nv),
-    desired q, torque sent, external torque (MultibodyPlant's signs; n joints) and safety state, into
-    arrays for `ticks` ticks, allocated at the first (the loop's sizes)."""
+    desired q, torque sent, external torque (MultibodyPlant's signs; n joints), safety state and gripper
+    status (State.gripper: NaN without one), into arrays for `ticks` ticks, allocated at the first (the
+    loop's sizes)."""
 
     def __init__(self, ticks: int):
         self.ticks, self.k, self.t = ticks, 0, None
@@ -93,6 +95,7 @@ class Recorder:
         self.q, self.v = np.zeros((ticks, loop.q.size)), np.zeros((ticks, loop.v.size))
         self.q_d, self.tau, self.tau_external = (np.zeros((ticks, n)) for _ in range(3))
         self.safety = np.zeros(ticks, dtype=np.int8)
+        self.gripper = np.full((ticks, 3), np.nan)
 
     def __call__(self, loop) -> None:
         if self.t is None:
@@ -105,6 +108,7 @@ class Recorder:
         self.tau[k] = loop.tau_cmd
         self.tau_external[k] = loop.hardware.tau_external
         self.safety[k] = loop.safety.state
+        self.gripper[k] = loop.state.gripper
         self.k = k + 1
 
 
@@ -120,9 +124,11 @@ class SimRun:
                             command; without −τ_g where the robot compensates gravity itself
     tau_external (N, n)     the robot's external torque Σ J_Bᵀ F_B (N·m, MultibodyPlant's signs: State's)
     safety (N,)             the safety state after the tick (messages.enums.SafetyState values)
+    gripper (N, 3)          the gripper's status as the law saw it, [w m, ẇ m/s, f N] (NaN: no gripper, none yet)
     summary                 the loop's summary (what `hil run --json` prints)
     config                  the RunConfig that ran; plant, end_effector: the robot's model and frame
     plant_q                 the simulated plant's true q at the end (no sensor fault on it)
+    sim_plant               the simulated plant (the robot, its gripper and the objects: plant_q's), or None
     """
 
     t: np.ndarray
@@ -137,6 +143,17 @@ class SimRun:
     plant: object
     end_effector: object
     plant_q: np.ndarray
+    gripper: np.ndarray = None
+    sim_plant: object = None
+
+    def object_position(self, name: str) -> np.ndarray:
+        """p_WO of a body of the simulated plant (a sim.objects box, a gripper's finger) at the end, from
+        plant_q (the plant's own state, not a status)."""
+        if self.sim_plant is None:
+            raise ValueError("the run's simulated plant is in another process (a serial or servo chain)")
+        context = self.sim_plant.CreateDefaultContext()
+        self.sim_plant.SetPositions(context, self.plant_q)
+        return self.sim_plant.GetBodyByName(name).EvalPoseInWorld(context).translation().copy()
 
     @property
     def elapsed(self) -> np.ndarray:
@@ -219,17 +236,17 @@ def simulate(config, controller=None, *, duration: float = 2.0, driver: str | No
     record = Recorder(int(round(duration * cfg.loop.rate_hz)))
     if link is not None:            # the device and its driver in processes of their own (hil.chain)
         summary, loop = run_chain(cfg, link, duration, controller=controller, on_tick=record, check_alloc=check_alloc)
-        plant_q = loop.q.copy()     # (the plant is in the device's process: its last measured q)
+        plant_q, sim_plant = loop.q.copy(), None     # (the plant is in the device's process: its last measured q)
     else:
         loop, sim = make_lockstep(cfg, controller=controller, check_alloc=check_alloc)
         summary = run_closed(loop, sim, duration, on_tick=record)
-        plant_q = sim.plant_state()["q"]
+        plant_q, sim_plant = sim.plant_state()["q"], sim.physics.plant
     k = record.k
     if record.t is None:
         record._allocate(loop)
     return SimRun(record.t[:k], record.q[:k], record.v[:k], record.q_d[:k], record.tau[:k],
                   record.tau_external[:k], record.safety[:k], summary, cfg, loop.robot.plant,
-                  loop.robot.end_effector, plant_q)
+                  loop.robot.end_effector, plant_q, record.gripper[:k], sim_plant)
 
 
 def allocation_problem(run: SimRun) -> str | None:

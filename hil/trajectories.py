@@ -68,12 +68,14 @@ def feasible_duration(delta: np.ndarray, duration: float, v_max: np.ndarray, a_m
 class Waypoints(Source):
     """Rest-to-rest quintic segments from the start position through each waypoint in turn; with
     `loop`, back to the start and again. A segment too short for the joint velocity or acceleration
-    limits (v_max, a_max) is stretched to the shortest feasible duration, with a warning."""
+    limits (v_max, a_max) is stretched to the shortest feasible duration, with a warning. `track`: the
+    gripper track, a row [width m, force N or NaN] per waypoint (NaN width: no command), which the
+    loop's gripper (hil.gripper) applies as `segment` k begins; `segments` counts the segment changes."""
 
     def __init__(self, goals: list[np.ndarray], durations: list[float], loop: bool,
-                 v_max: np.ndarray | None = None, a_max: np.ndarray | None = None):
+                 v_max: np.ndarray | None = None, a_max: np.ndarray | None = None, track: np.ndarray | None = None):
         n = goals[0].shape[0]
-        self.goals, self.loop = goals, loop
+        self.goals, self.loop, self.track, self.segments = goals, loop, track, 0
         self.v_max = np.full(n, np.inf) if v_max is None else v_max
         self.a_max = np.full(n, np.inf) if a_max is None else a_max
         self.durations_ns = [int(round(d * 1e9)) for d in durations]
@@ -109,6 +111,7 @@ class Waypoints(Source):
         k = min(bisect.bisect_right(self.ends_ns, t), len(self.ends_ns) - 1)
         if k != self.segment:
             self.segment = k
+            self.segments += 1
             _control.copy_row(self.starts, k, self.q0)
             _control.copy_row(self.deltas, k, self.dq)
         begin = self.ends_ns[k - 1] if k > 0 else 0
@@ -289,7 +292,12 @@ def make_trajectory(cfg: TrajectoryConfig, plant, joint_names: list[str], lc, pe
         if not cfg.waypoints:
             raise ConfigError("trajectory.waypoints", "needs at least one waypoint")
         goals = [_goal(w.q, n, f"trajectory.waypoints[{i}].q", lower, upper) for i, w in enumerate(cfg.waypoints)]
-        return Waypoints(goals, [w.duration for w in cfg.waypoints], cfg.loop, v_max, a_max)
+        track = None
+        if any(w.gripper is not None for w in cfg.waypoints):
+            track = np.array([[np.nan, np.nan] if w.gripper is None else
+                              [w.gripper.width, np.nan if w.gripper.force is None else w.gripper.force]
+                              for w in cfg.waypoints])
+        return Waypoints(goals, [w.duration for w in cfg.waypoints], cfg.loop, v_max, a_max, track)
     if cfg.type == "excitation":
         from .excitation import make_excitation
         return make_excitation(cfg.excitation, plant, frame, lower, upper, v_max, a_max, safety, background)

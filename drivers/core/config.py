@@ -16,7 +16,7 @@ from typing import Annotated, Any, Callable, Literal, Optional, Union
 import yaml
 from annotated_types import Ge, Gt, Le, Len, Lt
 
-from messages.channels import DEFAULT_LCM_URL
+from messages.channels import DEFAULT_LCM_URL, GRIPPER_CHANNELS
 
 from .paths import CONFIGS, package_map
 from .schema import ConfigError, Fraction, Help, NonNegative, Positive, Rate, Timeout, load, read_yaml
@@ -159,9 +159,18 @@ class ControllerConfig:
 
 
 @dataclass
+class GripperPoint:
+    """A waypoint's gripper command (the trajectory's gripper track), sent as the move to it begins."""
+    width: NonNegative               # m between the fingers
+    force: Optional[Positive] = None  # N, the grip-force limit; None: gripper.force
+
+
+@dataclass
 class Waypoint:
     q: list[float]             # the joint positions, rad (m for prismatic joints)
     duration: Positive = 2.0   # seconds to reach it from the previous one
+    # the gripper's command from this segment's start (needs the gripper section); None: unchanged
+    gripper: Optional[GripperPoint] = None
 
 
 @dataclass
@@ -299,6 +308,21 @@ class SensorsConfig:
 
 
 @dataclass
+class GripperLinkConfig:
+    """gripper: a gripper beside the arm behind its driver's LCM (Drake's lcmt_schunk_wsg_command and
+    _status; drake-schunk-driver, franka_hand_driver): its status in State.gripper, Command.gripper sent
+    when it changes (hil.gripper; docs/controllers.md, The gripper)."""
+    type: Optional[Literal["wsg50", "franka_hand"]] = None   # the driver in front of it; None: no gripper
+    command_channel: Optional[str] = None   # default SCHUNK_WSG_COMMAND / PANDA_HAND_COMMAND
+    status_channel: Optional[str] = None    # default SCHUNK_WSG_STATUS / PANDA_HAND_STATUS
+    force: Positive = 40.0                  # N: the grip-force limit of a track point that names none
+    # s since the newest status after which the gripper's link is lost (a DRIVER_LINK fault); None: 4 of
+    # its driver's status periods (the WSG's 50 ms: 0.2 s; the hand's 100 ms: 0.4 s)
+    timeout: Optional[Timeout] = None
+    start_timeout: Timeout = 5.0            # s from the loop's start to the first status (the hand homes first)
+
+
+@dataclass
 class RunConfig:
     robot: RobotConfig
     lcm: LcmConfig = field(default_factory=LcmConfig)
@@ -312,6 +336,7 @@ class RunConfig:
     safety: SafetyConfig = field(default_factory=SafetyConfig)
     telemetry: TelemetryConfig = field(default_factory=TelemetryConfig)
     sensors: SensorsConfig = field(default_factory=SensorsConfig)   # sensors beside the robot's status
+    gripper: GripperLinkConfig = field(default_factory=GripperLinkConfig)   # a gripper beside the arm
     # The sections the packages above core own, as read; the `sections` of parse_config replaces them
     # by their dataclasses (drivers.run_config: drivers.viz.VizConfig, drivers.sim.config.SimConfig, a
     # SerialConfig or None, a ServoBusConfig or None).
@@ -364,6 +389,27 @@ def _validate_core(cfg: RunConfig) -> None:
     check_timeout(cfg, "loop.start_timeout", cfg.loop.start_timeout)
     if cfg.sensors.ft.enabled:
         check_timeout(cfg, "sensors.ft.timeout", cfg.sensors.ft.timeout)
+    _check_gripper(cfg)
+
+
+def gripper_channels(kind: str, status: str | None = None, command: str | None = None) -> tuple[str, str]:
+    """(status, command) channels of a gripper of `kind` (wsg50, franka_hand): the ones given, else its
+    driver's defaults."""
+    defaults = GRIPPER_CHANNELS["wsg" if kind == "wsg50" else "panda_hand"]
+    return status or defaults[0], command or defaults[1]
+
+
+def _check_gripper(cfg: RunConfig) -> None:
+    """The gripper section's timeouts, and a gripper track only with a gripper."""
+    if cfg.gripper.type is not None:
+        if cfg.gripper.timeout is not None:
+            check_timeout(cfg, "gripper.timeout", cfg.gripper.timeout)
+        check_timeout(cfg, "gripper.start_timeout", cfg.gripper.start_timeout)
+        return
+    for i, point in enumerate(cfg.trajectory.waypoints):
+        if point.gripper is not None:
+            raise ConfigError(f"trajectory.waypoints[{i}].gripper", "commands a gripper: the gripper section "
+                                                                     "needs its type (wsg50 or franka_hand)")
 
 
 def check_timeout(cfg: RunConfig, key: str, value: float) -> None:

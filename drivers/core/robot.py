@@ -40,16 +40,23 @@ class Robot:
         return len(self.joint_names)
 
 
-def parse_model(cfg: RobotConfig, *, simulated: bool = False) -> MultibodyPlant:
+def parse_model(cfg: RobotConfig, *, simulated: bool = False, without: str | None = None):
     """The config's model parsed (with cfg.weld welded to the world), not finalized.
 
     The controller's plant is parsed as Drake parses it (a nonphysical inertia is replaced, with a
     warning). The simulated robot's plant (`simulated`) is the physics the tests trust, so there a
-    nonphysical inertia is an error naming the file, line and link."""
+    nonphysical inertia is an error naming the file, line and link. `without` (a link of a URDF model,
+    e.g. the Panda's panda_hand): that link's subtree is left out and returned as a model of its own,
+    (plant, HandSplit) (split_subtree)."""
     plant = MultibodyPlant(0.0)
+    split = None
     try:
         parser = Parser(plant, package_map(cfg.package_map), nonphysical_inertia="error" if simulated else "warn")
-        text = _actuated_urdf(cfg) if cfg.model.lower().endswith(".urdf") else None
+        root = None
+        if without is not None:
+            root = ET.parse(cfg.model).getroot()
+            split = split_subtree(root, without)
+        text = _actuated_urdf(cfg, root) if cfg.model.lower().endswith(".urdf") else None
         if text is None and cfg.actuated_joints is not None and not cfg.model.lower().endswith(".urdf"):
             raise ConfigError("robot.actuated_joints", "applies to URDF models (an SDF names its actuators "
                                                        "by effort limits: 0 means none)")
@@ -64,7 +71,52 @@ def parse_model(cfg: RobotConfig, *, simulated: bool = False) -> MultibodyPlant:
         if not plant.HasFrameNamed(cfg.weld):
             raise ConfigError("robot.weld", f"the model has no frame named '{cfg.weld}'")
         plant.WeldFrames(plant.world_frame(), plant.GetFrameByName(cfg.weld))
-    return plant
+    return plant if without is None else (plant, split)
+
+
+@dataclass
+class HandSplit:
+    """A URDF subtree cut from the robot's model (split_subtree): its own URDF text (its movable joints
+    actuated, a <mimic> kept), the link it hung from and X_PG, the cut joint's origin."""
+    text: str
+    parent: str
+    X_PG: RigidTransform
+
+
+def split_subtree(root, base: str) -> HandSplit:
+    """Removes from the URDF `root` (in place) the link `base`, everything below it and the fixed joint
+    above it; returns them as a model of their own. ConfigError if `base` is not a link hung by a joint."""
+    above = next((j for j in root.findall("joint") if j.find("child").get("link") == base), None)
+    if above is None:
+        raise ConfigError("sim.gripper.base", f"the robot's model has no link '{base}' below a joint to split off")
+    links, joints = {base}, []
+    grown = True
+    while grown:
+        grown = False
+        for j in root.findall("joint"):
+            if j not in joints and j.find("parent").get("link") in links:
+                joints.append(j)
+                links.add(j.find("child").get("link"))
+                grown = True
+    hand = ET.Element("robot", name=base)
+    for link in root.findall("link"):
+        if link.get("name") in links:
+            root.remove(link)
+            hand.append(link)
+    for j in joints:
+        root.remove(j)
+        hand.append(j)
+    root.remove(above)
+    names = {j.get("name") for j in joints}
+    for t in root.findall("transmission"):
+        if any(tj.get("name") in names for tj in t.findall("joint")):
+            root.remove(t)
+    add_simple_transmissions(hand, [j.get("name") for j in joints if j.get("type") in MOVABLE])
+    origin = above.find("origin")
+    xyz = [float(x) for x in (origin.get("xyz", "0 0 0") if origin is not None else "0 0 0").split()]
+    rpy = [float(x) for x in (origin.get("rpy", "0 0 0") if origin is not None else "0 0 0").split()]
+    return HandSplit(ET.tostring(hand, encoding="unicode"), above.find("parent").get("link"),
+                     RigidTransform(RollPitchYaw(*rpy), np.asarray(xyz)))
 
 
 def build_plant(cfg: RobotConfig, payload=None, parsed: MultibodyPlant | None = None, *,
@@ -77,10 +129,16 @@ def build_plant(cfg: RobotConfig, payload=None, parsed: MultibodyPlant | None = 
     an error (Drake's simulator stops on it at its first step). `gripper` (drivers.sim.config.GripperConfig,
     the simulated robot's): its model parsed and welded to the arm (add_gripper). `objects`
     (drivers.sim.config.ObjectSpec, the simulated robot's sim.objects): boxes added (add_objects)."""
-    plant = copy.deepcopy(parsed) if parsed is not None else parse_model(cfg, simulated=simulated)
+    own = gripper is not None and gripper.type is not None and gripper.model == "robot"
+    if own:             # the robot's model holds the gripper: split off, its fingers free (simulated only)
+        plant, split = parse_model(cfg, simulated=simulated, without=gripper.base or GRIPPER_BASE[gripper.type])
+    else:
+        plant = copy.deepcopy(parsed) if parsed is not None else parse_model(cfg, simulated=simulated)
     if payload is not None and payload.mass > 0:
         _add_payload(plant, payload, cfg.end_effector)
-    if gripper is not None and gripper.type is not None:
+    if own:
+        add_gripper(plant, gripper, cfg.end_effector, cfg.package_map, split)
+    elif gripper is not None and gripper.type is not None:
         add_gripper(plant, gripper, cfg.end_effector, cfg.package_map)
     add_objects(plant, objects)
     try:
@@ -145,10 +203,18 @@ def _add_payload(plant: MultibodyPlant, payload, end_effector: str | None) -> No
 GRIPPER_BASE = {"wsg50": "body", "franka_hand": "panda_hand"}
 
 
-def add_gripper(plant: MultibodyPlant, gripper, end_effector: str | None = None, packages=None) -> None:
+def add_gripper(plant: MultibodyPlant, gripper, end_effector: str | None = None, packages=None,
+                split: HandSplit | None = None) -> None:
     """Parses the gripper's model into `plant` (not finalized) and welds its frame G (gripper.base) to the
-    arm's frame A (gripper.attach_to, default end_effector) at X_AG = (rpy, xyz). ConfigError naming the
-    sim.gripper key at fault."""
+    arm's frame A (gripper.attach_to, default end_effector) at X_AG = (rpy, xyz). `split` (model "robot":
+    the gripper cut from the robot's own model): that model, welded where it hung (X_PG). ConfigError
+    naming the sim.gripper key at fault."""
+    if split is not None:
+        instance = Parser(plant, package_map(packages), nonphysical_inertia="error").AddModelsFromString(
+            split.text, "urdf")[0]
+        plant.WeldFrames(plant.GetFrameByName(split.parent),
+                         plant.GetFrameByName(gripper.base or GRIPPER_BASE[gripper.type], instance), split.X_PG)
+        return
     model = gripper.model or (str(CONFIGS / "robots" / "schunk_wsg_50.urdf") if gripper.type == "wsg50" else None)
     name = gripper.attach_to or end_effector
     if name is None or not plant.HasFrameNamed(name):
@@ -166,9 +232,14 @@ def add_gripper(plant: MultibodyPlant, gripper, end_effector: str | None = None,
     plant.WeldFrames(A, plant.GetFrameByName(base, instance), X_AG)
 
 
+OBJECT_COLORS = {True: (0.55, 0.45, 0.35, 1.0), False: (0.95, 0.55, 0.1, 1.0)}
+"""The viewer's rgba of a welded object (a table) and of a free one (a part)."""
+
+
 def add_objects(plant: MultibodyPlant, objects) -> None:
     """Each object (drivers.sim.config.ObjectSpec) as a body B of its own model instance with a solid
-    box's inertia and a collision box of its size and friction at Bo; a welded one is welded to the world
+    box's inertia, a collision box of its size and friction at Bo and the same box as visual geometry (for
+    the viewer, OBJECT_COLORS); a welded one is welded to the world
     at X_WB = (rpy, xyz), a free one gets X_WB as its default pose (plant not finalized). ConfigError
     naming sim.objects[i].name if the plant has that body already."""
     for i, obj in enumerate(objects):
@@ -178,6 +249,8 @@ def add_objects(plant: MultibodyPlant, objects) -> None:
         body = plant.AddRigidBody(obj.name, plant.AddModelInstance(obj.name), inertia)
         plant.RegisterCollisionGeometry(body, RigidTransform(), Box(*obj.size), f"{obj.name}_collision",
                                         CoulombFriction(obj.friction.static, obj.friction.dynamic))
+        plant.RegisterVisualGeometry(body, RigidTransform(), Box(*obj.size), f"{obj.name}_visual",
+                                     OBJECT_COLORS[obj.welded])
         X_WB = RigidTransform(RollPitchYaw(*obj.rpy), np.asarray(obj.xyz, dtype=float))
         if obj.welded:
             plant.WeldFrames(plant.world_frame(), body.body_frame(), X_WB)
@@ -188,14 +261,15 @@ def add_objects(plant: MultibodyPlant, objects) -> None:
 MOVABLE = ("revolute", "continuous", "prismatic")
 
 
-def _actuated_urdf(cfg: RobotConfig) -> str | None:
+def _actuated_urdf(cfg: RobotConfig, root=None) -> str | None:
     """The URDF's text with robot.actuated_joints applied, or None if it needs no change: every movable
     joint not named is welded at position 0 (its transmissions dropped), and a model without
     <transmission> gets a SimpleTransmission per driven joint (the parser gives it the joint's effort
     limit; a named list replaces the model's transmissions by one per named joint). ConfigError
     naming a joint the model does not have."""
+    given = root
     try:
-        root = ET.parse(cfg.model).getroot()
+        root = ET.parse(cfg.model).getroot() if root is None else root
     except (ET.ParseError, OSError):
         return None                                     # the parser reports it, with the line
     joints = {j.get("name"): j for j in root.findall("joint") if j.get("type") in MOVABLE}
@@ -206,7 +280,7 @@ def _actuated_urdf(cfg: RobotConfig) -> str | None:
                                                              f"(movable: {sorted(joints)})")
     transmissions = root.findall("transmission")
     if named is None and transmissions:
-        return None
+        return None if given is None else ET.tostring(root, encoding="unicode")
     driven = list(joints) if named is None else named
     for name, joint in joints.items():
         if name not in driven:

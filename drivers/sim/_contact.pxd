@@ -68,4 +68,5 @@ cdef class PointContact:
     cdef void apply(self, int n, const double* X, const double* V, double* F, bint record) noexcept nogil
     cdef int spring(self, int n, const double* X, const double* V, double* F) noexcept nogil
     cdef int damp(self, int n, const double* X, const double* v_star, double* dv, bint record) noexcept nogil
+    cdef void damping_forces(self, int n, const double* X, const double* V, double* F) noexcept nogil
     cdef void generalized(self, int n, double* tau) noexcept nogil

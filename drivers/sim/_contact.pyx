@@ -564,6 +564,22 @@ cdef class PointContact:
             self.num_contacts = n
         return 0
 
+    cdef void damping_forces(self, int n, const double* X, const double* V, double* F) noexcept nogil:
+        """Adds to F the n contacts' damping and friction forces of the last damp(), f − k x n̂ (spring()
+        added k x n̂), so that F holds each body's whole contact force of the step (what the wrist
+        force/torque sensor's inverse dynamics needs: a part held by friction hangs from the pads)."""
+        cdef double c[3]
+        cdef double rA[3]
+        cdef double rB[3]
+        cdef double vt[3]
+        cdef double fd[3]
+        cdef int i, r
+        for i in range(n):
+            self._kinematics(i, X, V, c, rA, rB, vt)
+            for r in range(3):
+                fd[r] = self.d_f[3 * i + r] - self.stiffness * self.d_depth[i] * self.d_n[3 * i + r]
+            self._push(i, rA, rB, fd, F)
+
     cdef void generalized(self, int n, double* tau) noexcept nogil:
         """tau = Σ_i J_iᵀ f_i: the generalized force of the n contacts' last forces (after jacobians())."""
         cdef int nv = self.num_velocities, i, r, k

@@ -361,6 +361,7 @@ cdef class Stepper:
         if n:
             if self._contact.damp(n, self.c_body_poses, self.c_v_stage, self.c_dv, True):
                 raise RuntimeError("the contact damping system is singular")
+            self._contact.damping_forces(n, self.c_body_poses, self.c_body_velocities, self.c_body_forces)
             for i in range(self.nv):
                 self.c_v_stage[i] += self.c_dv[i]
         else:

@@ -21,7 +21,7 @@ from drivers.core.schema import ConfigError, Help, NonNegative, Positive, load
 from .real_drivers import FrankaDriverConfig, KukaDriverConfig
 
 FaultType = Literal["latency", "drop_status", "duplicate_status", "freeze_sensor", "sensor_noise",
-                    "joint_unresponsive", "silent", "bad_command"]
+                    "joint_unresponsive", "silent", "bad_command", "gripper_silent"]
 Corruption = Literal["garbage", "truncated", "fingerprint", "non_finite", "joint_count"]
 
 # The parameters each fault type takes; the first of a tuple is required, "|" means exactly one of.
@@ -34,6 +34,7 @@ _FAULT_PARAMETERS = {
     "joint_unresponsive": ("joints",),
     "silent": (),
     "bad_command": ("", "corruption"),
+    "gripper_silent": (),
 }
 _OPTIONAL_PARAMETERS = ("delay", "probability", "every", "joints", "position_std", "velocity_std", "corruption")
 
@@ -133,7 +134,9 @@ class GripperConfig:
     (drivers/sim/gripper.py, docs/sim.md, Grippers)."""
 
     type: Optional[Literal["wsg50", "franka_hand"]] = None   # the driver model; None: no gripper
-    model: Optional[str] = None                   # URDF/SDF; wsg50 default: configs/robots/schunk_wsg_50.urdf
+    # URDF/SDF; wsg50 default: configs/robots/schunk_wsg_50.urdf; "robot": the robot's own model holds it (the
+    # Panda's hand in example-robot-data's panda.urdf): the subtree from `base` is split off as the gripper
+    model: Optional[str] = None
     attach_to: Optional[str] = None               # the arm's frame A it is welded to; default: robot.end_effector
     xyz: Annotated[list[float], Len(3, 3)] = field(default_factory=lambda: [0.0, 0.0, 0.0])   # m, p_AG in A
     rpy: Annotated[list[float], Len(3, 3)] = field(default_factory=lambda: [0.0, 0.0, 0.0])   # rad, R_AG
@@ -246,8 +249,9 @@ class SimConfig:
             raise ConfigError(f"{path}.contact.ground.friction.dynamic",
                               f"must be <= static ({friction.static:g}), got {friction.dynamic:g}")
         for i, pair in enumerate(self.contact.exclude):
-            if len(pair) != 2:
-                raise ConfigError(f"{path}.contact.exclude[{i}]", f"must be a pair of body names, got {pair!r}")
+            if len(pair) not in (1, 2):
+                raise ConfigError(f"{path}.contact.exclude[{i}]", f"must be a pair of body names or one body (out of "
+                                                                  f"contact altogether), got {pair!r}")
         if len(self.payload.inertia) not in (3, 6):
             raise ConfigError(f"{path}.payload.inertia", f"must have 3 entries (Ixx Iyy Izz) or 6 (and Ixy Ixz Iyz), "
                                                          f"got {len(self.payload.inertia)}")
@@ -257,7 +261,8 @@ class SimConfig:
             raise ConfigError(f"{path}.gripper.type", f"is required with the other {path}.gripper keys "
                                                       f"(one of {', '.join(GRIPPER_TYPES)})")
         if self.gripper.type == "franka_hand" and self.gripper.model is None:
-            raise ConfigError(f"{path}.gripper.model", "is required for franka_hand (a URDF of the hand alone)")
+            raise ConfigError(f"{path}.gripper.model", "is required for franka_hand (a URDF of the hand alone, or "
+                                                       "'robot': the hand inside the robot's own model)")
         if self.control_mode is not None and not self.control_mode:
             raise ConfigError(f"{path}.control_mode", "must name at least one of position, velocity, torque")
         if self.driver != "drake_sim":

@@ -32,6 +32,7 @@ from dynamics_cy import (
 
 from ._contact import SHAPE_CODES, PointContact
 from .config import ContactConfig
+from .contact_check import check_stiffness
 
 GROUND_NAME = "ground"
 """The id (PenetrationAsPointPair.id_B) of the ground half space; geometries are named by their own names."""
@@ -78,9 +79,11 @@ def _shape_size(shape) -> tuple[float, float, float]:
 
 class ContactModel:
     """The plant's collision geometries as a compiled PointContact (`point_contact`) per the config;
-    time_step is the integrator's step h, which bounds the contact damping (see PointContact)."""
+    time_step is the integrator's step h, which bounds the contact damping (see PointContact). `check`:
+    warn when the stiffness is too stiff for a light body at h (drivers.sim.contact_check)."""
 
-    def __init__(self, plant, config: ContactConfig, time_step: float = 0.001, path: str = "sim.contact"):
+    def __init__(self, plant, config: ContactConfig, time_step: float = 0.001, path: str = "sim.contact",
+                 check: bool = True):
         self.plant = plant
         bodies = [plant.get_body(b) for b in range(plant.num_bodies())]
         body_index = {b.name(): int(b.index()) for b in bodies}
@@ -130,6 +133,11 @@ class ContactModel:
         """Geometries checked against the ground (indices into `geometries`) and each pair's (μs, μd)."""
         self.pairs, self.pair_friction = pairs, pair_mu
         """Geometry pairs (A, B) checked against each other and each pair's (μs, μd)."""
+        touching = set(ground) | {i for pair in pairs for i in pair if not anchored[i]}
+        self.stiffness_ratio = check_stiffness(plant, self.geometries, touching, config.stiffness, time_step,
+                                               path) if check else None
+        """The largest h √(n k/m) of a geometry that can touch (drivers.sim.contact_check; warned above 1);
+        None unchecked (`check` False: another engine's contact, MuJoCo's, which is not our explicit spring)."""
         self.point_contact = PointContact(
             shapes, [g.body_index for g in self.geometries],
             [g.X_BG.rotation().matrix() for g in self.geometries] or np.zeros((0, 3, 3)),

@@ -194,6 +194,14 @@ class FaultInjector:
                         copies = 2
         return copies
 
+    def gripper_silent(self, t_ns: int) -> bool:
+        """The gripper's driver publishes no status at t_ns (its link lost; the gripper keeps executing)."""
+        for i in self.by_type["gripper_silent"]:
+            if self.active(i, t_ns):
+                self.counts[i] += 1
+                return True
+        return False
+
     def silent(self, t_ns: int) -> bool:
         return any(self.active(i, t_ns) for i in self.by_type["silent"])
 

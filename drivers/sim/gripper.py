@@ -75,15 +75,16 @@ class SimGripper:
         q = (physics or self.physics).q
         return self._s1 * q[self._iq[1]] - self._s0 * q[self._iq[0]]
 
-    def actuate(self, t_ns: int, u) -> None:
-        """The driver's update at t_ns (its status when due) and the finger forces into u (allocation-free
-        but for Python floats)."""
+    def actuate(self, t_ns: int, u, silent: bool = False) -> None:
+        """The driver's update at t_ns (its status when due, unless `silent`: the sim.faults gripper_silent)
+        and the finger forces into u (allocation-free but for Python floats)."""
         p, s0, s1 = self.physics, self._s0, self._s1
         q, v, applied = p.q, p.v, p.u_applied
         a0, a1 = self._ia
         q0, q1 = s0 * q[self._iq[0]], s1 * q[self._iq[1]]
         v0, v1 = s0 * v[self._iv[0]], s1 * v[self._iv[1]]
         force = abs(s1 * applied[a1] - s0 * applied[a0])
+        self.driver.lc = None if silent else self.lc
         self.driver.update(t_ns, q1 - q0, v1 - v0, force)
         w_d, wdot_d, f_max = self.driver.target
         if f_max > 0:

@@ -347,7 +347,8 @@ class SimulatedRobot:
             return source
         scatter(source, self._ai, self._u)
         if self.gripper is not None:
-            self.gripper.actuate(self.physics.time_ns, self._u)
+            t = self.physics.time_ns
+            self.gripper.actuate(t, self._u, self.faults is not None and self.faults.gripper_silent(t))
         return self._u
 
     def impedance(self, q_cmd, v_d, uj: np.ndarray) -> np.ndarray:

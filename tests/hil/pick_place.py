@@ -1,14 +1,13 @@
 """The iiwa + WSG 50 pick-and-place of issue 28 (item 6), shared by tests/hil/test_pick_place.py: a 5 cm,
-0.2 kg box on a table (`sim.objects`), the WSG welded to iiwa_link_7 (`sim.gripper`), and `PickPlace`, a
-user's hil.Controller that tracks joint waypoints (solved once by IK, before the run) with a joint PD plus
-−τ_g and commands the WSG over LCM at each phase change. The robot compensates gravity (as the real iiwa:
-sim.gravity_compensation internal, of the simulated plant: arm, WSG and all), and the law still writes the
-whole torque: the loop takes its own −τ_g (the arm's, from the controller's plant) out again
-(controller.robot_compensates_gravity). A PD alone would leave the arm sagging under its own weight.
+0.2 kg box on a table (`sim.objects`), the WSG welded to iiwa_link_7 (`sim.gripper`) and in the loop
+(`gripper`), and `PickPlace`, a user's hil.Controller that tracks joint waypoints (solved once by IK, before
+the run) with a joint PD plus −τ_g and writes the WSG's command (command.gripper) at each phase change.
+The robot compensates gravity (as the real iiwa: sim.gravity_compensation internal, of the simulated
+plant: arm, WSG and all), and the law still writes the whole torque: the loop takes its own −τ_g (the
+arm's, from the controller's plant) out again (controller.robot_compensates_gravity).
+A PD alone would leave the arm sagging under its own weight.
 
-The law publishes on the station's LCM, which it is handed (in lockstep, the lcm.LCM given to
-make_lockstep; over UDP, one it opens on lcm.url): the controller API has no gripper hook, and the
-WSG's driver keeps executing the last command, so one message per phase is the whole protocol.
+The loop sends command.gripper to the WSG's driver when it changes (hil.gripper): one message per phase.
 """
 from __future__ import annotations
 
@@ -17,8 +16,6 @@ import numpy as np
 import hil
 from dynamics_cy import RollPitchYaw, RotationMatrix
 from dynamics_cy.planning import InverseKinematics, Solve
-from messages.channels import SCHUNK_WSG_COMMAND
-from messages.codec import WsgCommandEncoder
 
 BOX = 0.05                                   # m, edge
 BOX_MASS = 0.2                               # kg
@@ -46,6 +43,7 @@ CONFIG = {
     "loop": {"rate_hz": 1000, "duration": None},
     "trajectory": {"type": "hold"},
     "controller": {"robot_compensates_gravity": True},
+    "gripper": {"type": "wsg50"},
     "viz": False,
     "sim": {
         "gravity_compensation": "internal",
@@ -93,18 +91,16 @@ def plan(plant) -> list:
 class PickPlace(hil.Controller):
     """Quintic joint moves through `segments` (plan()) under τ = −τ_g(q) + a joint PD on (q_d − q, v_d − v) (and as
     command.q, command.v for the iiwa's position modes, which would else hold the trajectory's q_d); at a
-    segment's start with a width, one lcmt_schunk_wsg_command (that width, GRIP_FORCE) on `lc`. Publishing
-    encodes into the codec's preallocated buffer; lcm's publish copies it
-    (a few messages a run, none in the other ticks)."""
+    segment's start with a width, that width (mm → m) and GRIP_FORCE in command.gripper, which the loop
+    sends to the WSG's driver."""
 
-    def __init__(self, segments, lc, channel: str = SCHUNK_WSG_COMMAND):
+    def __init__(self, segments):
         super().__init__()
-        self.segments, self.lc, self.channel = segments, lc, channel
+        self.segments = segments
 
     def on_configure(self):
         self.kp = np.array([800.0, 800.0, 400.0, 400.0, 100.0, 60.0, 30.0])
         self.kd = np.array([60.0, 60.0, 30.0, 30.0, 8.0, 5.0, 1.0])
-        self.encoder = WsgCommandEncoder(channel=self.channel)
         self.q_from, self.q_d, self.e, self.tau_g = (np.zeros(self.n) for _ in range(4))
 
     def on_activate(self):
@@ -120,8 +116,7 @@ class PickPlace(hil.Controller):
             self.index += 1
             width = self.segments[self.index][2]
             if width is not None:
-                self.lc.publish(self.channel, bytes(self.encoder.encode_or_raise(round(t * 1e6), width,
-                                                                                 GRIP_FORCE)))
+                command.gripper[0], command.gripper[1] = width * 1e-3, GRIP_FORCE
         t_end, q_to, _ = self.segments[self.index]
         x = min(max((t - self.t_from) / (t_end - self.t_from), 0.0), 1.0)
         s = x * x * x * (10.0 + x * (6.0 * x - 15.0))

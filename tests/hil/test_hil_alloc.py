@@ -14,7 +14,7 @@ import pytest
 from drivers.core.robot import load_robot
 from drivers.run_config import load_config
 from hil.loop import ControlLoop
-from messages.codec import StatusEncoder
+from messages.codec import StatusEncoder, WsgStatusEncoder
 from tests.alloc import traced_snapshots
 
 SCALARS_PEAK, SCALARS_MEDIAN = 384, 256     # bytes: about a dozen (resp. eight) live scalar objects
@@ -148,3 +148,38 @@ def test_the_collision_guard_allocates_only_scalars(controller):
                                ("policy", lambda: guard.shape(loop.q, loop.v, loop.tau), 2 * PHASE_PEAK)):
         worst = max(transient_peaks(phase, 500))
         assert worst <= bound, f"{name}: {worst} B"
+
+
+def test_a_tick_with_a_gripper_allocates_only_scalars():
+    """The gripper in the loop (hil.gripper) with a status every tick: its status decoded into State.gripper,
+    the waypoints' gripper track, the law's command compared with the last sent (and sent when it changes,
+    a message per change: the phase below), no growth."""
+    waypoints = [{"q": [0.1, 0.5, 0.0, -1.0, 0.0, 0.6, 0.0], "duration": 100.0, "gripper": {"width": 0.05}}]
+    cfg = load_config("configs/demo.yaml", {
+        "viz": False, "controller": {"type": "joint_pd"}, "safety": {"status_timeout_periods": 10**6},
+        "gripper": {"type": "wsg50", "timeout": 10.0}, "trajectory": {"type": "waypoints", "waypoints": waypoints}})
+    lc = lcm.LCM("memq://")
+    loop = ControlLoop(cfg, load_robot(cfg.robot), lc, mode="lockstep", trace_every=1).configure()
+    loop.activate()
+    status = StatusEncoder("iiwa", 7)
+    status.encode(0, position_measured=np.array([0.0, 0.5, 0.0, -1.0, 0.0, 0.6, 0.0]), velocity_estimated=np.zeros(7))
+    wsg = WsgStatusEncoder("SCHUNK_WSG_STATUS")
+    data, grip = status.tobytes(), bytes(wsg.encode_or_raise(0, 50.0, -40.0, 0.0))
+
+    def tick():
+        lc.publish("IIWA_STATUS", data)
+        lc.publish("SCHUNK_WSG_STATUS", grip)
+        loop.update()
+
+    for _ in range(300):
+        tick()
+    assert loop.safety.state.name == "RUNNING" and loop.gripper.commands == 1 and loop.state.gripper[2] == 40.0
+    lc.subscribe("OTHER", lambda channel, message: None)
+    receive = max(transient_peaks(lambda: (lc.publish("OTHER", data), lc.handle_timeout(0)), 500))
+    peaks = transient_peaks(tick, 2000)
+    assert max(peaks) <= 2 * receive + SCALARS_PEAK, (max(peaks), receive)
+    link, cmd = loop.gripper, loop.cmd
+    phases = {"gripper status": lambda: link.update(10**9), "gripper track": lambda: link.track(loop.trajectory, cmd),
+              "gripper write (unchanged)": lambda: link.write(10**9, cmd, True)}
+    for name, phase in phases.items():
+        assert max(transient_peaks(phase, 500)) <= PHASE_PEAK, name

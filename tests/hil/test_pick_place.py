@@ -17,7 +17,7 @@ def run_pick_place():
     cfg = load(CONFIG)
     lc = lcm.LCM("memq://")
     from drivers.core.robot import build_plant
-    law = PickPlace(plan(build_plant(cfg.robot)), lc)
+    law = PickPlace(plan(build_plant(cfg.robot)))
     loop, sim = make_lockstep(cfg, lc, controller=law)
     offsets = []
 
