@@ -129,7 +129,7 @@ def build_plant(cfg: RobotConfig, payload=None, parsed: MultibodyPlant | None = 
     parsed strictly (parse_model), and a joint whose outboard bodies have no mass or inertia to move is
     an error (Drake's simulator stops on it at its first step). `gripper` (drivers.sim.config.GripperConfig,
     the simulated robot's): its model parsed and welded to the arm (add_gripper). `objects`
-    (drivers.sim.config.ObjectSpec, the simulated robot's sim.objects): boxes added (add_objects)."""
+    (drivers.sim.config.ObjectSpec, the simulated robot's sim.objects): boxes and cylinders added (add_objects)."""
     own = gripper is not None and gripper.type is not None and gripper.model == "robot"
     if own:             # the robot's model holds the gripper: split off, its fingers free (simulated only)
         plant, split = parse_model(cfg, simulated=simulated, without=gripper.base or GRIPPER_BASE[gripper.type])
