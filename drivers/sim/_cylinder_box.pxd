@@ -4,7 +4,8 @@
 # face) or its deepest generator (clipped to the face: 2 points for a line contact), the cylinder's
 # axis gives the box's incident face clipped to the end disk, an edge axis the closest points of the
 # edge and the cylinder's axis (1 point). docs/sim.md, "Contact".
-from drivers.sim._box_box cimport _axis, _clip, _radius
+from drivers.sim._box_box cimport (_axis, _below, _clip, _clip_to_face, _incident, _least, _radius, _unit_cross,
+    _witnesses)
 from dynamics_cy._segments cimport segments_closest
 from dynamics_cy._vec3 cimport cross3, dot3
 from libc.math cimport cos, fabs, sin, sqrt
@@ -71,20 +72,6 @@ cdef inline int _clip_segment(double (*seg)[3], const double* RB, const double* 
     return 2
 
 
-cdef inline int _below(double (*pts)[3], int count, const double* nr, double plane,
-                       double* depth) noexcept nogil:
-    """The points of pts below the plane nr·x = plane, compacted, with their depths; returns how many."""
-    cdef int i, m = 0
-    cdef double x
-    for i in range(count):
-        x = plane - dot3(nr, pts[i])
-        if x > 0.0:
-            pts[m][0], pts[m][1], pts[m][2] = pts[i][0], pts[i][1], pts[i][2]
-            depth[m] = x
-            m += 1
-    return m
-
-
 cdef inline int _on_box_face(const double* RC, const double* pC, double R, double L, const double* RB,
                              const double* pB, const double* hB, int j, const double* nr,
                              double (*pa)[3], double* depth) noexcept nogil:
@@ -96,7 +83,6 @@ cdef inline int _on_box_face(const double* RC, const double* pC, double R, doubl
     cdef double u[3]
     cdef double w[3]
     cdef double d[3]
-    cdef double e[3]
     cdef double c[3]
     cdef double th, x
     cdef int k, s, count
@@ -112,15 +98,7 @@ cdef inline int _on_box_face(const double* RC, const double* pC, double R, doubl
             th = 6.283185307179586 * k / RIM
             for s in range(3):
                 pa[k][s] = c[s] + R * (cos(th) * u[s] + sin(th) * w[s])
-        count = RIM
-        for k in range(3):
-            if k == j:
-                continue
-            _axis(RB, k, e)
-            count = _clip(pa, count, e, dot3(e, pB) + hB[k], buf)
-            for s in range(3):
-                e[s] = -e[s]
-            count = _clip(buf, count, e, dot3(e, pB) + hB[k], pa)
+        count = _clip_to_face(pa, RIM, RB, pB, hB, j, buf)
     else:
         for s in range(3):
             pa[0][s] = pC[s] + R * u[s] - L * a[s]
@@ -140,27 +118,9 @@ cdef inline int _on_disk(const double* RC, const double* pC, double R, double L,
     cdef double w[3]
     cdef double e[3]
     cdef double c[3]
-    cdef double f_u[3]
-    cdef double f_v[3]
-    cdef double best = -1.0, x, side, th, apothem = R * cos(3.141592653589793 / RIM)
-    cdef int k, s, f = 0, count = 4
-    for k in range(3):
-        _axis(RB, k, e)
-        x = fabs(dot3(e, nc))
-        if x > best:
-            best, f = x, k
-    _axis(RB, f, e)
-    side = -1.0 if dot3(e, nc) > 0.0 else 1.0
-    _axis(RB, (f + 1) % 3, f_u)
-    _axis(RB, (f + 2) % 3, f_v)
-    for s in range(3):
-        c[s] = pB[s] + side * hB[f] * e[s]
-        f_u[s] *= hB[(f + 1) % 3]
-        f_v[s] *= hB[(f + 2) % 3]
-        pb[0][s] = c[s] + f_u[s] + f_v[s]
-        pb[1][s] = c[s] - f_u[s] + f_v[s]
-        pb[2][s] = c[s] - f_u[s] - f_v[s]
-        pb[3][s] = c[s] + f_u[s] - f_v[s]
+    cdef double th, apothem = R * cos(3.141592653589793 / RIM)
+    cdef int k, s, count = 4
+    _incident(RB, pB, hB, nc, pb)
     _axis(RC, 2, a)
     _disk_axes(a, a, RC, u, w)
     for s in range(3):
@@ -191,7 +151,7 @@ cdef inline int cylinder_box(const double* RC, const double* pC, double R, doubl
     cdef double a1[3]
     cdef double b0[3]
     cdef double b1[3]
-    cdef double overlap, best = 1e300, norm, sgn, dist
+    cdef double best = 1e300, sgn, dist
     cdef int axis, kind = -1, i, k, s, m
     _axis(RC, 2, a)
     for s in range(3):
@@ -203,37 +163,22 @@ cdef inline int cylinder_box(const double* RC, const double* pC, double R, doubl
             L_[0], L_[1], L_[2] = a[0], a[1], a[2]
         else:
             _axis(RB, axis - 4, e)
-            cross3(e, a, L_)
-            norm = sqrt(dot3(L_, L_))
-            if norm < 1e-6:               # an edge along the axis: the face axes decide
+            if not _unit_cross(e, a, L_):     # an edge along the axis: the face axes decide
                 continue
-            for s in range(3):
-                L_[s] /= norm
-        overlap = _cylinder_radius(R, L, a, L_) + _radius(RB, hB, L_) - fabs(dot3(L_, d))
-        if overlap < 0.0:
+        if _least(_cylinder_radius(R, L, a, L_) + _radius(RB, hB, L_) - fabs(dot3(L_, d)), L_, d, axis >= 4, axis,
+                  &best, &kind, best_L):
             return 0
-        if axis >= 4:
-            overlap *= 1.05           # an edge axis wins only by 5 %: face contact where it is a near tie
-        if overlap < best:
-            best, kind = overlap, axis
-            sgn = 1.0 if dot3(L_, d) >= 0.0 else -1.0
-            for s in range(3):
-                best_L[s] = sgn * L_[s]        # from B towards A
     if kind < 3:                          # the box's face (outward normal n̂) against the cylinder
         nhat[0], nhat[1], nhat[2] = best_L[0], best_L[1], best_L[2]
         m = _on_box_face(RC, pC, R, L, RB, pB, hB, kind, nhat, pa, depth)
-        for i in range(m):
-            for s in range(3):
-                pb[i][s] = pa[i][s] + depth[i] * nhat[s]
+        _witnesses(pa, pb, m, depth, nhat, 1.0)
         return m
     if kind == 3:                         # the end disk facing the box (outward normal −n̂) against its face
         for s in range(3):
             e[s] = -a[s] if dot3(a, best_L) > 0.0 else a[s]
             nhat[s] = -e[s]
         m = _on_disk(RC, pC, R, L, RB, pB, hB, e, pb, depth)
-        for i in range(m):
-            for s in range(3):
-                pa[i][s] = pb[i][s] - depth[i] * nhat[s]
+        _witnesses(pb, pa, m, depth, nhat, -1.0)
         return m
     k = kind - 4                          # the box's edge along e_k deepest towards A, against the side
     for s in range(3):
