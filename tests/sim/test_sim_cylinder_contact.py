@@ -124,8 +124,30 @@ def test_depths_and_normals_match_drakes_signed_distance():
         sign = 1.0 if inspector.GetName(pair.id_A).endswith("c") else -1.0     # nhat_BA_W from B into A
         pa, pb, n, depth = contacts(R_WC, p_WC, R_WB, p_WB, half)
         assert len(depth) >= 1
-        assert depth.max() == pytest.approx(-pair.distance, abs=2e-5)
-        np.testing.assert_allclose(n[0], sign * np.asarray(pair.nhat_BA_W), atol=2e-3)
+        assert depth.max() == pytest.approx(-pair.distance, abs=1e-6)
+        np.testing.assert_allclose(n[0], sign * np.asarray(pair.nhat_BA_W), atol=1e-4)
+
+
+def test_depths_match_mujocos_geom_distance():
+    """The deepest point's depth against MuJoCo's own cylinder–box distance (mj_geomDistance, its
+    native convex collision) for the same poses."""
+    mujoco = pytest.importorskip("mujoco")
+
+    def quat(M):
+        q = np.zeros(4)
+        mujoco.mju_mat2Quat(q, np.ascontiguousarray(M, dtype=float).ravel())
+        return q
+
+    for R_WC, p_WC, R_WB, p_WB, half in POSES:
+        spec = mujoco.MjSpec()
+        spec.worldbody.add_geom(type=mujoco.mjtGeom.mjGEOM_CYLINDER, size=[R, LENGTH / 2, 0], pos=p_WC,
+                                quat=quat(R_WC))
+        spec.worldbody.add_body().add_geom(type=mujoco.mjtGeom.mjGEOM_BOX, size=half, pos=p_WB, quat=quat(R_WB))
+        model = spec.compile()
+        data = mujoco.MjData(model)
+        mujoco.mj_forward(model, data)
+        distance = mujoco.mj_geomDistance(model, data, 0, 1, 1.0, np.zeros(6))
+        assert contacts(R_WC, p_WC, R_WB, p_WB, half)[3].max() == pytest.approx(-distance, abs=1e-6)
 
 
 def pydrake_friction():
