@@ -77,11 +77,8 @@ cdef class PointContact:
         self.pair_g, self.pair_mu = i32_data(own["pairs"]), f64_data(own["pair_mu"])
         self.X_WG = f64_data(own["X_WG"])
         for i in range(self.num_pairs):
-            if not (self.g_shape[self.pair_g[2 * i]] == SPHERE or
-                    self.g_shape[self.pair_g[2 * i]] == CAPSULE and self.g_shape[self.pair_g[2 * i + 1]] in
-                    (SPHERE, CAPSULE) or
-                    self.g_shape[self.pair_g[2 * i]] in (BOX, CYLINDER) and self.g_shape[self.pair_g[2 * i + 1]]
-                    == BOX):
+            a, b = self.g_shape[self.pair_g[2 * i]], self.g_shape[self.pair_g[2 * i + 1]]
+            if not (a == SPHERE or a == CAPSULE and b in (SPHERE, CAPSULE) or a in (BOX, CYLINDER) and b == BOX):
                 raise ValueError(f"pair {i}: unsupported shape pair (A must be a sphere, or a capsule with a "
                                  f"sphere or capsule B, or a box or cylinder with a box B)")
         m = sum(GROUND_POINTS[own["shape"][g]] for g in own["ground"]) + sum(

@@ -216,3 +216,18 @@ def test_the_wsg_holds_a_cylinder_through_lift_carry_and_place(engine):
     assert first.chatter < 1e-3
     assert first.place_mm < 1.0 and first.place_deg < 0.5
     assert np.array_equal(first.q_final, second.q_final)
+
+
+@pytest.mark.parametrize("order", [("box", "can"), ("can", "box")])
+def test_a_box_and_a_cylinder_pair_with_the_cylinder_as_a(order):
+    """ContactModel orders the pair (cylinder A, box B) whichever comes first in the plant."""
+    from drivers.sim.contact import ContactModel
+    plant = MultibodyPlant(0.0)
+    for name in order:
+        body = plant.AddRigidBody(name, SpatialInertia(1.0, np.zeros(3), UnitInertia.SolidCube(0.1)))
+        shape = Cylinder(R, LENGTH) if name == "can" else Box(*TABLE)
+        plant.RegisterCollisionGeometry(body, RigidTransform(), shape, name, CoulombFriction(0.5, 0.5))
+    plant.Finalize()
+    model = ContactModel(plant, load_sim_config({"contact": {"enabled": True, "between_bodies": True}}).contact)
+    ((a, b),) = model.pairs
+    assert (model.geometries[a].name, model.geometries[b].name) == ("can", "box")
