@@ -6,7 +6,7 @@
 # edge and the cylinder's axis (1 point). docs/sim.md, "Contact".
 from drivers.sim._box_box cimport (_axis, _below, _clip, _clip_to_face, _incident, _least, _radius, _unit_cross,
     _witnesses)
-from dynamics_cy._segments cimport segments_closest
+from dynamics_cy._segments cimport clamp, segments_closest
 from dynamics_cy._vec3 cimport cross3, dot3
 from libc.math cimport cos, fabs, sin, sqrt
 
@@ -136,6 +136,51 @@ cdef inline int _on_disk(const double* RC, const double* pC, double R, double L,
     return _below(pb, count, nc, dot3(nc, c), depth)
 
 
+cdef inline bint _rim_edge_axis(const double* c, const double* u, const double* w, double R,
+                                const double* p0, const double* e, double half, double reach,
+                                double* out) noexcept nogil:
+    """out = e × t, t the rim's tangent at its point r(θ) = c + R (cos θ u + sin θ w) nearest the line
+    p0 + s e (the nearest of 16 samples, then 3 Newton steps on the distance²),
+    normalized; False if the edge (|s| <= half) is farther than R + reach from c, or e ∥ t."""
+    cdef double q[3]
+    cdef double r1[3]
+    cdef double t[3]
+    cdef double th = 0.0, x, g1, g2, qe, r1e, ct, st, best
+    cdef int s, it
+    for s in range(3):
+        q[s] = p0[s] - c[s]
+    x = clamp(-dot3(q, e), -half, half)
+    for s in range(3):
+        q[s] += x * e[s]                  # from c to the edge's nearest point
+    if dot3(q, q) > (R + reach) * (R + reach):
+        return False
+    best = 1e300
+    for it in range(16):
+        x = 0.39269908169872414 * it
+        ct, st = cos(x), sin(x)
+        for s in range(3):
+            q[s] = c[s] + R * (ct * u[s] + st * w[s]) - p0[s]
+        qe = dot3(q, e)
+        if dot3(q, q) - qe * qe < best:
+            best, th = dot3(q, q) - qe * qe, x
+    for it in range(3):
+        ct, st = cos(th), sin(th)
+        for s in range(3):
+            r1[s] = R * (-st * u[s] + ct * w[s])
+            t[s] = -R * (ct * u[s] + st * w[s])          # r'' = −(r − c)
+            q[s] = c[s] - t[s] - p0[s]
+        qe, r1e = dot3(q, e), dot3(r1, e)
+        g1 = dot3(q, r1) - qe * r1e
+        g2 = dot3(r1, r1) - r1e * r1e + dot3(q, t) - qe * dot3(t, e)
+        if g2 <= 0.0:
+            break
+        th -= g1 / g2
+    ct, st = cos(th), sin(th)
+    for s in range(3):
+        t[s] = -st * u[s] + ct * w[s]
+    return _unit_cross(e, t, out)
+
+
 cdef inline int cylinder_box(const double* RC, const double* pC, double R, double L,
                              const double* RB, const double* pB, const double* hB,
                              double (*pa)[3], double (*pb)[3], double* nhat, double* depth) noexcept nogil:
@@ -151,7 +196,10 @@ cdef inline int cylinder_box(const double* RC, const double* pC, double R, doubl
     cdef double a1[3]
     cdef double b0[3]
     cdef double b1[3]
-    cdef double best = 1e300, sgn, dist
+    cdef double u[3]
+    cdef double w[3]
+    cdef double c[3]
+    cdef double best = 1e300, sgn, dist, x
     cdef int axis, kind = -1, i, k, s, m
     _axis(RC, 2, a)
     for s in range(3):
@@ -168,6 +216,24 @@ cdef inline int cylinder_box(const double* RC, const double* pC, double R, doubl
         if _least(_cylinder_radius(R, L, a, L_) + _radius(RB, hB, L_) - fabs(dot3(L_, d)), L_, d, axis >= 4, axis,
                   &best, &kind, best_L):
             return 0
+    _disk_axes(a, a, RC, u, w)
+    for axis in range(7, 13):             # each end disk's rim against the box's edge along e_k nearest A
+        k = (axis - 7) % 3
+        for s in range(3):
+            c[s] = pC[s] + (L if axis < 10 else -L) * a[s]
+            b0[s] = pB[s]
+        for i in range(3):
+            if i != k:
+                _axis(RB, i, e)
+                sgn = hB[i] if dot3(e, d) > 0.0 else -hB[i]
+                for s in range(3):
+                    b0[s] += sgn * e[s]
+        _axis(RB, k, e)
+        if not _rim_edge_axis(c, u, w, R, b0, e, hB[k], best, L_):
+            continue
+        if _least(_cylinder_radius(R, L, a, L_) + _radius(RB, hB, L_) - fabs(dot3(L_, d)), L_, d, True, axis,
+                  &best, &kind, best_L):
+            return 0
     if kind < 3:                          # the box's face (outward normal n̂) against the cylinder
         nhat[0], nhat[1], nhat[2] = best_L[0], best_L[1], best_L[2]
         m = _on_box_face(RC, pC, R, L, RB, pB, hB, kind, nhat, pa, depth)
@@ -180,6 +246,18 @@ cdef inline int cylinder_box(const double* RC, const double* pC, double R, doubl
         m = _on_disk(RC, pC, R, L, RB, pB, hB, e, pb, depth)
         _witnesses(pb, pa, m, depth, nhat, -1.0)
         return m
+    if kind >= 7:                         # a rim against an edge: A's point deepest along −n̂, one point
+        for s in range(3):
+            nhat[s] = best_L[s]
+            L_[s] = -best_L[s]
+        x = dot3(a, L_)
+        _disk_axes(a, L_, RC, u, w)
+        for s in range(3):
+            pa[0][s] = pC[s] + (L if x > 0.0 else -L) * a[s] + R * u[s]
+        depth[0] = best / 1.05
+        for s in range(3):
+            pb[0][s] = pa[0][s] + depth[0] * nhat[s]
+        return 1
     k = kind - 4                          # the box's edge along e_k deepest towards A, against the side
     for s in range(3):
         b0[s] = pB[s]
