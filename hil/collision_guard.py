@@ -91,12 +91,13 @@ class CollisionGuard:
         from drivers.viz.collision import CollisionViewer
         self.viewer = CollisionViewer(self._plant, self.model, lc)
 
-    def draw(self, utime: int) -> None:
+    def draw(self, utime: int, bridge_loads: int = 0) -> None:
         """The bodies' poses and the pair nearest its stop distance at the last check (outside the tick's
-        measured time: it allocates, as the viewer bridge's draws do)."""
+        measured time: it allocates, as the viewer bridge's draws do); the model again whenever the viewer
+        bridge's count of loads sent (`bridge_loads`) has changed, so a Meldis started later gets it too."""
         if self.viewer is not None:
             self.viewer.publish(self.X_WB, self.nearest, self.p_WCa[self.nearest], self.p_WCb[self.nearest],
-                                self.nhat[self.nearest], utime)
+                                self.nhat[self.nearest], utime, bridge_loads)
 
     def _margins(self, plant) -> tuple[np.ndarray, np.ndarray]:
         """warn_k, stop_k of every pair: the guard's, or those of the last `pairs` entry naming it."""

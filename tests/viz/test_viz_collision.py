@@ -12,7 +12,8 @@ from drivers.viz.collision import DRAW_CHANNEL, LOAD_CHANNEL, PAIR_CHANNEL
 from hil.collision_guard import CollisionGuard
 from messages import lcmt_viewer_draw, lcmt_viewer_geometry_data, lcmt_viewer_load_robot
 
-BOX, CAPSULE = lcmt_viewer_geometry_data.BOX, lcmt_viewer_geometry_data.CAPSULE
+G = lcmt_viewer_geometry_data
+BOX, CAPSULE, SPHERE = G.BOX, G.CAPSULE, G.SPHERE
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +48,9 @@ def test_capsules_bodies_and_the_nearest_pair(plant):
     assert world.name == "world" and [g.type for g in world.geom] == [BOX, BOX]
     assert world.geom[0].float_data == pytest.approx([0.8, 1.2, 0.1])
     capsules = [g for link in message.link[1:] for g in link.geom]
-    assert len(capsules) == len(guard.model.capsules) and all(g.type == CAPSULE for g in capsules)
+    lengths = [np.linalg.norm(c.p_BP1 - c.p_BP0) for c in guard.model.capsules]
+    assert len(capsules) == len(guard.model.capsules) and 0.0 in lengths     # link 6's sphere: a SPHERE
+    assert [g.type for g in capsules] == [CAPSULE if n > 0 else SPHERE for n in lengths]
     gripper = message.link[-1].geom[-1]
     assert gripper.float_data == pytest.approx([0.085, 0.1]) and gripper.position == pytest.approx([0, 0, 0.15])
     assert draw.link_name == [link.name for link in message.link[1:]] and draw.timestamp == 2000
