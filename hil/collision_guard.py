@@ -51,8 +51,16 @@ def capsule_model(plant, cfg: CollisionConfig) -> CapsuleModel:
         n = np.asarray(p.normal, dtype=float)
         n = n / np.linalg.norm(n)
         planes.append(PlaneSpec(p.name, n, float(n @ np.asarray(p.point, dtype=float))))
-    return CapsuleModel.from_plant(plant, extra, boxes, planes, [tuple(a) for a in cfg.allowed], fit=cfg.fit,
-                                   skip_within_joints=cfg.skip_within_joints)
+    model = CapsuleModel.from_plant(plant, extra, boxes, planes, [tuple(a) for a in cfg.allowed], fit=cfg.fit,
+                                    skip_within_joints=cfg.skip_within_joints)
+    known = {c.name for c in model.capsules} | {plant.get_body(BodyIndex(c.body)).name() for c in model.capsules} \
+        | {b.name for b in boxes} | {p.name for p in planes}
+    for i, pair in enumerate(cfg.allowed):
+        unknown = [name for name in pair if name not in known]
+        if unknown:
+            raise ConfigError(f"safety.collision.allowed[{i}]", f"{unknown[0]!r} is no capsule, body, box or plane "
+                              f"of the guard's model")
+    return model
 
 
 class CollisionGuard:

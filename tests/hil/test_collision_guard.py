@@ -134,6 +134,12 @@ def test_per_pair_margins_and_allowed_pairs(robot):
         CollisionGuard(robot.plant, collision(pairs=[{"pair": ["tabel", "gripper"], "stop_distance": 0.01}]))
     with pytest.raises(ConfigError, match=r"capsules\[0\].frame: the robot's model has no frame 'flange'"):
         CollisionGuard(robot.plant, collision(capsules=[{**GRIPPER, "frame": "flange"}]))
+    with pytest.raises(ConfigError, match=r"allowed\[1\]: 'tabel' is no capsule, body, box or plane"):
+        CollisionGuard(robot.plant, collision(allowed=[["iiwa_link_1", "table"], ["gripper", "tabel"]]))
+    with pytest.raises(ConfigError, match=r"planes\[0\]: .*normal must not be zero"):
+        collision(planes=[{"name": "wall", "normal": [0, 0, 0]}])
+    with pytest.raises(ConfigError, match=r"boxes\[0\].size\[2\]: must be > 0"):
+        collision(boxes=[{**TABLE, "size": [0.8, 1.2, 0.0]}])
 
 
 def test_no_guard_when_disabled_or_nothing_to_check(robot):
