@@ -348,6 +348,25 @@ def test_a_mesh_is_fitted_around_its_vertices_with_its_margin(tmp_path, binary):
     assert reach - 1e-9 <= margin <= reach + 0.01
 
 
+def test_a_body_without_collision_geometry_is_fitted_to_its_visual_mesh(tmp_path):
+    """A link drawn by a visual mesh only gets the mesh's capsule; a link with both keeps its collision
+    geometry's."""
+    plant = MultibodyPlant(0.0)
+    inertia = SpatialInertia.SolidSphereWithMass(1.0, 0.1)
+    drawn, both = plant.AddRigidBody("drawn", inertia), plant.AddRigidBody("both", inertia)
+    plant.RegisterVisualGeometry(drawn, RigidTransform(), Mesh(str(box_mesh(tmp_path, [0.3, 0.1, 0.08], True))),
+                                 "drawn_visual", [0.5, 0.5, 0.5, 1.0])
+    plant.RegisterVisualGeometry(both, RigidTransform(), Box(0.5, 0.5, 0.5), "both_visual", [0.5, 0.5, 0.5, 1.0])
+    plant.RegisterCollisionGeometry(both, RigidTransform(), Sphere(0.05), "both_collision", CoulombFriction())
+    plant.Finalize()
+    model = CapsuleModel.from_plant(plant)
+    assert [(c.name, c.body) for c in model.capsules] == [("drawn_visual", int(drawn.index())),
+                                                         ("both_collision", int(both.index()))]
+    drawn_capsule = model.capsules[0]
+    assert np.linalg.norm(drawn_capsule.p_BP1 - drawn_capsule.p_BP0) > 0.1      # along the mesh's long axis
+    assert drawn_capsule.margin > 0.0
+
+
 def test_an_unreadable_mesh_is_skipped_and_named(tmp_path):
     plant = MultibodyPlant(0.0)
     body = plant.AddRigidBody("b", SpatialInertia.SolidSphereWithMass(1.0, 0.1))
