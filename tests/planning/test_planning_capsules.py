@@ -191,11 +191,16 @@ def test_witnesses_on_the_surfaces_and_brute_force_sampling(kind, other):
             assert surface_distance(Box(*other[1]), RigidTransform(XB), cb) == pytest.approx(0.0, abs=1e-9)
         else:
             assert other[1] @ cb / np.linalg.norm(other[1]) == pytest.approx(other[2], abs=1e-9)
-        if d <= 0.01 or other[0] == "plane":
-            continue
         # A's surface: points of the segment grown by rA (every sample is on or inside the surface).
         t = rng.uniform(-LA / 2, LA / 2, (sphere.shape[0], 1))
         points_A = (np.c_[np.zeros((len(t), 2)), t] + rA * sphere) @ XA[:3, :3].T + XA[:3, 3]
+        if other[0] == "plane":                 # the least height of A's samples over the plane, in or out
+            n_hat = other[1] / np.linalg.norm(other[1])
+            heights = points_A @ n_hat - other[2] / np.linalg.norm(other[1])
+            assert heights.min() >= d - 1e-12 and heights.min() <= d + 0.01
+            continue
+        if d <= 0.01:
+            continue
         if other[0] == "capsule":
             sB = np.c_[np.zeros((len(t), 2)), rng.uniform(-other[2] / 2, other[2] / 2, (len(t), 1))] + other[1] * sphere
         else:
