@@ -8,8 +8,10 @@ from drivers.core.config import CollisionConfig
 from drivers.core.robot import load_robot
 from drivers.core.schema import load
 from drivers.run_config import load_config
+from drivers.viz import ViewerBridge, VizConfig
 from drivers.viz.collision import DRAW_CHANNEL, LOAD_CHANNEL, PAIR_CHANNEL
 from hil.collision_guard import CollisionGuard
+from hil.lockstep import make_lockstep
 from messages import lcmt_viewer_draw, lcmt_viewer_geometry_data, lcmt_viewer_load_robot
 
 G = lcmt_viewer_geometry_data
@@ -62,3 +64,22 @@ def test_capsules_bodies_and_the_nearest_pair(plant):
     w, x, y, z = pair.quaternion[0]          # the frames' z axis along n̂
     z_axis = [2 * (x * z + w * y), 2 * (y * z - w * x), 1 - 2 * (x * x + y * y)]
     assert z_axis == pytest.approx(guard.nhat[k], abs=1e-6)
+
+
+def test_the_loop_draws_the_guard_with_the_viewer_bridge_and_republishes_its_model():
+    """In the loop (lockstep, the viewer bridge on): one guard draw per bridge draw, and the guard's model
+    again with each of the bridge's periodic loads, so a Meldis started late shows the capsules too."""
+    cfg = load_config("configs/demo.yaml", {"viz": False, "safety": {"collision": {"capsules": [
+        {"name": "gripper", "frame": "iiwa_link_7", "p0": [0, 0, 0.1], "p1": [0, 0, 0.2], "radius": 0.085}]}}})
+    robot = load_robot(cfg.robot)
+    lc = lcm.LCM("memq://")
+    loads, draws = received(lc, LOAD_CHANNEL, lcmt_viewer_load_robot), received(lc, DRAW_CHANNEL, lcmt_viewer_draw)
+    bridge = ViewerBridge(robot.plant, lc, config=VizConfig(draw_rate_hz=20.0, load_period_s=0.5))
+    loop, sim = make_lockstep(cfg, lc, viz=bridge, robot=robot)
+    sim.publish_status()
+    summary = loop.run(1.6)
+    while lc.handle_timeout(0):
+        pass
+    viewer = loop.collision.viewer
+    assert bridge.loads >= 3 and viewer.loads == bridge.loads == len(loads)
+    assert viewer.draws == bridge.draws == len(draws) == summary["collision"]["viewer_draws"] >= 30
