@@ -4,8 +4,9 @@ process.
 
 Ours: CollisionGuard.check(q) (the bodies' poses by Kernels.body_poses, every pair's φ, witnesses and
 normal in dynamics_cy._capsules, the pair nearest its stop distance), and check + shape (the warning
-zone's policy active: two body Jacobians and the repulsive torque). Drake: the same capsules registered on
-the same bodies of its MultibodyPlant and the table as an anchored box; per tick SetPositions, then
+zone's policy active on every pair: the Jacobians of the eight bodies and the repulsive torques).
+Drake: the same capsules registered on the same bodies of its MultibodyPlant and the table as an
+anchored box; per tick SetPositions, then
 ComputeSignedDistancePairClosestPoints over the same pairs (FCL), and ComputeSignedDistancePairwiseClosestPoints
 over every pair its default filters leave (more pairs: it also checks links two joints apart).
 

@@ -336,6 +336,21 @@ cdef class CapsuleDistances:
         return self._world[:self.num_capsules]
 
 
+cdef inline void _normal_row(const double* Jp, Py_ssize_t nv, const double* X, const double* pc, const double* n,
+                             double sign, double* o) noexcept nogil:
+    """o (nv) += sign · n̂ᵀ Jv_WC for C fixed in body B: J_V_WB_W at Bo (6, nv) and X_WB (4x4, row-major)."""
+    cdef double p[3]
+    cdef double m[3]
+    cdef Py_ssize_t c
+    cdef int i
+    for i in range(3):
+        p[i] = pc[i] - X[4 * i + 3]
+    cross3(p, n, m)
+    for c in range(nv):
+        o[c] += sign * (m[0] * Jp[c] + m[1] * Jp[nv + c] + m[2] * Jp[2 * nv + c]
+                        + n[0] * Jp[3 * nv + c] + n[1] * Jp[4 * nv + c] + n[2] * Jp[5 * nv + c])
+
+
 def normal_row(J, X_WB, int body, p_WC, nhat, double sign, out):
     """out (nv) += sign · n̂ᵀ Jv_WC: the rate of φ along n̂ due to point C fixed in body B, from B's
     J_V_WB_W (6, nv) at Bo (Kernels.jacobian of B's body frame) and X_WB (num_bodies, 4, 4) (Kernels.body_poses):
@@ -349,26 +364,137 @@ def normal_row(J, X_WB, int body, p_WC, nhat, double sign, out):
     cdef double* pc = f64(p_WC, 3, -1, False, "p_WC")
     cdef double* n = f64(nhat, 3, -1, False, "nhat")
     cdef double* o = f64(out, nv, -1, True, "out")
-    cdef double p[3]
-    cdef double m[3]
-    cdef Py_ssize_t c
-    cdef int i
     with nogil:
-        for i in range(3):
-            p[i] = pc[i] - X[4 * i + 3]
-        cross3(p, n, m)
-        for c in range(nv):
-            o[c] += sign * (m[0] * Jp[c] + m[1] * Jp[nv + c] + m[2] * Jp[2 * nv + c]
-                            + n[0] * Jp[3 * nv + c] + n[1] * Jp[4 * nv + c] + n[2] * Jp[5 * nv + c])
+        _normal_row(Jp, nv, X, pc, n, sign, o)
 
 
-def dot(a, b):
-    """aᵀb of two float64 vectors (a float; no numpy temporary, unlike a @ b)."""
-    cdef Py_ssize_t n = len(a), i
-    cdef double* x = f64(a, n, -1, False, "a")
-    cdef double* y = f64(b, n, -1, False, "b")
-    cdef double s = 0.0
-    with nogil:
-        for i in range(n):
-            s += x[i] * y[i]
-    return s
+cdef class WarningPolicy:
+    """The collision guard's warning-zone policy on every pair inside its zone (hil.collision_guard), on
+    the guard's own buffers, which it keeps: pair k's bodies (npairs, 2) = [A, B] (B = −1: the world), φ_k,
+    warn_k, stop_k, the witnesses and n̂_BA_W (npairs, 3), X_WB (nb, 4, 4) and the bodies' J_V_WB_W
+    (nb, 6, nv). For each pair with φ_k < warn_k, ∂φ_k/∂q = n̂ᵀ(Jv_WCa − Jv_WCb) (row k of `gradients`),
+    ḋ_k = ∂φ_k/∂q v, s_k = min((warn_k − φ_k)/(warn_k − stop_k), 1) (1 when warn_k = stop_k) and
+
+        f_k = min(damping s_k max(0, −ḋ_k) [+ stiffness (warn_k − φ_k) if repulsive], max_force)
+
+    (row k of `force`); apply() adds τ += Σ_k f_k (∂φ_k/∂q)ᵀ. Allocation-free after construction."""
+    cdef readonly int num_pairs, num_bodies, nv, entered
+    cdef object _keep, _inside, _need, _gradients, _force
+    cdef int* bodies
+    cdef int* inside_p
+    cdef int* need_p
+    cdef double* d
+    cdef double* warn
+    cdef double* stop
+    cdef double* ca
+    cdef double* cb
+    cdef double* nh
+    cdef double* X
+    cdef double* J
+    cdef double* G
+    cdef double* f
+    cdef double damping, stiffness, max_force
+    cdef bint repulsive
+
+    def __init__(self, pair_bodies, distance, warn, stop, p_WCa, p_WCb, nhat, X_WB, J, double damping,
+                 double stiffness, double max_force, bint repulsive):
+        import numpy as np
+        cdef int n = len(distance), nb = len(X_WB), nv = J.shape[2] if J.ndim == 3 else -1
+        bodies = owned_i32(pair_bodies, (n, 2))
+        if n and ((bodies[:, 0] < 0).any() or (bodies >= nb).any() or (bodies < -1).any()):
+            raise ValueError(f"WarningPolicy: pair_bodies names a body outside 0..{nb - 1} (B may be −1: the world)")
+        self.d, self.warn = f64(distance, n, -1, False, "distance"), f64(warn, n, -1, False, "warn")
+        self.stop = f64(stop, n, -1, False, "stop")
+        self.ca, self.cb = f64(p_WCa, n, 3, False, "p_WCa"), f64(p_WCb, n, 3, False, "p_WCb")
+        self.nh = f64(nhat, n, 3, False, "nhat")
+        self.X, self.J = f64_3d(X_WB, nb, 4, 4, "X_WB"), f64_3d(J, nb, 6, nv, "J")
+        self._inside, self._need = owned_i32(np.zeros(max(n, 1)), (max(n, 1),)), owned_i32(np.zeros(nb), (nb,))
+        self._gradients = owned_f64(np.zeros(max(n, 1) * nv), (max(n, 1), nv))
+        self._force = owned_f64(np.zeros(max(n, 1)), (max(n, 1),))
+        self._keep = (bodies, distance, warn, stop, p_WCa, p_WCb, nhat, X_WB, J)
+        self.bodies, self.inside_p, self.need_p = i32_data(bodies), i32_data(self._inside), i32_data(self._need)
+        self.G, self.f = f64_data(self._gradients), f64_data(self._force)
+        self.num_pairs, self.num_bodies, self.nv, self.entered = n, nb, nv, 0
+        self.damping, self.stiffness, self.max_force, self.repulsive = damping, stiffness, max_force, repulsive
+
+    @property
+    def inside(self):
+        """(npairs) 1 for the pairs inside their warning zone at the last zone(), 2 for those that entered
+        it there (outside at the call before), else 0."""
+        return self._inside[:self.num_pairs]
+
+    @property
+    def need(self):
+        """(nb) 1 for the bodies of the pairs inside their zone: apply() reads their rows of J."""
+        return self._need
+
+    @property
+    def gradients(self):
+        """(npairs, nv) ∂φ_k/∂q of the pairs apply() acted on."""
+        return self._gradients[:self.num_pairs]
+
+    @property
+    def force(self):
+        """(npairs) f_k of the pairs apply() acted on (0 for the others)."""
+        return self._force[:self.num_pairs]
+
+    def zone(self):
+        """The pairs with φ_k < warn_k (inside, need, entered); returns how many."""
+        cdef int k, a, b, count = 0, entered = 0
+        with nogil:
+            for b in range(self.num_bodies):
+                self.need_p[b] = 0
+            for k in range(self.num_pairs):
+                if self.d[k] < self.warn[k]:
+                    count += 1
+                    if self.inside_p[k] == 0:
+                        entered += 1
+                        self.inside_p[k] = 2
+                    else:
+                        self.inside_p[k] = 1
+                    a, b = self.bodies[2 * k], self.bodies[2 * k + 1]
+                    self.need_p[a] = 1
+                    if b >= 0:
+                        self.need_p[b] = 1
+                else:
+                    self.inside_p[k] = 0
+        self.entered = entered
+        return count
+
+    def apply(self, v, tau):
+        """τ += Σ_k f_k (∂φ_k/∂q)ᵀ over the pairs inside their zone at the last zone() (the J rows of their
+        bodies current)."""
+        cdef Py_ssize_t nv = self.nv, c
+        cdef double* vp = f64(v, nv, -1, False, "v")
+        cdef double* tp = f64(tau, nv, -1, True, "tau")
+        cdef int k, a, b
+        cdef double rate, s, f
+        cdef double* g
+        with nogil:
+            for k in range(self.num_pairs):
+                self.f[k] = 0.0
+                if self.inside_p[k] == 0:
+                    continue
+                g = self.G + k * nv
+                for c in range(nv):
+                    g[c] = 0.0
+                a, b = self.bodies[2 * k], self.bodies[2 * k + 1]
+                _normal_row(self.J + 6 * nv * a, nv, self.X + 16 * a, self.ca + 3 * k, self.nh + 3 * k, 1.0, g)
+                if b >= 0:
+                    _normal_row(self.J + 6 * nv * b, nv, self.X + 16 * b, self.cb + 3 * k, self.nh + 3 * k, -1.0, g)
+                rate = 0.0
+                for c in range(nv):
+                    rate += g[c] * vp[c]
+                s = 1.0
+                if self.warn[k] > self.stop[k]:
+                    s = (self.warn[k] - self.d[k]) / (self.warn[k] - self.stop[k])
+                    if s > 1.0:
+                        s = 1.0
+                f = self.damping * s * (-rate if rate < 0.0 else 0.0)
+                if self.repulsive:
+                    f += self.stiffness * (self.warn[k] - self.d[k])
+                if f > self.max_force:
+                    f = self.max_force
+                self.f[k] = f
+                for c in range(nv):
+                    tp[c] += f * g[c]

@@ -8,22 +8,23 @@ compiled core (dynamics_cy._capsules, from Kernels.body_poses): allocation-free.
 The policy, per pair k with its margins stop_k ≤ warn_k:
 - φ_k < stop_k: FAULT COLLISION_IMMINENT naming the pair (SafetyMonitor's check; the safe command goes out,
   and the fault holds while the pair stays below stop_k);
-- φ_k < warn_k (the nearest such pair): with ḋ = ∂φ/∂q v = n̂ᵀ(Jv_WCa − Jv_WCb) v the approach rate, a
-  force f along n̂ at the witnesses, τ += f (∂φ/∂q)ᵀ, with s = (warn − φ)/(warn − stop) ∈ [0, 1]:
+- φ_k < warn_k (every such pair): with ḋ_k = ∂φ_k/∂q v = n̂ᵀ(Jv_WCa − Jv_WCb) v the approach rate, a
+  force f_k along n̂ at the witnesses, τ += Σ_k f_k (∂φ_k/∂q)ᵀ, with s_k = (warn_k − φ_k)/(warn_k − stop_k)
+  ∈ [0, 1]:
 
-      damping:    f = c s max(0, −ḋ)                    (the approach is slowed, full at stop)
-      repulsive:  f = k (warn − φ) + c s max(0, −ḋ)      (also pushed apart)
+      damping:    f_k = c s_k max(0, −ḋ_k)                      (the approach is slowed, full at stop)
+      repulsive:  f_k = k (warn_k − φ_k) + c s_k max(0, −ḋ_k)    (also pushed apart)
 
-  f ≤ max_force; the command is then saturated and rate-limited as every command.
+  f_k ≤ max_force (dynamics_cy._capsules.WarningPolicy); the command is then saturated and rate-limited
+  as every command. A wrist nearing the base and the table at once is slowed along both normals.
 """
 from __future__ import annotations
 
 import logging
 
 import numpy as np
-from dynamics_cy._capsules import dot, normal_row
+from dynamics_cy._capsules import WarningPolicy
 
-from drivers.core import _control
 from drivers.core.config import CollisionConfig
 from drivers.core.schema import ConfigError
 from dynamics_cy import BodyIndex, RigidTransform, RollPitchYaw
@@ -50,8 +51,16 @@ def capsule_model(plant, cfg: CollisionConfig) -> CapsuleModel:
         n = np.asarray(p.normal, dtype=float)
         n = n / np.linalg.norm(n)
         planes.append(PlaneSpec(p.name, n, float(n @ np.asarray(p.point, dtype=float))))
-    return CapsuleModel.from_plant(plant, extra, boxes, planes, [tuple(a) for a in cfg.allowed], fit=cfg.fit,
-                                   skip_within_joints=cfg.skip_within_joints)
+    model = CapsuleModel.from_plant(plant, extra, boxes, planes, [tuple(a) for a in cfg.allowed], fit=cfg.fit,
+                                    skip_within_joints=cfg.skip_within_joints)
+    known = {c.name for c in model.capsules} | {plant.get_body(BodyIndex(c.body)).name() for c in model.capsules} \
+        | {b.name for b in boxes} | {p.name for p in planes}
+    for i, pair in enumerate(cfg.allowed):
+        unknown = [name for name in pair if name not in known]
+        if unknown:
+            raise ConfigError(f"safety.collision.allowed[{i}]", f"{unknown[0]!r} is no capsule, body, box or plane "
+                              f"of the guard's model")
+    return model
 
 
 class CollisionGuard:
@@ -71,15 +80,15 @@ class CollisionGuard:
         self.distance, self.nhat = np.full(n, np.inf), np.zeros((n, 3))
         self.p_WCa, self.p_WCb = np.zeros((n, 3)), np.zeros((n, 3))
         self.warn, self.stop = self._margins(plant)
-        # Per-pair views and frame indices, made once (indexing a list allocates nothing).
-        self._rows = [(self.p_WCa[k], self.p_WCb[k], self.nhat[k]) for k in range(n)]
-        bodies = [self.model.pair_bodies(k) for k in range(n)]
-        frame = [int(plant.get_body(BodyIndex(b)).body_frame().index()) for b in range(plant.num_bodies())]
-        self._bodies = [(a, frame[a], b, frame[b] if b >= 0 else -1) for a, b in bodies]
-        self.J = np.zeros((6, nv))
-        self.grad = np.zeros(nv)
+        # The bodies' Jacobians J_V_WB_W at Bo, those of the bodies in a warned pair refreshed each tick
+        # (views and frame indices made once: indexing a list allocates nothing).
+        self.J = np.zeros((plant.num_bodies(), 6, nv))
+        moving = sorted({c.body for c in self.model.capsules})
+        self._jacobians = [(b, int(plant.get_body(BodyIndex(b)).body_frame().index()), self.J[b]) for b in moving]
+        self.policy = WarningPolicy([self.model.pair_bodies(k) for k in range(n)], self.distance, self.warn,
+                                    self.stop, self.p_WCa, self.p_WCb, self.nhat, self.X_WB, self.J,
+                                    cfg.damping, cfg.stiffness, cfg.max_force, cfg.policy == "repulsive") if n else None
         self.nearest = -1                 # the pair nearest its stop margin at the last check
-        self.warned = -1                  # the pair in its warning zone the policy acted on (-1: none)
         self.warn_events = self.warn_ticks = self.stop_ticks = 0
         self.min_distance, self.min_pair = np.inf, ""
         self.first_warning = ""
@@ -91,12 +100,13 @@ class CollisionGuard:
         from drivers.viz.collision import CollisionViewer
         self.viewer = CollisionViewer(self._plant, self.model, lc)
 
-    def draw(self, utime: int) -> None:
+    def draw(self, utime: int, bridge_loads: int = 0) -> None:
         """The bodies' poses and the pair nearest its stop distance at the last check (outside the tick's
-        measured time: it allocates, as the viewer bridge's draws do)."""
+        measured time: it allocates, as the viewer bridge's draws do); the model again whenever the viewer
+        bridge's count of loads sent (`bridge_loads`) has changed, so a Meldis started later gets it too."""
         if self.viewer is not None:
             self.viewer.publish(self.X_WB, self.nearest, self.p_WCa[self.nearest], self.p_WCb[self.nearest],
-                                self.nhat[self.nearest], utime)
+                                self.nhat[self.nearest], utime, bridge_loads)
 
     def _margins(self, plant) -> tuple[np.ndarray, np.ndarray]:
         """warn_k, stop_k of every pair: the guard's, or those of the last `pairs` entry naming it."""
@@ -147,39 +157,32 @@ class CollisionGuard:
                 f"normal [{n[0]:.3f}, {n[1]:.3f}, {n[2]:.3f}])")
 
     def shape(self, q, v, tau) -> None:
-        """The warning zone's policy on the command τ (after check(q) this tick)."""
+        """The warning zone's policy on the command τ from every pair inside its zone (after check(q))."""
         if not self.names:
             return
-        k = self.kernel.nearest(self.distance, self.warn)
-        d, warn, stop = self.distance[k], self.warn[k], self.stop[k]
-        if not d < warn:
-            self.warned = -1
+        policy = self.policy
+        if not policy.zone():
             return
         self.warn_ticks += 1
-        if self.warned != k:                        # an event: a pair enters its warning zone
+        if policy.entered:                          # events: pairs entering their warning zone
+            self._entered()
+        if self.cfg.policy == "none":
+            return
+        need = policy.need
+        for b, frame, J in self._jacobians:
+            if need[b]:
+                self.kernels.jacobian(q, frame, J)
+        policy.apply(v, tau)
+
+    def _entered(self) -> None:
+        """Count and log the pairs that entered their warning zone at this tick's zone()."""
+        for k in np.flatnonzero(self.policy.inside == 2):
+            d, warn = self.distance[k] * 1e3, self.warn[k] * 1e3
             self.warn_events += 1
             log.info("collision guard: %s at %.1f mm, inside its warning distance %.1f mm (policy %s)",
-                     self.names[k], d * 1e3, warn * 1e3, self.cfg.policy)
+                     self.names[k], d, warn, self.cfg.policy)
             if not self.first_warning:
-                self.first_warning = f"{self.names[k]} at {d * 1e3:.1f} mm (warn {warn * 1e3:.1f} mm)"
-            self.warned = k
-        cfg = self.cfg
-        if cfg.policy == "none":
-            return
-        p_WCa, p_WCb, nhat = self._rows[k]
-        body_a, frame_a, body_b, frame_b = self._bodies[k]
-        self.grad.fill(0.0)
-        self.kernels.jacobian(q, frame_a, self.J)
-        normal_row(self.J, self.X_WB, body_a, p_WCa, nhat, 1.0, self.grad)
-        if frame_b >= 0:
-            self.kernels.jacobian(q, frame_b, self.J)
-            normal_row(self.J, self.X_WB, body_b, p_WCb, nhat, -1.0, self.grad)
-        rate = dot(self.grad, v)                    # ḋ, m/s
-        s = min((warn - d) / (warn - stop), 1.0) if warn > stop else 1.0
-        f = cfg.damping * s * max(0.0, -rate)
-        if cfg.policy == "repulsive":
-            f += cfg.stiffness * (warn - d)
-        _control.add(tau, self.grad, min(f, cfg.max_force), tau)
+                self.first_warning = f"{self.names[k]} at {d:.1f} mm (warn {warn:.1f} mm)"
 
     def summary(self) -> dict:
         """What the run's summary says of the guard (its `collision` section)."""

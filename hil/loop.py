@@ -392,7 +392,7 @@ class ControlLoop(Lifecycle):
         self.telemetry.maybe_publish(self.tick_index, now_ns // 1000, self.recorder, self.safety, hw.status.utime,
                                      hw.timing.rejected, self.qj, self.vj, self.q_d, self.tau_cmd)
         if self.viz is not None and self.viz.tick(now_ns, self.q, hw.status.utime) and self.collision is not None:
-            self.collision.draw(hw.status.utime)
+            self.collision.draw(hw.status.utime, self.viz.loads)
         self.recorder.trace((now_ns - self.recorder.first_ns) * 1e-9, self.qj, self.q_d, self.tau_cmd)
 
     # --- running ----------------------------------------------------------------------------------

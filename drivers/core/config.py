@@ -225,7 +225,7 @@ class CollisionCapsule:
 class CollisionBox:
     """A box fixed in the world the robot's capsules are checked against (a table, a wall)."""
     name: Annotated[str, Help("named in the events and the allowed pairs")]
-    size: Annotated[list[float], Len(3, 3)]       # m: the box's edges along its x y z
+    size: Annotated[list[Positive], Len(3, 3)]    # m: the box's edges along its x y z
     xyz: Annotated[list[float], Len(3, 3)] = field(default_factory=lambda: [0.0, 0.0, 0.0])   # m, p_WB
     rpy: Annotated[list[float], Len(3, 3)] = field(default_factory=lambda: [0.0, 0.0, 0.0])   # rad, R_WB
 
@@ -236,6 +236,10 @@ class CollisionPlane:
     name: Annotated[str, Help("named in the events and the allowed pairs")]
     normal: Annotated[list[float], Len(3, 3)] = field(default_factory=lambda: [0.0, 0.0, 1.0])   # towards free space
     point: Annotated[list[float], Len(3, 3)] = field(default_factory=lambda: [0.0, 0.0, 0.0])    # m, a point on it
+
+    def __post_init__(self):
+        if not any(self.normal):
+            raise ValueError(f"plane {self.name!r}: normal must not be zero")
 
 
 @dataclass

@@ -1,8 +1,9 @@
 """The collision guard's model and its nearest pair for Meldis (hil.collision_guard; docs/hil.md,
 Collision guard), on the channels Meldis shows as their own layers:
 
-- DRAKE_VIEWER_LOAD_ROBOT_PROXIMITY: the capsules (CAPSULE geometry, one link per body, named as the
-  plant's viewer links), the workspace boxes and planes on the world link, red and translucent;
+- DRAKE_VIEWER_LOAD_ROBOT_PROXIMITY: the capsules (CAPSULE geometry, SPHERE for one of length 0; one
+  link per body, named as the plant's viewer links), the workspace boxes and planes on the world link,
+  red and translucent;
 - DRAKE_VIEWER_DRAW_PROXIMITY: those links' poses X_WB;
 - DRAKE_DRAW_FRAMES_COLLISION: the nearest pair's witness points Ca and Cb as two frames whose z axes
   point along n̂_BA_W (Meldis draws each as a triad: the pair's closest points and the line between them).
@@ -83,9 +84,12 @@ def load_message(plant, model) -> lcmt_viewer_load_robot:
             if c.body == body:
                 axis = c.p_BP1 - c.p_BP0
                 length = float(np.linalg.norm(axis))
-                z = axis / length if length > 0 else np.array([0.0, 0.0, 1.0])
-                geoms.append(_geometry(lcmt_viewer_geometry_data.CAPSULE, [c.radius, length],
-                                       _axis_pose(z, 0.5 * (c.p_BP0 + c.p_BP1))))
+                if length > 0:
+                    geoms.append(_geometry(lcmt_viewer_geometry_data.CAPSULE, [c.radius, length],
+                                           _axis_pose(axis / length, 0.5 * (c.p_BP0 + c.p_BP1))))
+                else:       # a fitted sphere: Meldis's (Drake's) Capsule throws on length 0, ending Meldis
+                    geoms.append(_geometry(lcmt_viewer_geometry_data.SPHERE, [c.radius],
+                                           _axis_pose(np.array([0.0, 0.0, 1.0]), c.p_BP0)))
         b = plant.get_body(BodyIndex(body))
         links.append((link_name(plant, b), int(b.model_instance()), geoms))
     if world:
@@ -112,16 +116,19 @@ class CollisionViewer:
         pair = self._pair = lcmt_viewer_draw()
         pair.link_name, pair.robot_num, pair.num_links = ["Ca", "Cb"], [0, 0], 2
         self.loads = self.draws = 0
+        self._bridge_loads = None
 
     def publish_load(self) -> None:
         self.lc.publish(LOAD_CHANNEL, self._load)
         self.loads += 1
 
     def publish(self, X_WB: np.ndarray, k: int, p_WCa: np.ndarray, p_WCb: np.ndarray, nhat: np.ndarray,
-                utime: int) -> None:
-        """The bodies' poses and pair k's witnesses (k < 0: the pair frames are not sent)."""
-        if self.loads == 0:
+                utime: int, bridge_loads: int = 0) -> None:
+        """The bodies' poses and pair k's witnesses (k < 0: the pair frames are not sent), after the model
+        when none went out yet or the viewer bridge's count of loads differs from the last call's."""
+        if self.loads == 0 or bridge_loads != self._bridge_loads:
             self.publish_load()
+        self._bridge_loads = bridge_loads
         draw = self._draw
         draw.timestamp = utime // 1000
         draw.position = [[float(x) for x in X_WB[b, :3, 3]] for b in self._bodies]

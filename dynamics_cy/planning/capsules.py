@@ -3,7 +3,8 @@ given), world boxes and planes, the pairs to check, and their signed distances a
 dynamics_cy._capsules (the collision guard's model, hil.collision_guard, and IK's
 MinimumDistanceLowerBoundConstraint on it: minimum_distance.CapsuleMinimumDistanceLowerBoundConstraint).
 
-Fitting: a sphere is a capsule of length 0; a capsule is itself; a cylinder (radius r, half length a)
+Fitting (a body's collision geometry, or its visual geometry when it has none): a sphere is a capsule of
+length 0; a capsule is itself; a cylinder (radius r, half length a)
 becomes the capsule on its axis with half segment h and radius R = √(r² + (a − h)²) (the rim on its
 surface), h chosen to make the capsule's reach beyond the cylinder least; a box becomes the fit of its
 circumscribed cylinder about its longest axis. Every fitted capsule contains its shape; its `margin` is
@@ -142,12 +143,12 @@ class CapsuleModel:
     def from_plant(cls, plant, extra: list[CapsuleSpec] = (), boxes: list[BoxSpec] = (),
                    planes: list[PlaneSpec] = (), allowed: list[tuple[str, str]] = (), fit: bool = True,
                    bodies: list[str] | None = None, skip_within_joints: int = 1) -> "CapsuleModel":
-        """Capsules fitted to every collision geometry of the plant's bodies (those named in `bodies`,
-        default all; none with fit=False; shapes fit_capsule refuses, such as a half space or a mesh it cannot
-        read, are left out and listed in `skipped`) plus `extra`; pairs
-        as the module docstring says, minus `allowed` (pairs of capsule, body, box or plane names, either
-        order) and minus the capsules on bodies at most `skip_within_joints` joints apart (1: the parent
-        and child of a joint, as Drake's filters; 2: also the links on either side of one, such as a
+        """Capsules fitted to every collision geometry of the plant's bodies (the visual geometry of a body
+        that has none; those named in `bodies`, default all; none with fit=False; shapes fit_capsule
+        refuses, such as a half space or a mesh it cannot read, are left out and listed in `skipped`) plus
+        `extra`; pairs as the module docstring says, minus `allowed` (pairs of capsule, body, box or plane
+        names, either order) and minus the capsules on bodies at most `skip_within_joints` joints apart (1:
+        the parent and child of a joint, as Drake's filters; 2: also the links on either side of one, such as a
         spherical wrist's)."""
         capsules, skipped = [], []
         if fit:
@@ -155,7 +156,8 @@ class CapsuleModel:
                 body = plant.get_body(BodyIndex(b))
                 if bodies is not None and body.name() not in bodies:
                     continue
-                for g in plant.GetCollisionGeometriesForBody(body):
+                # A body without collision geometry: its visual geometry (the meshes a URDF draws it with).
+                for g in plant.GetCollisionGeometriesForBody(body) or plant.GetVisualGeometriesForBody(body):
                     try:
                         p0, p1, r, margin = fit_capsule(g.shape, g.X_BG.GetAsMatrix4())
                     except ValueError:              # a half space, a mesh in another format

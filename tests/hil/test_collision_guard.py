@@ -65,7 +65,9 @@ def test_the_policy_pushes_along_the_distance_gradient(robot, policy):
         tau = np.zeros(7)
         guard.check(q)
         guard.shape(q, v, tau)
-        grad = guard.grad.copy()
+        k = guard.names.index("gripper / table")
+        assert list(np.flatnonzero(guard.policy.inside)) == [k]
+        grad = guard.policy.gradients[k].copy()
         h = 1e-6
         fd = np.array([(table_distance(guard, q + h * e) - table_distance(guard, q - h * e)) / (2 * h)
                        for e in np.eye(7)])
@@ -79,6 +81,42 @@ def test_the_policy_pushes_along_the_distance_gradient(robot, policy):
         if policy == "damping" and not approaching:
             assert not tau.any()
     assert guard.warn_events == 1 and guard.warn_ticks == 2
+
+
+def test_every_pair_in_its_warning_zone_is_slowed(robot):
+    """The gripper folding back onto the base over a floor: both pairs inside their warning zone, the
+    floor's the nearer (and barely approached), the base's approached fast. Each pair gets its own force
+    along its own ∂φ/∂q (checked by finite differences): τ = Σ_k f_k ∂φ_k/∂qᵀ; the nearest pair alone
+    would leave the base's approach unchecked."""
+    start, folded = np.array([0, -0.5, 0, 1, 0, -1, 0.0]), np.array([0.0, -1.95, -0.16, 1.74, -0.08, -1.72, 0.0])
+    q, v = start + 0.65 * (folded - start), 0.3 * (folded - start)
+    guard = CollisionGuard(robot.plant, load(CollisionConfig, {
+        "capsules": [GRIPPER], "planes": [{"name": "floor", "point": [0, 0, -0.17]}], "warn_distance": 0.1,
+        "stop_distance": 0.0, "max_force": 1e6}, "safety.collision"))
+    tau = np.zeros(7)
+    assert not guard.check(q)
+    guard.shape(q, v, tau)
+    base, floor = guard.names.index("iiwa_link_0_collision / gripper"), guard.names.index("gripper / floor")
+    assert sorted(np.flatnonzero(guard.policy.inside)) == sorted([base, floor]) and guard.warn_events == 2
+    assert guard.kernel.nearest(guard.distance, guard.warn) == floor           # the nearer one
+    expected = np.zeros(7)
+    for k in (base, floor):
+        grad = guard.policy.gradients[k]
+        h = 1e-6
+        fd = []
+        for e in np.eye(7):
+            guard.check(q + h * e)
+            up = guard.distance[k]
+            guard.check(q - h * e)
+            fd.append((up - guard.distance[k]) / (2 * h))
+        np.testing.assert_allclose(grad, fd, atol=1e-6)
+        guard.check(q)
+        rate = grad @ v
+        f = 300.0 * (0.1 - guard.distance[k]) / 0.1 * max(0.0, -rate)
+        assert guard.policy.force[k] == pytest.approx(f, rel=1e-12) and rate < 0
+        expected += f * grad
+    np.testing.assert_allclose(tau, expected, rtol=1e-12, atol=1e-12)
+    assert guard.policy.force[base] > 20.0 > 1.0 > guard.policy.force[floor]   # the base approached at 0.26 m/s
 
 
 def test_per_pair_margins_and_allowed_pairs(robot):
@@ -96,6 +134,12 @@ def test_per_pair_margins_and_allowed_pairs(robot):
         CollisionGuard(robot.plant, collision(pairs=[{"pair": ["tabel", "gripper"], "stop_distance": 0.01}]))
     with pytest.raises(ConfigError, match=r"capsules\[0\].frame: the robot's model has no frame 'flange'"):
         CollisionGuard(robot.plant, collision(capsules=[{**GRIPPER, "frame": "flange"}]))
+    with pytest.raises(ConfigError, match=r"allowed\[1\]: 'tabel' is no capsule, body, box or plane"):
+        CollisionGuard(robot.plant, collision(allowed=[["iiwa_link_1", "table"], ["gripper", "tabel"]]))
+    with pytest.raises(ConfigError, match=r"planes\[0\]: .*normal must not be zero"):
+        collision(planes=[{"name": "wall", "normal": [0, 0, 0]}])
+    with pytest.raises(ConfigError, match=r"boxes\[0\].size\[2\]: must be > 0"):
+        collision(boxes=[{**TABLE, "size": [0.8, 1.2, 0.0]}])
 
 
 def test_no_guard_when_disabled_or_nothing_to_check(robot):

@@ -133,8 +133,8 @@ GUARD = {"collision": {"warn_distance": 1.0, "stop_distance": 0.0, "policy": "re
 
 @pytest.mark.parametrize("controller", CONTROLLERS[:2])
 def test_the_collision_guard_allocates_only_scalars(controller):
-    """The guard's check (every pair's distance) and its warning policy (two Jacobians and the force
-    along the witness normal) in every tick, the whole tick and the phases alone."""
+    """The guard's check (every pair's distance) and its warning policy (the bodies' Jacobians and every
+    pair's force along its witness normal) in every tick, the whole tick and the phases alone."""
     loop, lc, data = make_loop(controller, status_timeout_periods=10**6, **GUARD)
     lc.publish("IIWA_STATUS", data)
     for _ in range(300):

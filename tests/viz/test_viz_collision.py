@@ -8,11 +8,14 @@ from drivers.core.config import CollisionConfig
 from drivers.core.robot import load_robot
 from drivers.core.schema import load
 from drivers.run_config import load_config
+from drivers.viz import ViewerBridge, VizConfig
 from drivers.viz.collision import DRAW_CHANNEL, LOAD_CHANNEL, PAIR_CHANNEL
 from hil.collision_guard import CollisionGuard
+from hil.lockstep import make_lockstep
 from messages import lcmt_viewer_draw, lcmt_viewer_geometry_data, lcmt_viewer_load_robot
 
-BOX, CAPSULE = lcmt_viewer_geometry_data.BOX, lcmt_viewer_geometry_data.CAPSULE
+G = lcmt_viewer_geometry_data
+BOX, CAPSULE, SPHERE = G.BOX, G.CAPSULE, G.SPHERE
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +50,9 @@ def test_capsules_bodies_and_the_nearest_pair(plant):
     assert world.name == "world" and [g.type for g in world.geom] == [BOX, BOX]
     assert world.geom[0].float_data == pytest.approx([0.8, 1.2, 0.1])
     capsules = [g for link in message.link[1:] for g in link.geom]
-    assert len(capsules) == len(guard.model.capsules) and all(g.type == CAPSULE for g in capsules)
+    lengths = [np.linalg.norm(c.p_BP1 - c.p_BP0) for c in guard.model.capsules]
+    assert len(capsules) == len(guard.model.capsules) and 0.0 in lengths     # link 6's sphere: a SPHERE
+    assert [g.type for g in capsules] == [CAPSULE if n > 0 else SPHERE for n in lengths]
     gripper = message.link[-1].geom[-1]
     assert gripper.float_data == pytest.approx([0.085, 0.1]) and gripper.position == pytest.approx([0, 0, 0.15])
     assert draw.link_name == [link.name for link in message.link[1:]] and draw.timestamp == 2000
@@ -79,3 +84,22 @@ def test_the_draws_quaternions_equal_the_rotation_matrices():
         w, x, y, z = z_along(np.asarray(n))
         z_axis = [2 * (x * z + w * y), 2 * (y * z - w * x), 1 - 2 * (x * x + y * y)]
         assert z_axis == pytest.approx(n, abs=1e-12)
+
+
+def test_the_loop_draws_the_guard_with_the_viewer_bridge_and_republishes_its_model():
+    """In the loop (lockstep, the viewer bridge on): one guard draw per bridge draw, and the guard's model
+    again with each of the bridge's periodic loads, so a Meldis started late shows the capsules too."""
+    cfg = load_config("configs/demo.yaml", {"viz": False, "safety": {"collision": {"capsules": [
+        {"name": "gripper", "frame": "iiwa_link_7", "p0": [0, 0, 0.1], "p1": [0, 0, 0.2], "radius": 0.085}]}}})
+    robot = load_robot(cfg.robot)
+    lc = lcm.LCM("memq://")
+    loads, draws = received(lc, LOAD_CHANNEL, lcmt_viewer_load_robot), received(lc, DRAW_CHANNEL, lcmt_viewer_draw)
+    bridge = ViewerBridge(robot.plant, lc, config=VizConfig(draw_rate_hz=20.0, load_period_s=0.5))
+    loop, sim = make_lockstep(cfg, lc, viz=bridge, robot=robot)
+    sim.publish_status()
+    summary = loop.run(1.6)
+    while lc.handle_timeout(0):
+        pass
+    viewer = loop.collision.viewer
+    assert bridge.loads >= 3 and viewer.loads == bridge.loads == len(loads)
+    assert viewer.draws == bridge.draws == len(draws) == summary["collision"]["viewer_draws"] >= 30

@@ -1,6 +1,7 @@
 """End to end: Drake's Meldis in a subprocess (LCM on a ttl=0 multicast URL, Meshcat on localhost)
 receives our messages; its Meshcat scene, read back from Meshcat's /download page, holds the
-robot's geometry at our poses and, from the simulator's contact results, the contact force arrows."""
+robot's geometry at our poses and, from the simulator's contact results, the contact force arrows; and the
+collision guard's capsules and nearest pair."""
 import time
 from pathlib import Path
 
@@ -14,8 +15,9 @@ from drivers.sim.config import ContactConfig, GroundConfig  # noqa: E402
 from drivers.sim.contact import ContactModel  # noqa: E402
 from drivers.sim.contact_lcm import ContactResultsPublisher  # noqa: E402
 from drivers.viz import ViewerBridge, VizConfig  # noqa: E402
+from dynamics_cy import BodyIndex  # noqa: E402
 from hil.lockstep import run_closed  # noqa: E402
-from tests.viz.meldis import meldis, scene_with, transform  # noqa: E402
+from tests.viz.meldis import meldis, meshcat_scene, scene_with, transform  # noqa: E402
 
 LINK = "/DRAKE_VIEWER/2/plant/iiwa14/iiwa_link_{}"
 ARROW = "/CONTACT_RESULTS/point/{}+{}"     # body1_name, body2_name
@@ -245,3 +247,70 @@ def test_meldis_draws_the_station_carrying_the_box_with_the_grip_forces(multicas
             assert scene["set_property", f"{arrow}/cylinder"]["value"][2] > 0
     (X_1, _, _), (X_2, _, _) = reads
     assert np.linalg.norm(X_2[:3, 3] - X_1[:3, 3]) > 0.1      # carried between the reads
+
+
+def test_meldis_draws_the_collision_guards_capsules_and_nearest_pair(iiwa, multicast_url):
+    """The collision guard's Meldis layer (drivers.viz.collision) in Drake's own Meldis: on its proximity
+    layer every capsule of the guard's model (link 6's fitted sphere too) at its body's pose, the table box
+    on the world, and the nearest pair's witness frames at Ca and Cb, their z axes along n̂_BA_W. Meldis
+    started after the guard gets the model from its periodic republish."""
+    from drivers.core.config import CollisionConfig
+    from drivers.core.schema import load
+    from hil.collision_guard import CollisionGuard
+    cfg = load(CollisionConfig, {"capsules": [{"name": "gripper", "frame": "iiwa_link_7", "p0": [0, 0, 0.1],
+                                               "p1": [0, 0, 0.2], "radius": 0.085}],
+                                 "boxes": [{"name": "table", "size": [0.8, 1.2, 0.1], "xyz": [0.7, 0, 0.05]}]},
+               "safety.collision")
+    guard = CollisionGuard(iiwa, cfg)
+    guard.show_in(lcm.LCM(multicast_url))
+    q = np.array([0.0, 0.8, 0.0, -1.2, 0.0, 0.8, 0.0])        # the gripper 4 cm above the table
+    guard.check(q)
+    k = guard.nearest
+    assert guard.names[k] == "gripper / table" and 0.0 < guard.distance[k] < 0.1
+    root, path = "/Collision Geometry", "/Collision Geometry/2/plant/iiwa14/{}"
+    capsules = {}                                               # Meldis path of each capsule -> the capsule
+    for body in sorted({c.body for c in guard.model.capsules}):
+        mine = [c for c in guard.model.capsules if c.body == body]
+        capsules.update({f"{path.format(iiwa.get_body(BodyIndex(body)).name())}/{j}": c for j, c in enumerate(mine)})
+    pair = {"Ca": guard.p_WCa[k], "Cb": guard.p_WCb[k]}
+    expected = [("set_object", p) for p in capsules] + [("set_object", f"{root}/0/world/0")] + [
+        ("set_object", f"/DRAKE_DRAW_FRAMES/COLLISION/{name}/z-axis") for name in pair]
+    with meldis(multicast_url) as port:
+        deadline, scene, next_read, loads = time.monotonic() + 60, {}, 0.0, 0
+        while time.monotonic() < deadline:
+            now = time.monotonic()
+            guard.draw(int(now * 1e6), bridge_loads=loads)      # as the loop does after each bridge draw
+            if now > next_read:
+                scene, next_read, loads = meshcat_scene(port), now + 0.5, loads + 1   # a bridge republish
+                if all(key in scene for key in expected):
+                    break
+            time.sleep(0.01)
+    missing = [key for key in expected if key not in scene]
+    assert not missing, f"Meldis lacks {missing}; its scene: {sorted(p for _, p in scene)}"
+    assert guard.viewer.loads >= 2
+
+    segments = guard.kernel.segments_W()
+    for geom, c in capsules.items():
+        X_WB = transform(scene, geom.rsplit("/", 1)[0])
+        np.testing.assert_allclose(X_WB, guard.X_WB[c.body], atol=1e-6, err_msg=geom)
+        X_WG = X_WB @ transform(scene, geom)
+        i = guard.model.capsules.index(c)
+        p_WP0, p_WP1 = segments[i, :3], segments[i, 3:]
+        np.testing.assert_allclose(X_WG[:3, 3], 0.5 * (p_WP0 + p_WP1), atol=1e-6, err_msg=geom)
+        geometry = scene["set_object", geom]["object"]["geometries"][0]
+        length = np.linalg.norm(p_WP1 - p_WP0)
+        if length > 0:                                          # Meldis's capsule: its axis is the segment's
+            assert geometry["type"] == "CapsuleGeometry", geom
+            assert (geometry["radius"], geometry["height"]) == (pytest.approx(c.radius, rel=1e-6),
+                                                                 pytest.approx(length, rel=1e-6))
+            assert abs(X_WG[:3, 2] @ (p_WP1 - p_WP0)) == pytest.approx(length, rel=1e-6)
+        else:                                                   # a fitted sphere (Drake's capsules have length)
+            assert geometry["type"] == "SphereGeometry" and geometry["radius"] == pytest.approx(c.radius, rel=1e-6)
+    table = scene["set_object", f"{root}/0/world/0"]["object"]["geometries"][0]
+    assert table["type"] == "BoxGeometry"
+    assert sorted((table["width"], table["height"], table["depth"])) == pytest.approx([0.1, 0.8, 1.2])
+    np.testing.assert_allclose(transform(scene, f"{root}/0/world/0")[:3, 3], [0.7, 0.0, 0.05], atol=1e-9)
+    for name, p_WC in pair.items():                             # the witness triads: at C, z along n̂
+        X_WC = transform(scene, f"/DRAKE_DRAW_FRAMES/COLLISION/{name}")
+        np.testing.assert_allclose(X_WC[:3, 3], p_WC, atol=1e-6, err_msg=name)
+        np.testing.assert_allclose(X_WC[:3, 2], guard.nhat[k], atol=1e-6, err_msg=name)
