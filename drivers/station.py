@@ -185,20 +185,15 @@ def _check_together(arms: list[tuple[str, RunConfig]], source: str) -> None:
     seen: dict[tuple[str, str], str] = {}
     for i, (name, cfg) in enumerate(arms):
         ch = channels_for(cfg)
-        for what in ("status", "command", "telemetry", "safety", "plan", "driver_health", "run_info"):
-            channel = getattr(ch, what)
+        own = [("channels", f"{what} channel", getattr(ch, what))
+               for what in ("status", "command", "telemetry", "safety", "plan", "driver_health", "run_info")]
+        for key, what, channel in own + _device_channels(cfg):
             if (cfg.lcm.url, channel) in seen:
-                raise ConfigError(f"station.arms[{i}].channels", f"arm {name!r}'s {what} channel {channel} is arm "
-                                                                 f"{seen[cfg.lcm.url, channel]!r}'s too on "
-                                                                 f"{cfg.lcm.url}: give each arm its own "
-                                                                 f"(channels.prefix) or its own bus (lcm.url)", source)
-            seen[cfg.lcm.url, channel] = name
-        for what, channel in _device_channels(cfg):
-            if (cfg.lcm.url, channel) in seen:
-                raise ConfigError(f"station.arms[{i}].{what}", f"arm {name!r}'s channel {channel} is arm "
-                                                               f"{seen[cfg.lcm.url, channel]!r}'s too on "
-                                                               f"{cfg.lcm.url}: name it, or give the arm a "
-                                                               f"channels.prefix", source)
+                raise ConfigError(f"station.arms[{i}].{key}", f"arm {name!r}'s {what} {channel} is arm "
+                                                              f"{seen[cfg.lcm.url, channel]!r}'s too on "
+                                                              f"{cfg.lcm.url}: give each arm its own "
+                                                              f"(channels.prefix, or name it) or its own bus "
+                                                              f"(lcm.url)", source)
             seen[cfg.lcm.url, channel] = name
     _, first = arms[0]
     for i, (name, cfg) in enumerate(arms[1:], 1):
@@ -211,14 +206,15 @@ def _check_together(arms: list[tuple[str, RunConfig]], source: str) -> None:
                                                               "the arms step together", source)
 
 
-def _device_channels(cfg: RunConfig) -> list[tuple[str, str]]:
-    """(key, channel) of the arm's gripper and F/T sensor in the loop, those it has."""
+def _device_channels(cfg: RunConfig) -> list[tuple[str, str, str]]:
+    """(key, what, channel) of the arm's gripper and F/T sensor in the loop, those it has."""
     out = []
     if cfg.gripper.type is not None:
         status, command = gripper_channels(cfg.gripper.type, cfg.gripper.status_channel, cfg.gripper.command_channel)
-        out += [("gripper.status_channel", status), ("gripper.command_channel", command)]
+        out += [("gripper.status_channel", "gripper status channel", status),
+                ("gripper.command_channel", "gripper command channel", command)]
     if cfg.sensors.ft.enabled:
-        out.append(("sensors.ft.channel", cfg.sensors.ft.channel))
+        out.append(("sensors.ft.channel", "F/T sensor channel", cfg.sensors.ft.channel))
     return out
 
 

@@ -5,9 +5,6 @@ the simulated station's viewer messages (decoded with lcm-gen's classes) load bo
 each box from its start to its target, with both cells' pad contacts during the carry. `hil demo --config`
 runs the station over UDP, drawn by `hil sim` alone."""
 import json
-import subprocess
-import sys
-import threading
 
 import lcm
 import numpy as np
@@ -21,6 +18,7 @@ from messages.drake import (
     lcmt_viewer_draw,
     lcmt_viewer_load_robot,
 )
+from tests.hil.test_station_iiwa_wsg import run_demo
 
 STATION = "configs/station/two_iiwas_wsg.yaml"
 # each box's start and target in W: iiwa_wsg.yaml's (0.55, ∓0.2, 0.125) in A, moved by the arm's X_WA
@@ -88,17 +86,7 @@ def test_both_cells_pad_contacts_are_in_one_message_during_the_carry(station_run
 
 
 def test_hil_demo_runs_the_station_drawn_by_the_simulator(multicast_url):
-    lc, draws = lcm.LCM(multicast_url), []
-    lc.subscribe("DRAKE_VIEWER_DRAW", lambda c, d: draws.append(list(lcmt_viewer_draw.decode(d).link_name)))
-    stop = threading.Event()
-    thread = threading.Thread(target=lambda: [lc.handle_timeout(50) for _ in iter(stop.is_set, True)], daemon=True)
-    thread.start()
-    try:
-        out = subprocess.run([sys.executable, "-m", "hil", "demo", "--config", STATION, "--lcm-url", multicast_url,
-                              "--duration", "2", "--json"], capture_output=True, text=True, timeout=120)
-    finally:
-        stop.set()
-        thread.join(1.0)
+    out, draws = run_demo(STATION, multicast_url, lambda draw: list(draw.link_name))
     assert out.returncode in (0, 3), out.stderr          # (3: a loaded machine's late status, as a desktop's)
     summary = json.loads(out.stdout.strip().splitlines()[-1])
     assert set(summary["arms"]) == {"left", "right"} and summary["station"]["ticks"] >= 1000
