@@ -18,10 +18,8 @@ def load(path: str, lcm_url: str | None, log: str | None = None, viz: bool = Tru
 
     from .controllers import check_controller
     from .process import check_cpus
-    if log:
-        raise ConfigError("--log", "a station's run is not recorded yet: record its LCM traffic with lcm-logger",
-                          path)
-    overrides = {**({"lcm": {"url": lcm_url}} if lcm_url else {}), **({} if viz else {"viz": False})}
+    overrides = {**({"lcm": {"url": lcm_url}} if lcm_url else {}), **({} if viz else {"viz": False}),
+                 **({"telemetry": {"log": log}} if log else {})}
     station = load_station(path, overrides or None)
     for cfg in station.arms.values():
         check_controller(cfg)

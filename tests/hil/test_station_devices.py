@@ -90,3 +90,51 @@ def test_each_arm_gripper_follows_its_own_track_on_its_own_channels():
         assert summary["arms"][name]["gripper"]["command_channel"] == f"{name.upper()}_SCHUNK_WSG_COMMAND"
         assert len(seen[f"{name.upper()}_FT_SENSOR"]) > 1000
         assert sim.robots[name].gripper is not None
+
+
+def test_a_station_run_log_records_every_arm_and_each_arm_run_info(tmp_path):
+    """telemetry.log of a station (lockstep, memq://): every arm's status, command, gripper and telemetry
+    traffic in one log, and each arm's run-info (its config at the start, its summary at the end) on its own
+    run-info channel; read_run_info without a channel keeps to the first arm's."""
+    import json
+
+    import yaml
+
+    from hil.runlog import read_run_info
+    from messages.logs import read_events
+    log = tmp_path / "station.lcmlog"
+    s = two_arms()
+    for cfg in s.arms.values():
+        cfg.telemetry.log = str(log)
+    loop, sim = make_station_lockstep(s, {"memq://": lcm.LCM("memq://")})
+    try:
+        sim.publish_status()
+        summary = loop.run(0.6)
+    finally:
+        loop.close()
+        sim.close()
+    assert summary["log"] == str(log)
+    channels = {e.channel for e in read_events(log)}
+    for p in ("LEFT_", "RIGHT_"):
+        assert {p + "IIWA_STATUS", p + "IIWA_COMMAND", p + "SCHUNK_WSG_COMMAND", p + "SCHUNK_WSG_STATUS",
+                p + "HIL_TELEMETRY", p + "FT_SENSOR"} <= channels
+    for name in ("left", "right"):
+        start, end = read_run_info(log, f"{name.upper()}_HIL_RUN_INFO")
+        assert yaml.safe_load(start.config_yaml)["channels"] == {"prefix": f"{name.upper()}_"}
+        assert json.loads(end.summary_json)["ticks"] == summary["arms"][name]["ticks"]
+    start, end = read_run_info(log)
+    assert yaml.safe_load(start.config_yaml)["channels"]["prefix"] == "LEFT_" and \
+        json.loads(end.summary_json)["gripper"]["command_channel"] == "LEFT_SCHUNK_WSG_COMMAND"
+
+
+def test_a_station_on_two_buses_is_not_logged_into_one(tmp_path):
+    s = two_arms(channels={"prefix": ""}, lcm={"url": "memq://right"})
+    for cfg in s.arms.values():
+        cfg.telemetry.log = str(tmp_path / "x.lcmlog")
+    loop, sim = make_station_lockstep(s)
+    try:
+        with pytest.raises(ConfigError, match="telemetry.log: one log records one LCM bus"):
+            loop.run(0.1)
+    finally:
+        loop.close()
+        sim.close()
