@@ -49,7 +49,9 @@ class SimulatedStation:
             if self._first.physics.contact is not None and first.contact.ground.enabled else ()
         self.viewer = ViewerBridge(scene_parts({n: r.physics.plant for n, r in self.robots.items()}), lc, channels,
                                    viz, anchored=ground)
-        self._view_lc, self._contact_channel, self._qs = lc, channels.contact_results, [None] * len(self.robots)
+        # each arm's physics.q, updated in place by its steps
+        self._view_lc, self._contact_channel = lc, channels.contact_results
+        self._qs = [r.physics.q for r in self.robots.values()]
         self._contacts = []
         for name, robot in self.robots.items():
             if robot._contact_publisher is not None:            # the station's message carries its contacts
@@ -63,8 +65,6 @@ class SimulatedStation:
     def _draw(self) -> None:
         """The scene's messages due at the station's time."""
         t = self._first.physics.time_ns
-        for i, robot in enumerate(self.robots.values()):
-            self._qs[i] = robot.physics.q
         self.viewer.tick(t, self._qs, t // 1000)
         if self._contact_period_ns and t >= self._contact_due:
             msg = None
