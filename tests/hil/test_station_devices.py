@@ -138,3 +138,16 @@ def test_a_station_on_two_buses_is_not_logged_into_one(tmp_path):
     finally:
         loop.close()
         sim.close()
+
+
+def test_hil_regress_logs_a_station_scenario(tmp_path):
+    """`hil regress --logs` of a station scenario: its run log, each arm's end run-info with its summary."""
+    import json
+
+    from hil.regress import run_scenario
+    from hil.runlog import read_run_info
+    result = run_scenario("configs/scenarios/station_two_iiwas_continue.yaml", logs=str(tmp_path))
+    assert result["passed"], result["checks"]
+    for name, state in (("left", "RUNNING"), ("right", "FAULT")):
+        _, end = read_run_info(result["log"], f"{name.upper()}_HIL_RUN_INFO")
+        assert json.loads(end.summary_json)["final_state"] == state
