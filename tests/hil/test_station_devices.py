@@ -1,7 +1,6 @@
 """A station's arms with their own devices (drivers.station, hil.station, drivers.sim.station): each arm's
 gripper and F/T sensor on its own channels (the arm's prefix on the drivers' defaults), in the loop and in
 the simulated plant alike; each arm's gripper commanded by its own trajectory's gripper track."""
-import lcm
 import pytest
 
 from drivers.core.config import gripper_channels
@@ -10,6 +9,7 @@ from drivers.core.schema import ConfigError
 from drivers.station import parse_station
 from hil.station import make_station_lockstep
 from messages.drake import lcmt_force_torque, lcmt_schunk_wsg_command, lcmt_schunk_wsg_status
+from tests.hil.test_station_scene import run
 
 Q0 = [0.0, 0.6, 0.0, -1.2, 0.0, 0.8, 0.0]
 BASE = {"robot": {"model": "robots/iiwa14.urdf", "end_effector": "iiwa_link_ee", "command": "position_and_torque"},
@@ -63,21 +63,11 @@ def test_each_arm_gripper_follows_its_own_track_on_its_own_channels():
     """Lockstep, 1.2 s: the left WSG is commanded 80 mm then 20 mm, the right one 50 mm, each by its own
     trajectory's track on its own command channel; each simulated WSG reports its own width on its own status
     channel, and each arm's loop reads that width; each sensor on its own channel."""
-    s = two_arms()
-    lc = lcm.LCM("memq://")
-    loop, sim = make_station_lockstep(s, {"memq://": lc})
-    seen = {}
-    for p in ("LEFT_", "RIGHT_", ""):
-        for kind, decode in (("SCHUNK_WSG_COMMAND", lcmt_schunk_wsg_command.decode),
-                             ("SCHUNK_WSG_STATUS", lcmt_schunk_wsg_status.decode),
-                             ("FT_SENSOR", lcmt_force_torque.decode)):
-            lc.subscribe(p + kind, lambda c, d, decode=decode: seen.setdefault(c, []).append(decode(d)))
-    try:
-        sim.publish_status()
-        summary = loop.run(1.2)
-    finally:
-        loop.close()
-        sim.close()
+    decoders = {"SCHUNK_WSG_COMMAND": lcmt_schunk_wsg_command.decode,
+                "SCHUNK_WSG_STATUS": lcmt_schunk_wsg_status.decode, "FT_SENSOR": lcmt_force_torque.decode}
+    loop, sim, summary, raw = run(two_arms(), 1.2, [p + kind for p in ("LEFT_", "RIGHT_", "") for kind in decoders])
+    seen = {c: [decoders[c.removeprefix("LEFT_").removeprefix("RIGHT_")](d) for d in data]
+            for c, data in raw.items() if data}
     assert summary["final_state"] == "RUNNING", summary["faults"]
     assert not any(c.startswith(("SCHUNK", "FT_")) for c in seen)          # nothing on the unprefixed ones
     assert [m.target_position_mm for m in seen["LEFT_SCHUNK_WSG_COMMAND"]] == [80.0, 20.0]
@@ -106,13 +96,7 @@ def test_a_station_run_log_records_every_arm_and_each_arm_run_info(tmp_path):
     s = two_arms()
     for cfg in s.arms.values():
         cfg.telemetry.log = str(log)
-    loop, sim = make_station_lockstep(s, {"memq://": lcm.LCM("memq://")})
-    try:
-        sim.publish_status()
-        summary = loop.run(0.6)
-    finally:
-        loop.close()
-        sim.close()
+    _, _, summary, _ = run(s, 0.6)
     assert summary["log"] == str(log)
     channels = {e.channel for e in read_events(log)}
     for p in ("LEFT_", "RIGHT_"):
