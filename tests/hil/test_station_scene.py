@@ -145,3 +145,27 @@ def test_the_station_is_one_scene_of_every_arm_at_its_base_pose_with_objects_and
         assert f_z == pytest.approx(0.2 * 9.81, rel=0.05)
     assert summary["sim"]["left"]["contact_results_published"] == 0      # the station's message carries them
     assert sim.viewer_summary()["viz"]["contact_results_published"] - len(seen["CONTACT_RESULTS"]) in (0, 1)
+
+
+def test_the_base_pose_agrees_with_drake_welding_the_base_at_X_WA():
+    """Drake's own plant of the model without its world joint, `base` welded at X_WA (WeldFrames): the same
+    end-effector pose and gravity forces τ_g(q) as ours with robot.base_pose."""
+    import xml.etree.ElementTree as ET
+    pydrake = pytest.importorskip("pydrake.multibody.plant")
+    from pydrake.math import RigidTransform as DrakeTransform
+    from pydrake.math import RollPitchYaw as DrakeRpy
+    from pydrake.multibody.parsing import Parser as DrakeParser
+    root = ET.parse(MODEL).getroot()
+    for element in [e for e in root if e.get("name") in ("world", "world_weld")]:
+        root.remove(element)
+    plant = pydrake.MultibodyPlant(0.0)
+    DrakeParser(plant).AddModelsFromString(ET.tostring(root, encoding="unicode"), "urdf")
+    plant.WeldFrames(plant.world_frame(), plant.GetFrameByName("base"), DrakeTransform(DrakeRpy(*RPY), XYZ))
+    plant.Finalize()
+    context = plant.CreateDefaultContext()
+    q = np.array([0.3, 0.7, -0.4, -1.1, 0.5, 0.9, -0.2])
+    plant.SetPositions(context, q)
+    ours = load_robot(RobotConfig(model=MODEL, end_effector="iiwa_link_ee", base_pose=BasePoseConfig(XYZ, RPY)))
+    X_WE = plant.CalcRelativeTransform(context, plant.world_frame(), plant.GetFrameByName("iiwa_link_ee"))
+    np.testing.assert_allclose(pose(ours.plant, q, ours.end_effector).GetAsMatrix4(), X_WE.GetAsMatrix4(), atol=1e-12)
+    np.testing.assert_allclose(gravity(ours.plant, q), plant.CalcGravityGeneralizedForces(context), atol=1e-9)
