@@ -6,8 +6,9 @@
    user writes one (a hil.Controller subclass in numpy on the kernels), next to the same tick built
    from lcm-gen's Python classes with Pinocchio and with pydrake; the laws' own update() time
    (the loop's controller_timing) beside. Then whole ControlLoop.update() calls (telemetry and trace too),
-   without and with a ViewerBridge at 60 Hz of loop time, the two loops ticking alternately in the
-   same run: their means differ by the bridge's cost per tick, draws included.
+   without and with a ViewerBridge at 60 Hz of loop time, and with the collision guard off, the three
+   loops ticking alternately in the same run: their means differ by the bridge's cost per tick, draws
+   included, their medians by the guard's check.
 2. Real time: the loop at 1 kHz against the simulated iiwa in its own process over UDP multicast
    (ttl=0) for --duration seconds, lateness percentiles and misses, beside a bare loop that only
    waits on the same clock (the machine's floor). With --viz, the viewer bridge publishes at 60 Hz.
@@ -103,14 +104,15 @@ def bench_ours(statuses, controller=None) -> tuple[np.ndarray, np.ndarray]:
     return compute_ns[100:] / 1e3, update_ns[100:] / 1e3
 
 
-def bench_whole_ticks(statuses) -> tuple[np.ndarray, np.ndarray, ViewerBridge]:
+def bench_whole_ticks(statuses) -> tuple[np.ndarray, np.ndarray, np.ndarray, ViewerBridge]:
     """µs of each whole ControlLoop.update() call (the status published before the timer) for a loop
-    without and one with a ViewerBridge at the default 60 Hz, ticked alternately on the same
-    statuses (each loop on its own memq:// LCM), and that bridge. The bridge runs on the lockstep
-    clock (1 ms per tick), so it draws every 16-17 ticks, as at 1 kHz in real time."""
+    without a ViewerBridge, the same with the collision guard off (safety.collision, on by default), and
+    one with a ViewerBridge at the default 60 Hz, ticked alternately on the same statuses (each loop on its
+    own memq:// LCM), and that bridge. The bridge runs on the lockstep clock (1 ms per tick), so it draws
+    every 16-17 ticks, as at 1 kHz in real time."""
     loops = []
-    for viz in (False, True):
-        cfg = load_config(CONFIG, {"viz": viz})
+    for viz, guard in ((False, True), (False, False), (True, True)):
+        cfg = load_config(CONFIG, {"viz": viz, "safety": {"collision": {"enabled": guard}}})
         cfg.trajectory.type = "hold"
         lc = lcm.LCM("memq://")
         robot = load_robot(cfg.robot)
@@ -118,14 +120,14 @@ def bench_whole_ticks(statuses) -> tuple[np.ndarray, np.ndarray, ViewerBridge]:
         loop = ControlLoop(cfg, robot, lc, mode="lockstep", viz=bridge, trace_every=10**9).configure()
         loop.activate()
         loops.append((lc, loop))
-    times = np.zeros((2, len(statuses)), dtype=np.int64)
+    times = np.zeros((len(loops), len(statuses)), dtype=np.int64)
     for k, data in enumerate(statuses):
         for i, (lc, loop) in enumerate(loops):
             lc.publish("IIWA_STATUS", data)
             t0 = time.perf_counter_ns()
             loop.update()
             times[i, k] = time.perf_counter_ns() - t0
-    return times[0, 100:] / 1e3, times[1, 100:] / 1e3, loops[1][1].viz
+    return times[0, 100:] / 1e3, times[1, 100:] / 1e3, times[2, 100:] / 1e3, loops[2][1].viz
 
 
 def bench_peer(statuses, inverse_dynamics) -> np.ndarray:
@@ -198,8 +200,9 @@ def tick_table(rec: record.Record, n_ticks: int) -> record.Table:
         f = make()
         if f is not None:
             rows.append((name, bench_peer(statuses, f)))
-    plain, with_viz, bridge = bench_whole_ticks(statuses)
+    plain, unguarded, with_viz, bridge = bench_whole_ticks(statuses)
     rows += [("hil loop, whole update() call (+ telemetry, trace)", plain),
+             ("  the same, collision guard off", unguarded),
              ("hil loop tick + ViewerBridge at 60 Hz (whole update() call, draws included)", with_viz)]
     base = np.median(rows[0][1])
     t = rec.table("Tick cost, iiwa (7 joints), in one process over memq:// LCM", [
@@ -211,7 +214,8 @@ def tick_table(rec: record.Record, n_ticks: int) -> record.Table:
         p = percentiles(us)
         t.add(name=name, p50=p["p50"], p99=p["p99"], p99_9=p["p99.9"], mean=us.mean(), ratio=p["p50"] / base)
     t.notes.append(f"ViewerBridge: {bridge.draws} draws and {bridge.loads} loads in {len(statuses)} ticks; "
-                   f"mean cost per tick {with_viz.mean() - plain.mean():+.2f} µs (the two whole-tick means)")
+                   f"mean cost per tick {with_viz.mean() - plain.mean():+.2f} µs (the two whole-tick means); "
+                   f"the collision guard's check {np.median(plain) - np.median(unguarded):+.2f} µs (p50s)")
     return t
 
 

@@ -118,6 +118,8 @@ def cmd_run(args, live: StatusLine | None = None, robot_processes=()) -> int:
     from .hardware import robot_for
     from .lifecycle import Mode
     from .loop import ControlLoop
+    if getattr(args, "check_alloc", False) and getattr(args, "identify", False):
+        raise ConfigError("--identify", "runs its own lockstep run; it does not combine with --check-alloc")
     if _station(args.config):                  # several arms in one loop (docs/station.md)
         from .station_cli import cmd_run as run_station
         return run_station(args)

@@ -121,6 +121,18 @@ def _bare(robot_cfg):
     return dataclasses.replace(robot_cfg, payload=None) if getattr(robot_cfg, "payload", None) else robot_cfg
 
 
+def check_options(opts: IdentifyOptions) -> None:
+    """A ConfigError naming the option whose value cannot be used (those not needing the log's rate)."""
+    finite = (("--epsilon", opts.epsilon, opts.epsilon > 0, "positive"), ("--v-min", opts.v_min, opts.v_min >= 0,
+              "non-negative"), ("--order", opts.order, opts.order >= 1, "at least 1"),
+              ("--holdout", opts.holdout, 0 <= opts.holdout < 1, "in [0, 1)"))
+    for key, value, ok, what in finite:
+        if not (np.isfinite(value) and ok):
+            raise ConfigError(key, f"must be {what}, got {value:g}")
+    if opts.torque_shift is not None and not np.isfinite(opts.torque_shift):
+        raise ConfigError("--torque-shift", f"must be a finite number of status periods, got {opts.torque_shift:g}")
+
+
 def filtered(s: Samples, opts: IdentifyOptions) -> tuple:
     """(t, q̃, ṽ, v̇, τ̃) of one log: zero-phase Butterworth low-pass at opts.cutoff on the status
     rate (the median period), v̇ the central difference of ṽ; τ̃ moved opts.torque_shift periods."""
@@ -130,8 +142,6 @@ def filtered(s: Samples, opts: IdentifyOptions) -> tuple:
     if not 0 < opts.cutoff < nyquist:
         raise ConfigError("--cutoff", f"must be in (0, {nyquist:g}) Hz (the status rate's Nyquist), "
                                       f"got {opts.cutoff:g}")
-    if opts.order < 1:
-        raise ConfigError("--order", f"must be at least 1, got {opts.order}")
     sos = butter(opts.order, opts.cutoff, fs=1.0 / h, output="sos")
     if len(s.t) <= 3 * (2 * len(sos) + 1):
         raise LogError(f"{s.path}: {len(s.t)} statuses are too few to filter")
@@ -202,8 +212,6 @@ def rows(plant, frame, data: tuple, opts: IdentifyOptions, bodies: list[int] | N
 def regression(logs: list[Samples], plant, frame, opts: IdentifyOptions) -> Regression:
     """The rows of every log, split in time (the last opts.holdout of each log held out) and
     selected (|ṽ_j| >= v_min, away from the ends)."""
-    if not 0 <= opts.holdout < 1:
-        raise ConfigError("--holdout", f"must be in [0, 1), got {opts.holdout:g}")
     bodies = moving_bodies(plant) if opts.base else None
     fit, test, dropped, total = [], [], 0, 0
     for s in logs:
@@ -242,6 +250,7 @@ def identify(paths: list[str], opts: IdentifyOptions | None = None, cfg=None) ->
 
     from .identify_fit import fit, payload
     opts = opts or IdentifyOptions()
+    check_options(opts)
     t0 = time.perf_counter()
     logs, plant, robot_cfg = load_logs(paths, cfg)
     frame = payload_frame(plant, robot_cfg, opts.frame)

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from drivers.core.schema import ConfigError
+
 from .cli_table import Command, arg
 
 OUT = arg("--out", metavar="FILE.yaml", help="identify: write the config fragment (robot.payload, "
@@ -20,6 +22,7 @@ def cmd_identify(args) -> int:
     (docs/identify.md). `hil run CONFIG --identify` runs the excitation in the simulated robot first."""
     from .cli import _load, _log, _reading
     from .identify import IdentifyOptions, identify
+    check_outputs(args)
     cfg = _load(args.config, None) if args.config else None
     opts = IdentifyOptions(frame=args.frame, cutoff=args.cutoff, order=args.order, epsilon=args.epsilon,
                            v_min=args.v_min, holdout=args.holdout, base=args.base, consistent=not args.unconstrained,
@@ -34,18 +37,34 @@ def cmd_identify(args) -> int:
 def run_and_identify(cfg, args) -> int:
     """`hil run CONFIG --identify` (hil.identify_run)."""
     from .identify_run import run_identify
+    check_outputs(args)
     return report(run_identify(cfg, args.log, duration=args.duration), args)
+
+
+def _outputs(args) -> list[tuple[str, str]]:
+    return [(key, path) for key, path in (("--out", getattr(args, "out", None)), ("--plot", args.plot)) if path]
+
+
+def check_outputs(args) -> None:
+    """A ConfigError naming --out or --plot when it is a directory or its folder does not exist (before any work)."""
+    for key, path in _outputs(args):
+        if not Path(path).resolve().parent.is_dir():
+            raise ConfigError(key, f"{path}: no such directory {str(Path(path).resolve().parent)!r}")
+        if Path(path).is_dir():
+            raise ConfigError(key, f"{path} is a directory, not a file")
 
 
 def report(result: dict, args) -> int:
     """Writes the fragment (--out) and the plot (--plot) and prints the report (--json: as JSON)."""
     from .identify_report import format_identify, fragment_yaml, plot_identify, to_json
-    if getattr(args, "out", None):
-        Path(args.out).write_text(fragment_yaml(result))
-        result["out"] = args.out
-    if args.plot:
-        plot_identify(result, args.plot)
-        result["plot"] = args.plot
+    write = {"--out": lambda path: Path(path).write_text(fragment_yaml(result)),
+             "--plot": lambda path: plot_identify(result, path)}
+    for key, path in _outputs(args):
+        try:
+            write[key](path)
+        except (OSError, ValueError) as e:        # (matplotlib: ValueError for a format it has no writer of)
+            raise ConfigError(key, f"{path}: cannot write it: {e}") from None
+        result[key[2:]] = path
     print(to_json(result) if args.json else format_identify(result))
     return 0
 
@@ -68,6 +87,7 @@ IDENTIFY = Command("identify", cmd_identify, "LOG [LOG ...]", (
     arg("--solver", choices=("clarabel", "scs"), default="clarabel",
         help="the consistent fit's conic solver (default clarabel)"),
     arg("--torque-shift", type=float, default=None, metavar="PERIODS",
-        help="status periods the measured torque is moved earlier (default: 0.5 for a lockstep log, else 0)"),
+        help="status periods the measured torque is moved earlier (default: 0.5 for a lockstep log, else 0; "
+             "pass 0.5 for a log of the simulated robot in real time, hil demo / hil sim)"),
     OUT, arg("--plot", metavar="FILE.png", help="write the held-out torque prediction per joint to this PNG"),
     arg("--json", action="store_true", help="print the report as one JSON object")))

@@ -108,9 +108,11 @@ def format_identify(result: dict) -> str:
               f"time: read {s['read']:.2f} s, rows {s['rows']:.2f} s, fit {s['fit']:.2f} s, total {s['total']:.2f} s"]
     if "hold" in result:
         h = result["hold"]
+        ended = [f"; ended in {state}" if state != "RUNNING" else "" for state in h.get("states", ("RUNNING",) * 2)]
         lines += [f"gravity-compensation hold, {h['seconds']:g} s from {f(h['q0'], 3)}: max drift per joint, mrad",
-                  f"  without the payload  {f(np.array(h['without']) * 1e3)}  (max {max(h['without']) * 1e3:.4g})",
-                  f"  identified payload   {f(np.array(h['with']) * 1e3)}  (max {max(h['with']) * 1e3:.4g})"]
+                  f"  without the payload  {f(np.array(h['without']) * 1e3)}  (max {max(h['without']) * 1e3:.4g}"
+                  f"{ended[0]})",
+                  f"  identified payload   {f(np.array(h['with']) * 1e3)}  (max {max(h['with']) * 1e3:.4g}{ended[1]})"]
     if result.get("out"):
         lines.append(f"config fragment: {result['out']}")
     if result.get("plot"):

@@ -13,6 +13,7 @@ and damping, the sensor noise it sets are what there is to find), as `hil run --
 """
 from __future__ import annotations
 
+import logging
 import tempfile
 from pathlib import Path
 
@@ -22,6 +23,8 @@ from drivers.core.schema import ConfigError
 
 from .identify import IdentifyOptions, identify
 from .identify_report import fragment
+
+logger = logging.getLogger(__name__)
 
 REST_S = 0.5         # s of rest logged after the excitation ends
 HOLD_S = 5.0         # s of each hold
@@ -44,7 +47,12 @@ def run_excitation(cfg, log: str, duration: float | None = None) -> dict:
         return src.started and src.ready and loop.hardware.timing.robot_ns - src.t0 >= src.duration_ns + rest_ns
     try:
         sim.publish_status()
-        return loop.run(duration or MAX_S, stop=ended)
+        summary = loop.run(duration or MAX_S, stop=ended)
+        if not ended():
+            logger.warning("the run ended %.1f s into the excitation, before its end (%.1f s): the identification "
+                        "sees less motion", loop.hardware.timing.robot_ns * 1e-9 - loop.trajectory.t0 * 1e-9,
+                        (loop.trajectory.duration_ns + rest_ns) * 1e-9)
+        return summary
     finally:
         loop.close()
         sim.close()

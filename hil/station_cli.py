@@ -71,6 +71,8 @@ def cmd_run(args, ended=None) -> int:
     from .station import StationLoop, format_station_summary
     if getattr(args, "check_alloc", False):
         raise ConfigError("--check-alloc", "measures one arm's law: run it on that arm's own config", args.config)
+    if getattr(args, "identify", False):
+        raise ConfigError("--identify", "identifies one arm: run it on that arm's own config", args.config)
     station = load(args.config, args.lcm_url, args.log)
     first = station.first
     loop = StationLoop(station, {url: open_lcm(url) for url in station.buses}, Mode.REALTIME).configure()

@@ -10,6 +10,7 @@ import numpy as np
 from dynamics_cy import (
     Box,
     CoulombFriction,
+    Cylinder,
     MultibodyPlant,
     Parser,
     RigidTransform,
@@ -162,7 +163,7 @@ def build_plant(cfg: RobotConfig, payload=None, parsed: MultibodyPlant | None = 
     parsed strictly (parse_model), and a joint whose outboard bodies have no mass or inertia to move is
     an error (Drake's simulator stops on it at its first step). `gripper` (drivers.sim.config.GripperConfig,
     the simulated robot's): its model parsed and welded to the arm (add_gripper). `objects`
-    (drivers.sim.config.ObjectSpec, the simulated robot's sim.objects): boxes added (add_objects)."""
+    (drivers.sim.config.ObjectSpec, the simulated robot's sim.objects): boxes and cylinders added (add_objects)."""
     own = gripper is not None and gripper.type is not None and gripper.model == "robot"
     if own:             # the robot's model holds the gripper: split off, its fingers free (simulated only)
         plant, split = parse_model(cfg, simulated=simulated, without=gripper.base or GRIPPER_BASE[gripper.type])
@@ -272,18 +273,24 @@ OBJECT_COLORS = {True: (0.55, 0.45, 0.35, 1.0), False: (0.95, 0.55, 0.1, 1.0)}
 
 def add_objects(plant: MultibodyPlant, objects) -> None:
     """Each object (drivers.sim.config.ObjectSpec) as a body B of its own model instance with a solid
-    box's inertia, a collision box of its size and friction at Bo and the same box as visual geometry (for
-    the viewer, OBJECT_COLORS); a welded one is welded to the world
+    box's or cylinder's inertia (about Bo, the cylinder along Bz), a collision box or cylinder of its size
+    and friction at Bo and the same shape as visual geometry (for the viewer, OBJECT_COLORS); a welded one
+    is welded to the world
     at X_WB = (rpy, xyz), a free one gets X_WB as its default pose (plant not finalized). ConfigError
     naming sim.objects[i].name if the plant has that body already."""
     for i, obj in enumerate(objects):
         if plant.HasBodyNamed(obj.name):
             raise ConfigError(f"sim.objects[{i}].name", f"the plant has a body named {obj.name!r} already")
-        inertia = SpatialInertia(obj.mass, np.zeros(3), UnitInertia.SolidBox(*obj.size))
+        if obj.shape == "cylinder":
+            shape = Cylinder(obj.radius, obj.length)
+            unit = UnitInertia.SolidCylinder(obj.radius, obj.length, [0.0, 0.0, 1.0])
+        else:
+            shape, unit = Box(*obj.size), UnitInertia.SolidBox(*obj.size)
+        inertia = SpatialInertia(obj.mass, np.zeros(3), unit)
         body = plant.AddRigidBody(obj.name, plant.AddModelInstance(obj.name), inertia)
-        plant.RegisterCollisionGeometry(body, RigidTransform(), Box(*obj.size), f"{obj.name}_collision",
+        plant.RegisterCollisionGeometry(body, RigidTransform(), shape, f"{obj.name}_collision",
                                         CoulombFriction(obj.friction.static, obj.friction.dynamic))
-        plant.RegisterVisualGeometry(body, RigidTransform(), Box(*obj.size), f"{obj.name}_visual",
+        plant.RegisterVisualGeometry(body, RigidTransform(), shape, f"{obj.name}_visual",
                                      OBJECT_COLORS[obj.welded])
         X_WB = RigidTransform(RollPitchYaw(*obj.rpy), np.asarray(obj.xyz, dtype=float))
         if obj.welded:

@@ -44,19 +44,15 @@ cdef inline int _clip(double (*poly)[3], int count, const double* e, double offs
     return m
 
 
-cdef inline int _face(const double* Rr, const double* pr, const double* hr, int j,
-                      const double* Ri, const double* pi, const double* hi, const double* nr,
-                      double* depth, double (*pts)[3]) noexcept nogil:
-    """The incident box (Ri, pi, hi)'s face most opposed to the outward normal nr of the reference
-    box's face j, clipped to that face's sides: its points below the face with their depths; returns
-    how many (<= 8)."""
-    cdef double buf[8][3]
+cdef inline void _incident(const double* Ri, const double* pi, const double* hi, const double* nr,
+                           double (*pts)[3]) noexcept nogil:
+    """The 4 corners (in order round it) of the box (Ri, pi, hi)'s face most opposed to the normal nr."""
     cdef double e[3]
     cdef double c[3]
     cdef double u[3]
     cdef double v[3]
-    cdef double best = -1.0, x, side, plane
-    cdef int i, k, s, f = 0, a1, a2, count = 4, m = 0
+    cdef double best = -1.0, x, side
+    cdef int k, s, f = 0, a1, a2
     for k in range(3):
         _axis(Ri, k, e)
         x = fabs(dot3(e, nr))
@@ -75,6 +71,46 @@ cdef inline int _face(const double* Rr, const double* pr, const double* hr, int 
         pts[1][s] = c[s] - u[s] + v[s]
         pts[2][s] = c[s] - u[s] - v[s]
         pts[3][s] = c[s] + u[s] - v[s]
+
+
+cdef inline bint _least(double overlap, const double* L, const double* d, bint edge, int axis, double* best,
+                        int* kind, double* best_L) noexcept nogil:
+    """One axis L of a separating-axis test with overlap along it (d: between the centres, A's minus
+    B's): True if it separates; else the least overlap so far in best, its axis in kind and L signed
+    from B towards A in best_L (an edge axis wins only by 5 %: face contact where it is a near tie)."""
+    cdef double sgn
+    cdef int s
+    if overlap < 0.0:
+        return True
+    if edge:
+        overlap *= 1.05
+    if overlap < best[0]:
+        best[0], kind[0] = overlap, axis
+        sgn = 1.0 if dot3(L, d) >= 0.0 else -1.0
+        for s in range(3):
+            best_L[s] = sgn * L[s]
+    return False
+
+
+cdef inline bint _unit_cross(const double* a, const double* b, double* out) noexcept nogil:
+    """out = a × b normalized; False (out unusable) if a and b are parallel."""
+    cdef double norm
+    cdef int s
+    cross3(a, b, out)
+    norm = sqrt(dot3(out, out))
+    if norm < 1e-6:
+        return False
+    for s in range(3):
+        out[s] /= norm
+    return True
+
+
+cdef inline int _clip_to_face(double (*pts)[3], int count, const double* Rr, const double* pr,
+                              const double* hr, int j, double (*buf)[3]) noexcept nogil:
+    """The polygon pts clipped in place to the sides of the box (Rr, pr, hr)'s face j (the slabs
+    |e_k·(x − pr)| <= hr_k, k ≠ j; buf: as large as pts); returns its vertex count."""
+    cdef double e[3]
+    cdef int k, s
     for k in range(3):
         if k == j:
             continue
@@ -83,7 +119,14 @@ cdef inline int _face(const double* Rr, const double* pr, const double* hr, int 
         for s in range(3):
             e[s] = -e[s]
         count = _clip(buf, count, e, dot3(e, pr) + hr[k], pts)
-    plane = dot3(nr, pr) + hr[j]
+    return count
+
+
+cdef inline int _below(double (*pts)[3], int count, const double* nr, double plane,
+                       double* depth) noexcept nogil:
+    """The points of pts below the plane nr·x = plane, compacted, with their depths; returns how many."""
+    cdef int i, m = 0
+    cdef double x
     for i in range(count):
         x = plane - dot3(nr, pts[i])
         if x > 0.0:
@@ -91,6 +134,26 @@ cdef inline int _face(const double* Rr, const double* pr, const double* hr, int 
             depth[m] = x
             m += 1
     return m
+
+
+cdef inline void _witnesses(double (*src)[3], double (*dst)[3], int m, const double* depth, const double* nhat,
+                            double sign) noexcept nogil:
+    """dst[i] = src[i] + sign depth[i] n̂: the other body's witness points of m contacts."""
+    cdef int i, s
+    for i in range(m):
+        for s in range(3):
+            dst[i][s] = src[i][s] + sign * depth[i] * nhat[s]
+
+
+cdef inline int _face(const double* Rr, const double* pr, const double* hr, int j,
+                      const double* Ri, const double* pi, const double* hi, const double* nr,
+                      double* depth, double (*pts)[3]) noexcept nogil:
+    """The incident box (Ri, pi, hi)'s face most opposed to the outward normal nr of the reference
+    box's face j, clipped to that face's sides: its points below the face with their depths; returns
+    how many (<= 8)."""
+    cdef double buf[8][3]
+    _incident(Ri, pi, hi, nr, pts)
+    return _below(pts, _clip_to_face(pts, 4, Rr, pr, hr, j, buf), nr, dot3(nr, pr) + hr[j], depth)
 
 
 cdef inline int box_box(const double* RA, const double* pA, const double* hA,
@@ -109,8 +172,8 @@ cdef inline int box_box(const double* RA, const double* pA, const double* hA,
     cdef double a1[3]
     cdef double b0[3]
     cdef double b1[3]
-    cdef double overlap, best = 1e300, norm, sgn, x
-    cdef int axis, kind = -1, which = 0, i, j, k, s, m
+    cdef double best = 1e300, x
+    cdef int axis, kind = -1, i, j, k, s, m
     for s in range(3):
         d[s] = pA[s] - pB[s]
     for axis in range(15):
@@ -121,36 +184,21 @@ cdef inline int box_box(const double* RA, const double* pA, const double* hA,
         else:
             _axis(RA, (axis - 6) // 3, ea)
             _axis(RB, (axis - 6) % 3, eb)
-            cross3(ea, eb, L)
-            norm = sqrt(dot3(L, L))
-            if norm < 1e-6:               # parallel edges: the face axes decide
+            if not _unit_cross(ea, eb, L):    # parallel edges: the face axes decide
                 continue
-            for s in range(3):
-                L[s] /= norm
-        overlap = _radius(RA, hA, L) + _radius(RB, hB, L) - fabs(dot3(L, d))
-        if overlap < 0.0:
+        if _least(_radius(RA, hA, L) + _radius(RB, hB, L) - fabs(dot3(L, d)), L, d, axis >= 6, axis, &best,
+                  &kind, best_L):
             return 0
-        if axis >= 6:
-            overlap *= 1.05           # an edge axis wins only by 5 %: face contact where it is a near tie
-        if overlap < best:
-            best, kind = overlap, axis
-            sgn = 1.0 if dot3(L, d) >= 0.0 else -1.0
-            for s in range(3):
-                best_L[s] = sgn * L[s]        # from B towards A
     nhat[0], nhat[1], nhat[2] = best_L[0], best_L[1], best_L[2]
     if kind < 3:                          # reference face on A (outward normal −n̂), incident face of B
         for s in range(3):
             nr[s] = -nhat[s]
         m = _face(RA, pA, hA, kind, RB, pB, hB, nr, depth, pb)
-        for i in range(m):
-            for s in range(3):
-                pa[i][s] = pb[i][s] - depth[i] * nhat[s]
+        _witnesses(pb, pa, m, depth, nhat, -1.0)
         return m
     if kind < 6:                          # reference face on B (outward normal n̂), incident face of A
         m = _face(RB, pB, hB, kind - 3, RA, pA, hA, nhat, depth, pa)
-        for i in range(m):
-            for s in range(3):
-                pb[i][s] = pa[i][s] + depth[i] * nhat[s]
+        _witnesses(pa, pb, m, depth, nhat, 1.0)
         return m
     i, j = (kind - 6) // 3, (kind - 6) % 3    # edge against edge: A's deepest edge along i, B's along j
     for s in range(3):

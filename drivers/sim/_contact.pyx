@@ -6,6 +6,7 @@ construction; allocates nothing per evaluation. Set up from drivers.sim.contact;
 equations.
 """
 from drivers.sim._box_box cimport box_box
+from drivers.sim._cylinder_box cimport CYLINDER_BOX_POINTS, cylinder_box
 from drivers.sim._shapes cimport point_box, point_cylinder, stribeck
 from dynamics_cy._arrays cimport f64_data, f64_flat, i32_data, owned_f64, owned_i32
 from dynamics_cy._linalg cimport cholesky, cholesky_solve
@@ -27,6 +28,8 @@ GROUND_POINTS = {SPHERE: 1, BOX: 8, CAPSULE: 2, CYLINDER: 4}
 """The most contact points a shape can have with the ground: deepest point(s) per feature."""
 BOX_BOX_POINTS = 8
 """The most contact points of a box–box pair: the incident face clipped to the reference face."""
+PAIR_POINTS = {BOX: BOX_BOX_POINTS, CYLINDER: CYLINDER_BOX_POINTS}
+"""The most contact points of a pair by A's shape (box–box, cylinder–box; 1 for the others)."""
 
 cdef double COS120 = -0.5
 cdef double SIN120 = 0.8660254037844386
@@ -39,7 +42,8 @@ cdef class PointContact:
     length) or cylinder (r, half length), axes along Gz. `ground` lists the geometries checked
     against the half space z <= ground_height (with their combined friction μs, μd), `pairs` the
     geometry pairs (A, B) checked against each other: sphere or capsule A with sphere or capsule B,
-    sphere A with box or cylinder B, or box A with box B (up to 8 points). Each penetrating point gets the Hunt–Crossley normal force
+    sphere A with box or cylinder B, box A with box B (up to 8 points) or cylinder A with box B (up to
+    12: _cylinder_box.pxd). Each penetrating point gets the Hunt–Crossley normal force
     and regularized Coulomb friction (docs/sim.md); the spatial forces F_Bo_W go to the bodies.
 
     With body Jacobians and the mass matrix, each contact's damping coefficients (friction μ(s) fₙ/s
@@ -73,14 +77,12 @@ cdef class PointContact:
         self.pair_g, self.pair_mu = i32_data(own["pairs"]), f64_data(own["pair_mu"])
         self.X_WG = f64_data(own["X_WG"])
         for i in range(self.num_pairs):
-            if not (self.g_shape[self.pair_g[2 * i]] == SPHERE or
-                    self.g_shape[self.pair_g[2 * i]] == CAPSULE and self.g_shape[self.pair_g[2 * i + 1]] in
-                    (SPHERE, CAPSULE) or
-                    self.g_shape[self.pair_g[2 * i]] == BOX and self.g_shape[self.pair_g[2 * i + 1]] == BOX):
+            a, b = self.g_shape[self.pair_g[2 * i]], self.g_shape[self.pair_g[2 * i + 1]]
+            if not (a == SPHERE or a == CAPSULE and b in (SPHERE, CAPSULE) or a in (BOX, CYLINDER) and b == BOX):
                 raise ValueError(f"pair {i}: unsupported shape pair (A must be a sphere, or a capsule with a "
-                                 f"sphere or capsule B, or a box with a box B)")
+                                 f"sphere or capsule B, or a box or cylinder with a box B)")
         m = sum(GROUND_POINTS[own["shape"][g]] for g in own["ground"]) + sum(
-            BOX_BOX_POINTS if own["shape"][a] == BOX else 1 for a, _ in own["pairs"])
+            PAIR_POINTS.get(own["shape"][a], 1) for a, _ in own["pairs"])
         self.max_contacts = m
         own.update(           # the detected contacts' workspace
             d_g=np.zeros((m, 2), np.int32), d_b=np.zeros((m, 2), np.int32), d_pa=np.zeros((m, 3)),
@@ -218,19 +220,25 @@ cdef class PointContact:
                     self._add(n, g, -1, pts[k], e_hi, up, x, self.ground_mu + 2 * i)
                     n += 1
         for i in range(self.num_pairs):
-            n += self._boxes(n, i) if self.g_shape[self.pair_g[2 * i]] == BOX else self._pair(n, i)
+            g = self.g_shape[self.pair_g[2 * i]]
+            n += self._boxes(n, i) if g == BOX or g == CYLINDER else self._pair(n, i)
         return n
 
     cdef int _boxes(self, int n, int i) noexcept nogil:
-        """Contacts of box pair i (0 to 8 points, _box_box.pxd)."""
+        """Contacts of pair i of a box or cylinder A with a box B (0 to 8 points, _box_box.pxd; 0 to 12,
+        _cylinder_box.pxd)."""
         cdef int gA = self.pair_g[2 * i], gB = self.pair_g[2 * i + 1], k, m
         cdef const double* XA = self.X_WG + 12 * gA
         cdef const double* XB = self.X_WG + 12 * gB
-        cdef double pa[8][3]
-        cdef double pb[8][3]
-        cdef double depth[8]
+        cdef const double* sA = self.g_size + 3 * gA
+        cdef double pa[CYLINDER_BOX_POINTS][3]
+        cdef double pb[CYLINDER_BOX_POINTS][3]
+        cdef double depth[CYLINDER_BOX_POINTS]
         cdef double nhat[3]
-        m = box_box(XA, XA + 9, self.g_size + 3 * gA, XB, XB + 9, self.g_size + 3 * gB, pa, pb, nhat, depth)
+        if self.g_shape[gA] == BOX:
+            m = box_box(XA, XA + 9, sA, XB, XB + 9, self.g_size + 3 * gB, pa, pb, nhat, depth)
+        else:
+            m = cylinder_box(XA, XA + 9, sA[0], sA[1], XB, XB + 9, self.g_size + 3 * gB, pa, pb, nhat, depth)
         for k in range(m):
             self._add(n + k, gA, gB, pa[k], pb[k], nhat, depth[k], self.pair_mu + 2 * i)
         return m

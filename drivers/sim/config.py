@@ -151,12 +151,16 @@ class GripperConfig:
 
 @dataclass
 class ObjectSpec:
-    """A box added to the simulated plant (not the controller's): free (a graspable part) or welded to
-    the world (a table, an obstacle), with its collision box (drivers.core.robot.add_objects, docs/sim.md)."""
+    """A box or cylinder added to the simulated plant (not the controller's): free (a graspable part) or
+    welded to the world (a table, an obstacle), with its collision geometry (drivers.core.robot.add_objects,
+    docs/sim.md)."""
 
     name: Annotated[str, Help("the body's name, unique in the plant")]
-    size: Annotated[list[float], Len(3, 3)]       # m: the box's edges along its x y z
-    mass: Positive = 1.0                          # kg: a solid box's inertia (a welded one's does not matter)
+    shape: Literal["box", "cylinder"] = "box"     # the solid: a box (size) or a cylinder along Bz (radius, length)
+    size: Optional[Annotated[list[float], Len(3, 3)]] = None   # m: a box's edges along its x y z (box only)
+    radius: Optional[Positive] = None             # m: a cylinder's radius (cylinder only)
+    length: Optional[Positive] = None             # m: a cylinder's length along Bz, centred at Bo (cylinder only)
+    mass: Positive = 1.0                          # kg: the solid's inertia (a welded one's does not matter)
     xyz: Annotated[list[float], Len(3, 3)] = field(default_factory=lambda: [0.0, 0.0, 0.0])   # m, p_WB
     rpy: Annotated[list[float], Len(3, 3)] = field(default_factory=lambda: [0.0, 0.0, 0.0])   # rad, R_WB
     welded: bool = False                          # welded to the world at (xyz, rpy); else free, starting there
@@ -282,13 +286,23 @@ class SimConfig:
 
 
 def _check_objects(objects: list[ObjectSpec], key: str) -> None:
-    """Unique names, positive finite edges, friction dynamic <= static."""
+    """Unique names, each shape's dimensions (and only those), positive finite edges, friction dynamic <= static."""
     seen = set()
     for i, obj in enumerate(objects):
         if obj.name in seen:
             raise ConfigError(f"{key}[{i}].name", f"{obj.name!r} is given twice")
         seen.add(obj.name)
-        if len(obj.size) != 3 or not all(math.isfinite(x) and x > 0 for x in obj.size):
+        given = {k for k in ("size", "radius", "length") if getattr(obj, k) is not None}
+        needed = {"size"} if obj.shape == "box" else {"radius", "length"}
+        for k in sorted(needed - given):
+            raise ConfigError(f"{key}[{i}].{k}", f"a {obj.shape} needs {' and '.join(sorted(needed))}")
+        for k in sorted(given - needed):
+            raise ConfigError(f"{key}[{i}].{k}", f"is not a {obj.shape}'s dimension (a {obj.shape} has "
+                                                 f"{' and '.join(sorted(needed))})")
+        if obj.shape == "cylinder":
+            if not (math.isfinite(obj.radius) and math.isfinite(obj.length)):
+                raise ConfigError(f"{key}[{i}]", f"radius and length must be finite, got {obj.radius}, {obj.length}")
+        elif len(obj.size) != 3 or not all(math.isfinite(x) and x > 0 for x in obj.size):
             raise ConfigError(f"{key}[{i}].size", f"must be 3 finite edges > 0 (m), got {obj.size!r}")
         if obj.friction.dynamic > obj.friction.static:
             raise ConfigError(f"{key}[{i}].friction.dynamic",

@@ -8,7 +8,7 @@ step's contacts into Drake's `ContactResults`. Which pairs are checked:
 - with contact.between_bodies, every pair of geometries on two bodies unless both are welded to the
   world, they are welded to each other, a joint joins them (parent and child), or the pair is listed
   in contact.exclude (as Drake filters collisions by default). Supported pairs: a sphere with any
-  shape, capsule with capsule, box with box; others raise ConfigError naming the geometries.
+  shape, capsule with capsule, box with box, cylinder with box; others raise ConfigError naming the geometries.
 
 A one-name entry of contact.exclude removes that body's geometries from contact altogether.
 """
@@ -150,17 +150,21 @@ class ContactModel:
         """Bodies as Drake's ContactResultsToLcmSystem names them: name(model instance index)."""
 
     def _ordered(self, i: int, j: int, shapes: list[int], path: str) -> tuple[int, int]:
-        """(A, B) with A a sphere, or both capsules or boxes; ConfigError for pairs point contact cannot do."""
+        """(A, B) with A a sphere, both capsules or boxes, or A a cylinder and B a box; ConfigError for pairs
+        point contact cannot do."""
         sphere, capsule, box = SHAPE_CODES["Sphere"], SHAPE_CODES["Capsule"], SHAPE_CODES["Box"]
-        if shapes[i] == sphere or shapes[i] == shapes[j] in (capsule, box):
+        cylinder = SHAPE_CODES["Cylinder"]
+        if shapes[i] == sphere or shapes[i] == shapes[j] in (capsule, box) or (shapes[i], shapes[j]) == (
+                cylinder, box):
             return i, j
-        if shapes[j] == sphere:
+        if shapes[j] == sphere or (shapes[j], shapes[i]) == (cylinder, box):
             return j, i
         a, b = self.geometries[i], self.geometries[j]
         body = self.plant.get_body
         raise ConfigError(f"{path}.between_bodies", f"point contact between '{a.name}' ({type(a.shape).__name__}) "
                           f"and '{b.name}' ({type(b.shape).__name__}) is not supported (supported: a sphere with any "
-                          f"shape, capsule with capsule, box with box); exclude the pair with {path}.exclude: "
+                          f"shape, capsule with capsule, box with box, cylinder with box); exclude the pair with "
+                          f"{path}.exclude: "
                           f"[[{body(a.body_index).name()}, {body(b.body_index).name()}]]")
 
     def geometry_name(self, index: int) -> str:

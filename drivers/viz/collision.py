@@ -9,6 +9,8 @@ Collision guard), on the channels Meldis shows as their own layers:
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from dynamics_cy import BodyIndex, RigidTransform, RotationMatrix
@@ -21,12 +23,40 @@ PAIR_CHANNEL = "DRAKE_DRAW_FRAMES_COLLISION"
 COLOR = (0.9, 0.2, 0.2, 0.35)
 
 
+def wxyz(R: np.ndarray) -> list[float]:
+    """The unit quaternion [w x y z] (w >= 0) of the rotation matrix R, by Shepperd's method (from the
+    largest of w², x², y², z²): a few µs, where the facade's RotationMatrix(R).ToQuaternion() validates R."""
+    (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = R[0], R[1], R[2]
+    t = r00 + r11 + r22
+    if t >= r00 and t >= r11 and t >= r22:
+        s = 2.0 * math.sqrt(1.0 + t)
+        q = [0.25 * s, (r21 - r12) / s, (r02 - r20) / s, (r10 - r01) / s]
+    elif r00 >= r11 and r00 >= r22:
+        s = 2.0 * math.sqrt(1.0 + r00 - r11 - r22)
+        q = [(r21 - r12) / s, 0.25 * s, (r01 + r10) / s, (r02 + r20) / s]
+    elif r11 >= r22:
+        s = 2.0 * math.sqrt(1.0 + r11 - r00 - r22)
+        q = [(r02 - r20) / s, (r01 + r10) / s, 0.25 * s, (r12 + r21) / s]
+    else:
+        s = 2.0 * math.sqrt(1.0 + r22 - r00 - r11)
+        q = [(r10 - r01) / s, (r02 + r20) / s, (r12 + r21) / s, 0.25 * s]
+    return [-x for x in q] if q[0] < 0 else q
+
+
+def z_along(n) -> list[float]:
+    """[w x y z] of the shortest rotation taking Ẑ onto the unit vector n (about Ẑ × n; 180° about X̂ for
+    n = −Ẑ): a frame whose z axis is n."""
+    w, x, y = 1.0 + float(n[2]), -float(n[1]), float(n[0])
+    norm = math.sqrt(w * w + x * x + y * y)
+    return [w / norm, x / norm, y / norm, 0.0] if norm > 1e-9 else [0.0, 1.0, 0.0, 0.0]
+
+
 def _geometry(kind: int, sizes, X: np.ndarray) -> lcmt_viewer_geometry_data:
     g = lcmt_viewer_geometry_data()
     g.type, g.float_data = kind, [float(s) for s in sizes]
     g.num_float_data = len(g.float_data)
     g.position = [float(x) for x in X[:3, 3]]
-    g.quaternion = [float(x) for x in RotationMatrix(X[:3, :3]).ToQuaternion().wxyz()]
+    g.quaternion = wxyz(X[:3, :3].tolist())
     g.color = list(COLOR)
     return g
 
@@ -95,14 +125,13 @@ class CollisionViewer:
         draw = self._draw
         draw.timestamp = utime // 1000
         draw.position = [[float(x) for x in X_WB[b, :3, 3]] for b in self._bodies]
-        draw.quaternion = [[float(x) for x in RotationMatrix(X_WB[b, :3, :3]).ToQuaternion().wxyz()]
-                           for b in self._bodies]
+        draw.quaternion = [wxyz(X_WB[b, :3, :3].tolist()) for b in self._bodies]
         self.lc.publish(DRAW_CHANNEL, draw.encode())
         if k >= 0:
             pair = self._pair
             pair.timestamp = draw.timestamp
             pair.position = [[float(x) for x in p_WCa], [float(x) for x in p_WCb]]
-            wxyz = [float(x) for x in RotationMatrix(_axis_pose(nhat, p_WCa)[:3, :3]).ToQuaternion().wxyz()]
-            pair.quaternion = [wxyz, wxyz]
+            q_n = z_along(nhat)
+            pair.quaternion = [q_n, q_n]
             self.lc.publish(PAIR_CHANNEL, pair.encode())
         self.draws += 1

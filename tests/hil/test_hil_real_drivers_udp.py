@@ -60,10 +60,14 @@ def test_sigterm_leaves_the_driver_holding(multicast_url):
     """`hil run` stopped by SIGTERM sends the safe command and leaves; kuka_driver --torque_only then
     engages its holding controller after --command_expire, and does not abort."""
     config = "configs/real/kuka_torque_only.yaml"
-    sim = spawn("sim", config, "--lcm-url", multicast_url, "--duration", "7")
-    time.sleep(1.0)
+    sim = spawn("sim", config, "--lcm-url", multicast_url, "--duration", "120")
     run = spawn("run", config, "--lcm-url", multicast_url, "--json", "--quiet")
-    time.sleep(4.0)
+    # SIGTERM once the loop commands (not at a fixed time: a loaded machine may take seconds to start it)
+    started = next((line for line in iter(run.stderr.readline, "") if "first status on" in line), None)
+    assert started, "`hil run` ended before its first status"
+    time.sleep(1.0)
     run.send_signal(signal.SIGTERM)
-    _, _, _, sim_err = finish(run, sim, timeout=30)
+    run.wait(timeout=60)
+    time.sleep(1.0)                          # the driver's --command_expire passes with the loop gone
+    _, _, _, sim_err = finish(run, sim, timeout=60, stop_sim=True)
     assert "Torque command expiration! Engaging holding controller." in sim_err

@@ -15,7 +15,7 @@ from drivers.core.paths import CONFIGS
 from drivers.run_config import load_config, parse_config
 from hil.cli import main
 from hil.identify import IdentifyOptions, filtered, identify, read_samples
-from hil.identify_report import fragment, fragment_yaml, physically_valid
+from hil.identify_report import format_identify, fragment, fragment_yaml, physically_valid
 from hil.identify_run import run_excitation, run_identify
 
 CONFIG = CONFIGS / "sim" / "iiwa_identify.yaml"
@@ -75,6 +75,15 @@ def test_the_identified_payload_cuts_the_hold_drift_tenfold(shipped):
     h = shipped["hold"]
     assert max(h["without"]) >= 10 * max(h["with"]), h
     assert max(h["without"]) > 0.05          # without it the arm sags visibly (rad)
+    assert h["states"][1] == "RUNNING"       # the hold with the identified payload does not fault
+    text = format_identify(shipped)
+    assert ("ended in " + h["states"][0] in text) == (h["states"][0] != "RUNNING"), text
+
+
+def test_a_run_cut_before_the_excitation_ends_says_so(tmp_path, caplog):
+    summary = run_excitation(load_config(CONFIG), str(tmp_path / "cut.lcmlog"), duration=1.0)
+    assert not summary["faults"]
+    assert any("before its end" in r.getMessage() and r.levelname == "WARNING" for r in caplog.records), caplog.text
 
 
 def test_the_fragment_is_a_config_the_loop_and_the_sim_take(shipped, tmp_path):

@@ -145,6 +145,15 @@ def test_the_commands_refuse_what_they_cannot_identify_in_one_line(short_log, tm
     assert "no such log file" in one_line_error(capsys)
     assert main(["identify", str(short_log), "--cutoff", "900"]) == 2
     assert "--cutoff" in one_line_error(capsys)
+    for option, value in (("--epsilon", "0"), ("--v-min", "-1"), ("--torque-shift", "nan"), ("--holdout", "1")):
+        assert main(["identify", str(short_log), option, value]) == 2
+        assert option in one_line_error(capsys)
+    for option, path in (("--out", tmp_path / "no_dir" / "x.yaml"), ("--plot", tmp_path / "no_dir" / "x.png"),
+                         ("--out", tmp_path)):
+        assert main(["identify", str(short_log), option, str(path)]) == 2
+        assert option in one_line_error(capsys)
+    assert main(["identify", str(short_log), "--plot", str(tmp_path / "x.nosuchformat")]) == 2
+    assert "--plot" in one_line_error(capsys)
     still = tmp_path / "still.lcmlog"
     hil.run(load_config(CONFIG, {"telemetry": {"log": str(still)}, "trajectory": {"type": "hold"}}), duration=1.0)
     assert main(["identify", str(still)]) == 2
@@ -168,3 +177,29 @@ def test_the_excitation_keeps_the_torque_within_the_effort_limits():
     dQ, V, A = src.series.grid(t)
     assert src.limits.torque_ratio(src.q0, dQ, V, A) <= FIT + 1e-9
     assert src.limits.torque_ratio(src.q0, dQ, V, A) > 0.3          # the limit binds: gravity alone is less
+
+
+@pytest.mark.parametrize("kind", ["joint_impedance", "gravity_compensation"])
+def test_a_whole_tick_with_the_identified_payload_and_friction_allocates_only_scalars(kind):
+    """The loop's tick (the excitation, the law with robot.payload and friction compensation, safety,
+    command, telemetry) under tracemalloc: no numpy temporary, the bounds of test_hil_alloc."""
+    import lcm
+
+    from hil.loop import ControlLoop
+    from messages.codec import StatusEncoder
+    from tests.hil.test_hil_alloc import SCALARS_MEDIAN, SCALARS_PEAK, transient_peaks
+    cfg = load_config(CONFIG, {"viz": False, "robot": {"payload": PAYLOAD}, "safety": {"status_timeout_periods": 10**6},
+                               "controller": {"type": kind, "friction_compensation": FRICTION}})
+    lc = lcm.LCM("memq://")
+    loop = ControlLoop(cfg, load_robot(cfg.robot), lc, mode="lockstep", trace_every=1).configure()
+    loop.activate()
+    assert loop.controller.friction is not None
+    status = StatusEncoder("iiwa", 7)
+    status.encode(0, position_measured=np.array(cfg.trajectory.excitation.q0), velocity_estimated=np.full(7, 0.3))
+    lc.publish("IIWA_STATUS", status.tobytes())
+    for _ in range(300):
+        loop.update()
+    assert loop.safety.state.name == "RUNNING"
+    peaks = transient_peaks(loop.update, 3000)
+    assert loop.hardware.commands.sent >= 3000
+    assert max(peaks) <= SCALARS_PEAK and np.median(peaks) <= SCALARS_MEDIAN, (max(peaks), np.median(peaks))

@@ -1,9 +1,10 @@
 """The grasp scene of docs/sim.md "Grasping", shared by tests/sim/test_sim_grasp.py and
 benchmarks/bench_grasp.py: the Schunk WSG 50 (configs/robots/schunk_wsg_50.urdf, its left finger
 coupled to the right by the URDF's <mimic>) hanging fingers-down from a prismatic z joint (the lift),
-above a free 5 cm cube resting on the ground; a scripted pick: close on the cube with the WSG's 40 N,
-lift 10 cm, carry (hold), lower, release, retreat. `run_grasp(engine)` runs it and measures slip,
-chatter, the place error and the step time."""
+above a free 5 cm cube resting on the ground, or (shape "cylinder") a free cylinder 5 cm across and 7 cm
+tall standing on a table box (its top at z = 0, the ground off); a scripted pick: close on the object
+with the WSG's 40 N, lift 10 cm, carry (hold), lower, release, retreat. `run_grasp(engine)` runs it
+and measures slip, chatter, the place error and the step time."""
 from __future__ import annotations
 
 import time
@@ -17,6 +18,7 @@ from drivers.sim.physics import make_physics
 from dynamics_cy import (
     Box,
     CoulombFriction,
+    Cylinder,
     FixedOffsetFrame,
     MultibodyPlant,
     Parser,
@@ -29,7 +31,9 @@ from dynamics_cy import (
 
 G = 9.81
 CUBE = 0.05                  # edge, m
-CUBE_MASS = 0.2              # kg
+CUBE_MASS = 0.2              # kg (the cylinder's too)
+CYLINDER = (0.025, 0.07)     # radius, length (m): upright, its generator against the pads (line contact)
+TABLE = (0.3, 0.3, 0.05)     # the cylinder's table: a welded box, its top at z = 0
 GRIP_FORCE = 40.0            # N: each finger's actuator at its effort limit, the WSG's default force
 LIFT = 0.10                  # m
 H = 0.001
@@ -44,8 +48,9 @@ KP_FINGER, KD_FINGER = 4000.0, 20.0
 GRASP_STIFFNESS = 2e4        # N/m per point: h √(n k/m) < 1 for the WSG's 50 g fingers on 4 points (docs/sim.md)
 
 
-def grasp_plant(cube_mu: float = 0.8, pad_mu: float = 1.0) -> MultibodyPlant:
-    """The WSG on its lift above the cube (finalized): positions [lift z, fingers…, cube's 7]."""
+def grasp_plant(cube_mu: float = 0.8, pad_mu: float = 1.0, shape: str = "box") -> MultibodyPlant:
+    """The WSG on its lift above the cube or cylinder (body "cube"; finalized): positions [lift z,
+    fingers…, the object's 7]."""
     plant = MultibodyPlant(0.0)
     wsg = Parser(plant).AddModels(str(CONFIGS / "robots" / "schunk_wsg_50.urdf"))[0]
     body = plant.GetBodyByName("body", wsg)
@@ -58,9 +63,17 @@ def grasp_plant(cube_mu: float = 0.8, pad_mu: float = 1.0) -> MultibodyPlant:
                                         RigidTransform(RollPitchYaw(-np.pi / 2, 0.0, 0.0), np.zeros(3)).inverse()))
     lift = plant.AddJoint(PrismaticJoint("lift", F, M, [0.0, 0.0, 1.0]))
     plant.AddJointActuator("lift", lift, 500.0)
-    inertia = SpatialInertia(CUBE_MASS, np.zeros(3), UnitInertia.SolidBox(CUBE, CUBE, CUBE))
-    cube = plant.AddRigidBody("cube", plant.AddModelInstance("cube"), inertia)
-    plant.RegisterCollisionGeometry(cube, RigidTransform(), Box(CUBE, CUBE, CUBE), "cube_collision",
+    if shape == "cylinder":
+        geometry, unit = Cylinder(*CYLINDER), UnitInertia.SolidCylinder(*CYLINDER, [0.0, 0.0, 1.0])
+        table = plant.AddRigidBody("table", plant.AddModelInstance("table"),
+                                   SpatialInertia(10.0, np.zeros(3), UnitInertia.SolidBox(*TABLE)))
+        plant.WeldFrames(plant.world_frame(), table.body_frame(), RigidTransform([0.0, 0.0, -TABLE[2] / 2]))
+        plant.RegisterCollisionGeometry(table, RigidTransform(), Box(*TABLE), "table",
+                                        CoulombFriction(cube_mu, cube_mu))
+    else:
+        geometry, unit = Box(CUBE, CUBE, CUBE), UnitInertia.SolidBox(CUBE, CUBE, CUBE)
+    cube = plant.AddRigidBody("cube", plant.AddModelInstance("cube"), SpatialInertia(CUBE_MASS, np.zeros(3), unit))
+    plant.RegisterCollisionGeometry(cube, RigidTransform(), geometry, "cube_collision",
                                     CoulombFriction(cube_mu, cube_mu))
     plant.Finalize()
     return plant
@@ -85,18 +98,22 @@ class GraspResult:
     q_final: np.ndarray
 
 
-def scene_config(engine: str, **sim):
-    base = {"engine": engine, "contact": {"enabled": True, "between_bodies": True}}
+def scene_config(engine: str, shape: str = "box", **sim):
+    base = {"engine": engine, "contact": {"enabled": True, "between_bodies": True,
+                                          "ground": {"enabled": shape != "cylinder"}}}
     if engine == "mujoco":
         base["mujoco"] = {"cone": "elliptic"}
+    base["contact"].update(sim.pop("contact", {}))
     base.update(sim)
     return load_sim_config(base)
 
 
-def run_grasp(engine: str = "hilstack", **sim) -> GraspResult:
-    """The pick on `engine` (hilstack or mujoco); `sim` overrides keys of the sim config."""
-    plant = grasp_plant()
-    physics = make_physics(plant, scene_config(engine, **sim))
+def run_grasp(engine: str = "hilstack", shape: str = "box", **sim) -> GraspResult:
+    """The pick of the cube (shape "box") or the cylinder on `engine` (hilstack or mujoco); `sim` overrides
+    keys of the sim config."""
+    plant = grasp_plant(shape=shape)
+    physics = make_physics(plant, scene_config(engine, shape, **sim))
+    half = CYLINDER[1] / 2 if shape == "cylinder" else CUBE / 2
     lift = plant.GetJointByName("lift")
     right, left = plant.GetJointByName("right_finger_sliding_joint"), plant.GetJointByName("left_finger_sliding_joint")
     cube = plant.GetBodyByName("cube")
@@ -107,7 +124,7 @@ def run_grasp(engine: str = "hilstack", **sim) -> GraspResult:
     az, ar, al = actuators["lift"], actuators["right_finger_sliding_joint"], actuators["left_finger_sliding_joint"]
     q, v = physics.q.copy(), np.zeros(plant.num_velocities())
     q[ir], q[il] = OPEN, -OPEN
-    q[ic:ic + 7] = [1.0, 0.0, 0.0, 0.0, 0.0, 0.0, CUBE / 2]
+    q[ic:ic + 7] = [1.0, 0.0, 0.0, 0.0, 0.0, 0.0, half]
     physics.set_state(q, v)
     m_lifted = plant.CalcTotalMass(plant.CreateDefaultContext()) - CUBE_MASS
     u = np.zeros(plant.num_actuators())
@@ -133,7 +150,7 @@ def run_grasp(engine: str = "hilstack", **sim) -> GraspResult:
         if T_CARRY + 0.2 <= t < T_LOWER:
             forces.append(_pad_force(physics, contact, cube_index, finger_index))
         if abs(t - (T_LOWER - H)) < H / 2:
-            drop = LIFT + CUBE / 2 - physics.q[ic + 6]
+            drop = LIFT + half - physics.q[ic + 6]
     qw = physics.q[ic]
     forces = np.array(forces)
     return GraspResult(engine, 1e3 * slip, 1e3 * drop, float(forces.mean()), float(forces.std() / forces.mean()),

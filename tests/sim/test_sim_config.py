@@ -137,3 +137,28 @@ def test_sim_objects_are_validated_and_added_to_the_plant():
     assert plant.CalcTotalMass(plant.CreateDefaultContext()) > 0.2
     with pytest.raises(ConfigError, match=r"sim.objects\[0\].name.*iiwa_link_7"):
         build_plant(robot, objects=load_sim_config({"objects": [{**box, "name": "iiwa_link_7"}]}).objects)
+
+
+def test_a_cylinder_object_gets_a_solid_cylinders_inertia_and_geometry():
+    """shape: cylinder needs radius and length (and no size); the body gets m r²/2 about Bz, m (3r² + l²)/12
+    across, and a collision and visual Cylinder of that size."""
+    from drivers.core.paths import CONFIGS
+    from dynamics_cy import Cylinder
+    can = {"name": "can", "shape": "cylinder", "radius": 0.03, "length": 0.1, "mass": 0.4, "xyz": [0.5, 0, 0.05]}
+    with pytest.raises(ConfigError, match=r"sim.objects\[0\].length: a cylinder needs length and radius"):
+        load_sim_config({"objects": [{k: v for k, v in can.items() if k != "length"}]})
+    with pytest.raises(ConfigError, match=r"sim.objects\[0\].size: is not a cylinder's dimension"):
+        load_sim_config({"objects": [{**can, "size": [0.1, 0.1, 0.1]}]})
+    with pytest.raises(ConfigError, match=r"sim.objects\[0\].radius: is not a box's dimension"):
+        load_sim_config({"objects": [{"name": "box", "size": [0.1, 0.1, 0.1], "radius": 0.1}]})
+    with pytest.raises(ConfigError, match=r"sim.objects\[0\].size: a box needs size"):
+        load_sim_config({"objects": [{"name": "box"}]})
+    sim = load_sim_config({"objects": [can]})
+    robot = RobotConfig(str(CONFIGS / "robots" / "iiwa14.urdf"), end_effector="iiwa_link_ee")
+    plant = build_plant(robot, simulated=True, objects=sim.objects)
+    body = plant.GetBodyByName("can")
+    I = body.default_rotational_inertia().CopyToFullMatrix3()
+    m, r, length = 0.4, 0.03, 0.1
+    np.testing.assert_allclose(np.diag(I), [m * (3 * r * r + length ** 2) / 12] * 2 + [m * r * r / 2], rtol=1e-12)
+    (g,) = plant.GetCollisionGeometriesForBody(body)
+    assert isinstance(g.shape, Cylinder) and (g.shape.radius(), g.shape.length()) == (r, length)

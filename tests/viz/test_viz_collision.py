@@ -59,3 +59,23 @@ def test_capsules_bodies_and_the_nearest_pair(plant):
     w, x, y, z = pair.quaternion[0]          # the frames' z axis along n̂
     z_axis = [2 * (x * z + w * y), 2 * (y * z - w * x), 1 - 2 * (x * x + y * y)]
     assert z_axis == pytest.approx(guard.nhat[k], abs=1e-6)
+
+
+def test_the_draws_quaternions_equal_the_rotation_matrices():
+    """wxyz (Shepperd, on each of its four branches, and at 180°) against RotationMatrix.ToQuaternion, w >= 0;
+    z_along's frame has its z axis on n, for n = ±Ẑ too."""
+    from drivers.viz.collision import wxyz, z_along
+    from dynamics_cy import RollPitchYaw, RotationMatrix
+    rng = np.random.default_rng(7)
+    rotations = [RotationMatrix(RollPitchYaw(*rng.uniform(-np.pi, np.pi, 3))).matrix() for _ in range(50)]
+    rotations += [np.diag(d) for d in ([1.0, -1, -1], [-1.0, 1, -1], [-1.0, -1, 1])] + [np.eye(3)]
+    for R in rotations:
+        expected = RotationMatrix(R).ToQuaternion().wxyz()
+        expected = -expected if expected[0] < 0 else expected
+        q = wxyz(R.tolist())
+        assert q[0] >= 0
+        assert np.allclose(q, expected, atol=1e-12) or (q[0] < 1e-12 and np.allclose(q, -expected, atol=1e-12))
+    for n in [[0, 0, 1.0], [0, 0, -1.0], [1.0, 0, 0], *(v / np.linalg.norm(v) for v in rng.normal(size=(20, 3)))]:
+        w, x, y, z = z_along(np.asarray(n))
+        z_axis = [2 * (x * z + w * y), 2 * (y * z - w * x), 1 - 2 * (x * x + y * y)]
+        assert z_axis == pytest.approx(n, abs=1e-12)

@@ -1,17 +1,7 @@
 """End to end: Drake's Meldis in a subprocess (LCM on a ttl=0 multicast URL, Meshcat on localhost)
 receives our messages; its Meshcat scene, read back from Meshcat's /download page, holds the
 robot's geometry at our poses and, from the simulator's contact results, the contact force arrows."""
-import base64
-import contextlib
-import os
-import re
-import socket
-import struct
-import subprocess
-import sys
-import threading
 import time
-import urllib.request
 from pathlib import Path
 
 import lcm
@@ -24,6 +14,8 @@ from drivers.sim.config import ContactConfig, GroundConfig  # noqa: E402
 from drivers.sim.contact import ContactModel  # noqa: E402
 from drivers.sim.contact_lcm import ContactResultsPublisher  # noqa: E402
 from drivers.viz import ViewerBridge, VizConfig  # noqa: E402
+from hil.lockstep import run_closed  # noqa: E402
+from tests.viz.meldis import meldis, scene_with, transform  # noqa: E402
 
 LINK = "/DRAKE_VIEWER/2/plant/iiwa14/iiwa_link_{}"
 ARROW = "/CONTACT_RESULTS/point/{}+{}"     # body1_name, body2_name
@@ -31,98 +23,6 @@ ARROW = "/CONTACT_RESULTS/point/{}+{}"     # body1_name, body2_name
 VISUALS = [("CylinderGeometry", 0.11, 0.15), ("CylinderGeometry", 0.075, 0.20), ("CylinderGeometry", 0.075, 0.20),
            ("CylinderGeometry", 0.07, 0.20), ("CylinderGeometry", 0.07, 0.18), ("CylinderGeometry", 0.065, 0.20),
            ("SphereGeometry", 0.07, None), ("CylinderGeometry", 0.045, 0.04)]
-
-
-def unpack_msgpack(data: bytes, i: int = 0):
-    """(value, next index) of the MessagePack value at data[i]: the subset Meshcat's commands use."""
-    t = data[i]
-    i += 1
-    if t <= 0x7F or t >= 0xE0:
-        return (t if t <= 0x7F else t - 0x100), i
-    if 0x80 <= t <= 0x9F or t in (0xDC, 0xDD, 0xDE, 0xDF):
-        if t <= 0x9F:
-            n = t & 0x0F
-        else:
-            size = 2 if t in (0xDC, 0xDE) else 4
-            n, i = int.from_bytes(data[i:i + size], "big"), i + size
-        is_map = t <= 0x8F or t in (0xDE, 0xDF)
-        items = []
-        for _ in range(2 * n if is_map else n):
-            value, i = unpack_msgpack(data, i)
-            items.append(value)
-        return (dict(zip(items[::2], items[1::2])) if is_map else items), i
-    if 0xA0 <= t <= 0xBF or t in (0xD9, 0xDA, 0xDB, 0xC4, 0xC5, 0xC6):
-        if t <= 0xBF:
-            n = t & 0x1F
-        else:
-            size = {0xD9: 1, 0xDA: 2, 0xDB: 4, 0xC4: 1, 0xC5: 2, 0xC6: 4}[t]
-            n, i = int.from_bytes(data[i:i + size], "big"), i + size
-        raw = bytes(data[i:i + n])
-        return (raw.decode() if t <= 0xDB and t not in (0xC4, 0xC5, 0xC6) else raw), i + n
-    if t in (0xC0, 0xC2, 0xC3):
-        return {0xC0: None, 0xC2: False, 0xC3: True}[t], i
-    formats = {0xCA: ">f", 0xCB: ">d", 0xCC: ">B", 0xCD: ">H", 0xCE: ">I", 0xCF: ">Q",
-               0xD0: ">b", 0xD1: ">h", 0xD2: ">i", 0xD3: ">q"}
-    if t in formats:
-        return struct.unpack_from(formats[t], data, i)[0], i + struct.calcsize(formats[t])
-    if 0xD4 <= t <= 0xD8 or t in (0xC7, 0xC8, 0xC9):   # ext: typed arrays
-        if t >= 0xD4:
-            n = 1 << (t - 0xD4)
-        else:
-            size = {0xC7: 1, 0xC8: 2, 0xC9: 4}[t]
-            n, i = int.from_bytes(data[i:i + size], "big"), i + size
-        return ("ext", data[i], bytes(data[i + 1:i + 1 + n])), i + 1 + n
-    raise ValueError(f"MessagePack type byte 0x{t:02x} at {i - 1} is not supported")
-
-
-def meshcat_scene(port: int) -> dict:
-    """{(command type, path): command} of the scene Meshcat at `port` serves on /download."""
-    html = urllib.request.urlopen(f"http://localhost:{port}/download", timeout=10).read().decode()
-    scene = {}
-    for chunk in re.findall(r"data:application/octet-binary;base64,([A-Za-z0-9+/=]+)", html):
-        command, _ = unpack_msgpack(base64.b64decode(chunk))
-        scene[command["type"], command.get("path")] = command
-    return scene
-
-
-def free_tcp_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@contextlib.contextmanager
-def meldis(lcm_url: str):
-    """`python -m pydrake.visualization.meldis` listening on lcm_url, Meshcat on a free localhost port;
-    yields the port. Always stopped."""
-    port = free_tcp_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "pydrake.visualization.meldis", "--host", "localhost", "--port", str(port),
-         "--idle-timeout", "0"],
-        env=dict(os.environ, LCM_DEFAULT_URL=lcm_url), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    lines, ready = [], threading.Event()
-
-    def read():
-        for line in process.stdout:
-            lines.append(line)
-            if "Meshcat listening" in line:
-                ready.set()
-
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
-    try:
-        if not ready.wait(90) or process.poll() is not None:
-            pytest.fail("Meldis did not start:\n" + "".join(lines))
-        yield port
-        assert process.poll() is None, "Meldis exited:\n" + "".join(lines)
-    finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        reader.join(5)
 
 
 def sim_contacts(plant, q, ground_height):
@@ -151,24 +51,22 @@ def test_meldis_draws_the_robot_at_our_poses_and_the_contact_force(iiwa, multica
     # Meldis moves link paths on every draw, loaded or not: wait for the geometry too.
     expected = [("set_transform", LINK.format(k)) for k in range(8)] + [
         ("set_object", f"{LINK.format(k)}/0") for k in range(8)] + [("set_object", f"{a}/cylinder") for a in points]
+
+    def publish():
+        now = time.monotonic()
+        bridge.tick(time.monotonic_ns(), q, int(now * 1e6))
+        contacts.publish(lc, int(now * 1e6))
+        time.sleep(0.01)
+
     with meldis(multicast_url) as port:
-        deadline, scene, next_read = time.monotonic() + 60, {}, 0.0
-        while time.monotonic() < deadline:
-            now = time.monotonic()
-            bridge.tick(time.monotonic_ns(), q, int(now * 1e6))
-            contacts.publish(lc, int(now * 1e6))
-            if now > next_read:
-                scene, next_read = meshcat_scene(port), now + 0.5
-                if all(key in scene for key in expected):
-                    break
-            time.sleep(0.01)
+        scene = scene_with(port, expected, publish, timeout=60, period=0.5)
     assert bridge.loads >= 2
     context = iiwa.CreateDefaultContext()
     iiwa.SetPositions(context, q)
     for k, (kind, radius, height) in enumerate(VISUALS):
         link = LINK.format(k)
         assert ("set_object", f"{link}/0") in scene, f"Meldis has no {link}; its scene: {sorted(p for _, p in scene)}"
-        X_WB = np.array(scene["set_transform", link]["matrix"]).reshape(4, 4).T   # three.js is column-major
+        X_WB = transform(scene, link)
         expected_X_WB = iiwa.EvalBodyPoseInWorld(context, iiwa.GetBodyByName(f"iiwa_link_{k}")).GetAsMatrix4()
         np.testing.assert_allclose(X_WB, expected_X_WB, atol=1e-6, err_msg=link)
         geometry = scene["set_object", f"{link}/0"]["object"]["geometries"][0]
@@ -180,7 +78,7 @@ def test_meldis_draws_the_robot_at_our_poses_and_the_contact_force(iiwa, multica
                                                                     pytest.approx(height, rel=1e-6))
     for arrow, infos in points.items():
         assert ("set_object", f"{arrow}/cylinder") in scene, f"no arrow {arrow}: {sorted(p for _, p in scene)}"
-        X_WC = np.array(scene["set_transform", arrow]["matrix"]).reshape(4, 4).T
+        X_WC = transform(scene, arrow)
         # The arrow starts at one of the pair's contact points and points along its force.
         info = min(infos, key=lambda i: np.linalg.norm(X_WC[:3, 3] - i.contact_point))
         np.testing.assert_allclose(X_WC[:3, 3], info.contact_point, atol=1e-9, err_msg=arrow)
@@ -213,16 +111,13 @@ def test_meldis_draws_the_panda_with_its_meshes(multicast_url):
     q = np.array([0.3, -0.4, 0.2, -2.0, 0.1, 1.6, 0.8])
     path = "/DRAKE_VIEWER/2/plant/panda/{}"
     expected = [("set_object", f"{path.format(link)}/0") for link in meshes]
+
+    def publish():
+        bridge.tick(time.monotonic_ns(), q, int(time.monotonic() * 1e6))
+        time.sleep(0.02)
+
     with meldis(multicast_url) as port:
-        deadline, scene, next_read = time.monotonic() + 90, {}, 0.0
-        while time.monotonic() < deadline:
-            now = time.monotonic()
-            bridge.tick(time.monotonic_ns(), q, int(now * 1e6))
-            if now > next_read:
-                scene, next_read = meshcat_scene(port), now + 1.0
-                if all(key in scene for key in expected):
-                    break
-            time.sleep(0.02)
+        scene = scene_with(port, expected, publish)
     context = robot.plant.CreateDefaultContext()
     robot.plant.SetPositions(context, q)
     for link, mesh in meshes.items():
@@ -232,7 +127,7 @@ def test_meldis_draws_the_panda_with_its_meshes(multicast_url):
         assert (geometry["type"], geometry["format"]) == ("_meshfile_geometry", "dae"), link
         data = geometry["data"]
         assert (data.encode() if isinstance(data, str) else data) == mesh.read_bytes(), link
-        X_WB = np.array(scene["set_transform", path.format(link)]["matrix"]).reshape(4, 4).T
+        X_WB = transform(scene, path.format(link))
         expected_X_WB = robot.plant.EvalBodyPoseInWorld(context, robot.plant.GetBodyByName(link)).GetAsMatrix4()
         np.testing.assert_allclose(X_WB, expected_X_WB, atol=1e-6, err_msg=link)
 
@@ -252,27 +147,101 @@ def test_meldis_draws_the_go2_standing_with_its_foot_forces(multicast_url):
     arrows = [f"/CONTACT_RESULTS/point/{leg}_foot(2)+world(0)" for leg in legs]
     expected = [("set_object", "/DRAKE_VIEWER/0/world/0")] + [
         ("set_object", f"{path.format(link)}/0") for link in links] + [("set_object", f"{a}/cylinder") for a in arrows]
+
+    def stand():
+        rig.run(0.02)                        # 20 lockstep steps of standing; the sim draws and publishes
+        time.sleep(0.01)
+
     with meldis(multicast_url) as port:
-        deadline, scene, next_read = time.monotonic() + 90, {}, 0.0
-        while time.monotonic() < deadline:
-            rig.run(0.02)                    # 20 lockstep steps of standing; the sim draws and publishes
-            now = time.monotonic()
-            if now > next_read:
-                scene, next_read = meshcat_scene(port), now + 1.0
-                if all(key in scene for key in expected):
-                    break
-            time.sleep(0.01)
+        scene = scene_with(port, expected, stand)
     missing = [key for key in expected if key not in scene]
     assert not missing, f"Meldis lacks {missing}; its scene: {sorted(p for _, p in scene)}"
     context = plant.CreateDefaultContext()
     plant.SetPositions(context, rig.robot.physics.q)            # standing still: the drawn pose is this one
     for link in links:
-        X_WB = np.array(scene["set_transform", path.format(link)]["matrix"]).reshape(4, 4).T
+        X_WB = transform(scene, path.format(link))
         expected_X_WB = plant.EvalBodyPoseInWorld(context, plant.GetBodyByName(link)).GetAsMatrix4()
         np.testing.assert_allclose(X_WB, expected_X_WB, atol=2e-3, err_msg=link)
     for arrow in arrows:
-        X_WC = np.array(scene["set_transform", arrow]["matrix"]).reshape(4, 4).T
+        X_WC = transform(scene, arrow)
         foot = plant.EvalBodyPoseInWorld(context, plant.GetBodyByName(arrow.split("/")[-1].split("(")[0]))
         assert np.linalg.norm(X_WC[:2, 3] - foot.translation()[:2]) < 0.02, arrow      # at the foot
         assert X_WC[2, 2] < -0.9, arrow        # the force on body 2 (the world): the foot presses it down
         assert scene["set_property", f"{arrow}/cylinder"]["value"][2] > 0
+
+
+def test_meldis_draws_the_station_carrying_the_box_with_the_grip_forces(multicast_url):
+    """Issue 28: the one-arm station (configs/station/iiwa_wsg.yaml: the iiwa, the WSG behind the wrist
+    F/T sensor, the table, the box) picks the box up in lockstep, its simulated plant publishing the viewer
+    messages and the contact results on a multicast group. Paused at two instants of the carry, Meldis's
+    scene holds the WSG, the table and the box, the box where the plant has it (moved between the two
+    reads, lifted above the table), and a force arrow for each finger on the box, at the box, along the
+    grip (the fingers close along Wy). While paused, the plant's draw and contact results of the instant are
+    sent again (as its own bridge and publisher send them), so a datagram Meldis dropped under the
+    lockstep's traffic is made up."""
+    from drivers.run_config import load_config
+    from drivers.viz import DrawPublisher, link_name
+    from hil.lockstep import make_lockstep
+    cfg = load_config("configs/station/iiwa_wsg.yaml",
+                      {"lcm": {"url": multicast_url}, "viz": {"enabled": True, "load_period_s": 0.5}})
+    # lockstep over UDP: the loop waits for each status (its own and the WSG's and the sensor's are sent
+    # together), as it does for a device in another process
+    lc = lcm.LCM(multicast_url)
+    loop, sim = make_lockstep(cfg, lc, status_wait_s=5.0)
+    plant = sim.physics.plant
+    draw, contact_results = DrawPublisher(plant, lc), ContactResultsPublisher(sim.physics.contact, "CONTACT_RESULTS")
+
+    def path(name):
+        body = plant.GetBodyByName(name)
+        return f"/DRAKE_VIEWER/{int(body.model_instance())}/" + link_name(plant, body).replace("::", "/")
+
+    shown = {name: path(name) for name in ("body", "left_finger", "right_finger", "table", "box")}
+    box = plant.GetBodyByName("box")
+    reads = []                                   # (X_WB of the box in the plant, Meldis's scene)
+
+    def read(port):
+        context = plant.CreateDefaultContext()
+        plant.SetPositions(context, sim.physics.q)
+        X_WBox = plant.EvalBodyPoseInWorld(context, box).GetAsMatrix4()
+        contacts = contact_results.message(0)
+        arrows = {ARROW.format(i.body1_name, i.body2_name) for i in contacts.point_pair_contact_info}
+        grip = {a for a in arrows if "box" in a and "finger" in a}
+        assert len(grip) == 2, arrows        # each finger on the box, nothing else on it during the carry
+        expected = [("set_object", f"{p}/0") for p in shown.values()] + [("set_object", f"{a}/cylinder") for a in grip]
+
+        utime = sim.physics.time_ns // 1000
+
+        def again():
+            draw.publish(sim.physics.q, utime)
+            contact_results.publish(lc, utime)
+            time.sleep(0.05)
+
+        def current(scene):                  # Meldis has drawn this instant (the box within 10 µm)
+            return np.linalg.norm(transform(scene, shown["box"])[:3, 3] - X_WBox[:3, 3]) < 1e-5
+
+        reads.append((X_WBox, grip, scene_with(port, expected, again, period=0.5, ready=current)))
+
+    with meldis(multicast_url) as port:
+        instants = iter((6.4e9, 7.8e9))      # ns of simulated time: the carry is 6.1 s to 8.1 s
+        due = [next(instants)]
+
+        def on_tick(loop_):
+            if due[0] is not None and sim.physics.time_ns >= due[0]:
+                read(port)
+                due[0] = next(instants, None)
+
+        summary = run_closed(loop, sim, 8.0, on_tick=on_tick)
+    assert summary["final_state"] == "RUNNING", summary["faults"]
+    assert len(reads) == 2
+    for X_WBox, grip, scene in reads:
+        missing = [p for p in shown.values() if ("set_object", f"{p}/0") not in scene]
+        assert not missing, f"Meldis lacks {missing}; its scene: {sorted(p for _, p in scene)}"
+        np.testing.assert_allclose(transform(scene, shown["box"]), X_WBox, atol=1e-5)     # float32 poses
+        assert X_WBox[2, 3] > 0.125 + 0.05                     # lifted off the table
+        for arrow in grip:
+            X_WC = transform(scene, arrow)
+            assert np.linalg.norm(X_WC[:3, 3] - X_WBox[:3, 3]) < 0.05, arrow   # on the 5 cm box
+            assert abs(X_WC[1, 2]) > 0.9, arrow                                # along the grip, Wy
+            assert scene["set_property", f"{arrow}/cylinder"]["value"][2] > 0
+    (X_1, _, _), (X_2, _, _) = reads
+    assert np.linalg.norm(X_2[:3, 3] - X_1[:3, 3]) > 0.1      # carried between the reads
