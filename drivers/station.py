@@ -31,12 +31,13 @@ from typing import Annotated, Any, Literal, Optional
 
 from annotated_types import Len
 
-from drivers.core.config import RunConfig, channels_for
+from drivers.core.config import RunConfig, channels_for, gripper_channels
 from drivers.core.schema import ConfigError, Help, load, read_yaml
+from messages.channels import FT_SENSOR
 
 from .run_config import parse_config
 
-ARM_SECTIONS = ("robot", "lcm", "channels", "controller", "trajectory", "safety", "sensors", "sim")
+ARM_SECTIONS = ("robot", "lcm", "channels", "controller", "trajectory", "safety", "sensors", "gripper", "sim")
 """The sections an arm may set (over the station's defaults)."""
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 
@@ -56,6 +57,7 @@ class ArmSpec:
     trajectory: dict[str, Any] = field(default_factory=dict)   # over the station's trajectory section
     safety: dict[str, Any] = field(default_factory=dict)       # over the station's safety section
     sensors: dict[str, Any] = field(default_factory=dict)      # over the station's sensors section
+    gripper: dict[str, Any] = field(default_factory=dict)      # over the station's gripper section (the loop's)
     sim: dict[str, Any] = field(default_factory=dict)          # over the station's sim section (its fault injection)
 
 
@@ -135,14 +137,41 @@ def parse_station(data: dict, base: Path, source: str, overrides: dict | None = 
             raise ConfigError(f"{key}.name", f"{arm.name!r} names two arms", source)
         own = {s: getattr(arm, s) for s in ARM_SECTIONS if s != "channels"}
         own["channels"] = arm.channels if arm.channels is not None else {"prefix": f"{arm.name.upper()}_"}
+        merged = _merge(data, own)
+        _prefix_devices(merged, merged.get("channels", {}).get("prefix", ""))
         try:
-            arms[arm.name] = parse_config(_merge(data, own), base, source)
+            arms[arm.name] = parse_config(merged, base, source)
         except ConfigError as e:
             raise ConfigError(f"{key}.{e.key}" if e.key else key, str(e).split(": ", 2)[-1], source) from None
     _check_together(list(arms.items()), source)
     if spec.layout == "num_robots":
         _check_num_robots(spec, list(arms.items()), source)
     return Station(spec, arms, source)
+
+
+DEVICE_CHANNELS = (("gripper", "status_channel", 0), ("gripper", "command_channel", 1),
+                   ("sim.gripper", "status_channel", 0), ("sim.gripper", "command_channel", 1),
+                   ("sensors.ft", "channel", None), ("sim.ft_sensor", "channel", None))
+"""An arm's device channels the arm's prefix applies to: (section, key, index in the gripper's
+(status, command) pair of its driver's defaults, or None: the F/T sensor's FT_SENSOR)."""
+
+
+def _prefix_devices(data: dict, prefix: str) -> None:
+    """The arm's prefix on each device channel (DEVICE_CHANNELS) its merged sections leave unset: the
+    driver's default after the prefix (LEFT_SCHUNK_WSG_COMMAND, LEFT_FT_SENSOR), as the arm's own
+    channels get it. A channel the station or the arm names is kept."""
+    if not prefix:
+        return
+    for path, key, index in DEVICE_CHANNELS:
+        section = data
+        for part in path.split("."):
+            section = section.get(part) if isinstance(section, dict) else None
+        if not isinstance(section, dict) or section.get(key) is not None:
+            continue
+        if index is None:
+            section[key] = prefix + FT_SENSOR
+        elif section.get("type") in ("wsg50", "franka_hand"):
+            section[key] = prefix + gripper_channels(section["type"])[index]
 
 
 def load_station(path: str | Path, overrides: dict | None = None) -> Station:
@@ -156,13 +185,15 @@ def _check_together(arms: list[tuple[str, RunConfig]], source: str) -> None:
     seen: dict[tuple[str, str], str] = {}
     for i, (name, cfg) in enumerate(arms):
         ch = channels_for(cfg)
-        for what in ("status", "command", "telemetry", "safety", "plan", "driver_health", "run_info"):
-            channel = getattr(ch, what)
+        own = [("channels", f"{what} channel", getattr(ch, what))
+               for what in ("status", "command", "telemetry", "safety", "plan", "driver_health", "run_info")]
+        for key, what, channel in own + _device_channels(cfg):
             if (cfg.lcm.url, channel) in seen:
-                raise ConfigError(f"station.arms[{i}].channels", f"arm {name!r}'s {what} channel {channel} is arm "
-                                                                 f"{seen[cfg.lcm.url, channel]!r}'s too on "
-                                                                 f"{cfg.lcm.url}: give each arm its own "
-                                                                 f"(channels.prefix) or its own bus (lcm.url)", source)
+                raise ConfigError(f"station.arms[{i}].{key}", f"arm {name!r}'s {what} {channel} is arm "
+                                                              f"{seen[cfg.lcm.url, channel]!r}'s too on "
+                                                              f"{cfg.lcm.url}: give each arm its own "
+                                                              f"(channels.prefix, or name it) or its own bus "
+                                                              f"(lcm.url)", source)
             seen[cfg.lcm.url, channel] = name
     _, first = arms[0]
     for i, (name, cfg) in enumerate(arms[1:], 1):
@@ -173,6 +204,18 @@ def _check_together(arms: list[tuple[str, RunConfig]], source: str) -> None:
             if mine != theirs:
                 raise ConfigError(f"station.arms[{i}].{key}", f"{mine!r} differs from arm {arms[0][0]!r}'s {theirs!r}: "
                                                               "the arms step together", source)
+
+
+def _device_channels(cfg: RunConfig) -> list[tuple[str, str, str]]:
+    """(key, what, channel) of the arm's gripper and F/T sensor in the loop, those it has."""
+    out = []
+    if cfg.gripper.type is not None:
+        status, command = gripper_channels(cfg.gripper.type, cfg.gripper.status_channel, cfg.gripper.command_channel)
+        out += [("gripper.status_channel", "gripper status channel", status),
+                ("gripper.command_channel", "gripper command channel", command)]
+    if cfg.sensors.ft.enabled:
+        out.append(("sensors.ft.channel", "F/T sensor channel", cfg.sensors.ft.channel))
+    return out
 
 
 def _check_num_robots(spec: StationSpec, arms: list[tuple[str, RunConfig]], source: str) -> None:

@@ -228,11 +228,16 @@ def cmd_demo(args) -> int:
     `hil servo-bus-device` and `hil servo-bus` instead of `hil sim`; a legged scenario file
     (configs/legged/go2_demo.yaml) runs whole-body control in one process (docs/wbc.md). A cell with a
     gripper or objects (configs/station/iiwa_wsg.yaml) is drawn by `hil sim`, the loop drawing nothing. When one of
-    the robot's processes ends early the demo stops with it: exit 2 before the first status, 3 after."""
+    the robot's processes ends early the demo stops with it: exit 2 before the first status, 3 after. A
+    station file (configs/station/two_iiwas_wsg.yaml) runs `hil sim` of every arm, drawn as one scene,
+    and one loop for all (docs/station.md)."""
     from .legged_scenario import is_legged_scenario, run_legged_demo
     if Path(args.config).is_file() and is_legged_scenario(args.config):      # a legged robot (docs/wbc.md)
         from messages.channels import DEFAULT_LCM_URL
         return run_legged_demo(args.config, args.duration, args.lcm_url or DEFAULT_LCM_URL)
+    if _station(args.config):                  # every arm of a station (docs/station.md)
+        from .station_cli import cmd_demo as demo_station
+        return demo_station(args)
     from drivers.core.robot import load_robot
     cfg = _load(args.config, args.lcm_url)
     legged = cfg.robot.protocol == "floating_base"       # the simulated legged robot draws itself

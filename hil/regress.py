@@ -106,6 +106,10 @@ def run_scenario(path: str | Path, plots: str | None = None, logs: str | None = 
             from .station_scenario import check_station, load_station_scenario, run_station_scenario, station_outcome
             sc = load_station_scenario(path)
             result.update(description=sc.spec.description, link="sim", duration_s=sc.spec.duration)
+            if logs and len(sc.station.buses) == 1:       # (one log records one bus)
+                result["log"] = str(Path(logs).resolve() / f"{sc.name}.lcmlog")
+                for cfg in sc.station.arms.values():
+                    cfg.telemetry.log = result["log"]
             summary, loop = run_station_scenario(sc)
             result["summary"] = summary
             result["checks"] = check_station(sc.spec, summary, loop.period_ns * 1e-9)

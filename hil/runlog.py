@@ -68,36 +68,44 @@ class RunLog:
                                             "--flush-interval=10", str(self.path)],
                                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
-    def _publish_until_logged(self, data: bytes, event: int, utime: int) -> None:
-        """Puts `data` (a run-info `event`) in the log: written directly in-process; else published on
-        the run-info channel until lcm-logger has recorded it."""
+    def _publish_until_logged(self, data: bytes, event: int, utime: int, channel: str | None = None) -> None:
+        """Puts `data` (a run-info `event`) in the log on `channel` (default: the run's run-info channel):
+        written directly in-process; else published there until lcm-logger has recorded it."""
+        channel = channel or self.channel
         if self.recorder is not None:
-            self.recorder.write(self.channel, utime, data)
+            self.recorder.write(channel, utime, data)
             return
         end = time.monotonic() + HANDSHAKE_S
         while time.monotonic() < end:
             if self.logger.poll() is not None:
                 raise RuntimeError(f"lcm-logger exited ({self.logger.returncode}): {self.logger.stderr.read().strip()}")
-            self.lc.publish(self.channel, data)
+            self.lc.publish(channel, data)
             time.sleep(0.05)
-            if self._logged(event):
+            if self._logged(event, channel):
                 return
         raise RuntimeError(f"lcm-logger recorded nothing on {self.cfg.lcm.url} within {HANDSHAKE_S:g} s")
 
-    def _logged(self, event: int) -> bool:
+    def _logged(self, event: int, channel: str) -> bool:
         try:
-            return any(lcmt_hil_run_info.decode(e.data).event == event for e in read_events(self.path, {self.channel}))
+            return any(lcmt_hil_run_info.decode(e.data).event == event for e in read_events(self.path, {channel}))
         except (OSError, ValueError):        # not there yet, or a half-written event at the end
             return False
 
-    def start(self, utime: int) -> None:
-        self._publish_until_logged(run_info(lcmt_hil_run_info.EVENT_START, utime, self.mode, self.cfg),
-                                   lcmt_hil_run_info.EVENT_START, utime)
+    def start(self, utime: int, arms: dict | None = None) -> None:
+        """The run-info at the start: the run's config; of a station (`arms`, name → RunConfig), each
+        arm's on its own run-info channel."""
+        for cfg in (arms or {None: self.cfg}).values():
+            self._publish_until_logged(run_info(lcmt_hil_run_info.EVENT_START, utime, self.mode, cfg),
+                                       lcmt_hil_run_info.EVENT_START, utime, channels_for(cfg).run_info)
 
-    def finish(self, utime: int, summary: dict) -> None:
+    def finish(self, utime: int, summary: dict, arms: dict | None = None) -> None:
+        """The run-info at the end, with the summary; of a station, each arm's with its own summary
+        (summary["arms"][name])."""
         try:
-            self._publish_until_logged(run_info(lcmt_hil_run_info.EVENT_END, utime, self.mode, self.cfg, summary),
-                                       lcmt_hil_run_info.EVENT_END, utime)
+            for name, cfg in (arms or {None: self.cfg}).items():
+                own = summary if name is None else summary["arms"][name]
+                self._publish_until_logged(run_info(lcmt_hil_run_info.EVENT_END, utime, self.mode, cfg, own),
+                                           lcmt_hil_run_info.EVENT_END, utime, channels_for(cfg).run_info)
         finally:
             self.close()
 
@@ -115,14 +123,15 @@ class RunLog:
         self.logger = None
 
 
-def run_logged(cfg: RunConfig, lc, mode: str, clock_us, ticks, exit_command, summary) -> dict:
+def run_logged(cfg: RunConfig, lc, mode: str, clock_us, ticks, exit_command, summary, arms: dict | None = None) -> dict:
     """The frame every loop runs in: the run's LCM traffic recorded to cfg.telemetry.log when set
-    (run-info at the start and, with the summary, at the end), ticks() run, exit_command() on every
-    exit path (end, signal, fault, exception), and summary() returned (with the log's path)."""
+    (run-info at the start and, with the summary, at the end; a station's, `arms`, each arm's on its
+    run-info channel), ticks() run, exit_command() on every exit path (end, signal, fault, exception),
+    and summary() returned (with the log's path)."""
     runlog = RunLog(cfg.telemetry.log, cfg, lc, mode, clock_us=clock_us) if cfg.telemetry.log else None
     try:
         if runlog is not None:
-            runlog.start(clock_us())
+            runlog.start(clock_us(), arms)
         try:
             ticks()
         finally:
@@ -133,21 +142,23 @@ def run_logged(cfg: RunConfig, lc, mode: str, clock_us, ticks, exit_command, sum
         raise
     result = summary()
     if runlog is not None:
-        runlog.finish(clock_us(), result)
+        runlog.finish(clock_us(), result, arms)
         result["log"] = cfg.telemetry.log
     return result
 
 
 def read_run_info(path: str | Path, channel: str | None = None, corrupt: list | None = None) -> tuple:
     """(start, end) lcmt_hil_run_info of the log at `path` (None where absent): the first start
-    and the last end on `channel` (default: any channel carrying the type). ValueError (a
-    messages.errors.MessageError) for a corrupt run-info; `corrupt` as in messages.logs.read_events."""
+    and the last end on `channel` (default: the first channel carrying the type: a station's log has
+    one per arm, the first arm's first). ValueError (a messages.errors.MessageError) for a corrupt
+    run-info; `corrupt` as in messages.logs.read_events."""
     from messages.registry import fingerprint
     fp = fingerprint(lcmt_hil_run_info).to_bytes(8, "big")
     start = end = None
     for event in read_events(path, corrupt=corrupt):
         if (channel is None or event.channel == channel) and event.data[:8] == fp:
             msg = decode_message(lcmt_hil_run_info, event.data, event.channel)
+            channel = event.channel
             if msg.event == msg.EVENT_START and start is None:
                 start = msg
             elif msg.event == msg.EVENT_END:

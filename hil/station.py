@@ -189,25 +189,27 @@ class StationLoop:
     def run(self, duration_s: float | None = None, stop=None, on_tick=None) -> dict:
         """configure, activate, update until `duration_s` of loop time after every arm's first status,
         `stop()`, or (real time) no status from some arm within loop.start_timeout (TimeoutError naming
-        it); deactivate on every exit path. `on_tick(station)` after each tick once started. Returns
-        the summary."""
-        if self.station.first.telemetry.log:
-            raise ConfigError("telemetry.log", "a station's run is not recorded yet: record its LCM traffic with "
-                                               "lcm-logger", self.station.source)
-        self.configure()
+        it); deactivate on every exit path. `on_tick(station)` after each tick once started. With
+        telemetry.log set (the arms on one bus), every arm's traffic is recorded there, each arm's run-info
+        on its own run-info channel (hil.runlog). Returns the summary."""
         first = self.station.first
+        if first.telemetry.log and len(self.buses) > 1:
+            raise ConfigError("telemetry.log", f"one log records one LCM bus; the station's arms are on "
+                                               f"{len(self.buses)}: record each with lcm-logger", self.station.source)
+        self.configure()
         duration_s = first.loop.duration if duration_s is None else duration_s
         limit = None if duration_s is None else int(round(duration_s * 1e9 / self.period_ns))
-        try:
+
+        def ticks():
             self.activate()
             run_ticks(self, first.loop.start_timeout, limit, stop, on_tick, lambda: self.started,
                       lambda: f"no valid status from arm(s) {', '.join(self.waiting)} within "
                               f"{first.loop.start_timeout} s (is `hil sim` of the station running on "
                               f"{', '.join(self.station.buses)}?)",
                       lambda: f"the simulator sent no status for arm(s) {', '.join(self.waiting)}")
-        finally:
-            self.deactivate()
-        return self.summary()
+        from .runlog import run_logged
+        return run_logged(first, self.buses[first.lcm.url], self.mode, lambda: self.clock.now_ns() // 1000,
+                          ticks, self.deactivate, self.summary, arms=self.station.arms)
 
     def summary(self) -> dict:
         """{"arms": each arm's loop summary (with `commanding`: whether its law commanded at the end),

@@ -39,6 +39,7 @@ PANDA_HAND_COMMAND = "PANDA_HAND_COMMAND"
 GRIPPER_CHANNELS = {"wsg": (SCHUNK_WSG_STATUS, SCHUNK_WSG_COMMAND),
                     "panda_hand": (PANDA_HAND_STATUS, PANDA_HAND_COMMAND)}
 """(status, command) channel of each gripper kind."""
+FT_SENSOR = "FT_SENSOR"          # lcmt_force_torque of a wrist force/torque sensor
 
 # drake_visualizer / Meldis. DrakeVisualizer appends "_ILLUSTRATION",
 # "_PROXIMITY" or "_PERCEPTION" to the first three when its

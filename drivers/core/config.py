@@ -44,6 +44,13 @@ class PayloadConfig:
 
 
 @dataclass
+class BasePoseConfig:
+    """robot.base_pose: X_WA, where the robot's base A stands in the world (a station's arms side by side)."""
+    xyz: Annotated[list[float], Len(3, 3)] = field(default_factory=lambda: [0.0, 0.0, 0.0])   # m, p_WA
+    rpy: Annotated[list[float], Len(3, 3)] = field(default_factory=lambda: [0.0, 0.0, 0.0])   # rad, R_WA
+
+
+@dataclass
 class RobotConfig:
     # URDF or SDF file, or a package:// URI (e.g. package://example-robot-data/robots/...), parsed as Drake
     # parses it; protocol floating_base: a dynamics_cy.planning.legged_models preset (go2, g1)
@@ -77,6 +84,9 @@ class RobotConfig:
     # a load the controller's model carries (a tool, a gripper; `hil identify --out` writes it): added to the
     # inertia of F's body on the compiled model every law shares (drivers.core.robot.attach_payload)
     payload: Optional[PayloadConfig] = None
+    # the base welded to the world at X_WA (in the controller's model and the simulated plant alike): a URDF's
+    # joints from its `world` link are moved by X_WA, else robot.weld's frame is welded at X_WA; None: as modelled
+    base_pose: Optional[BasePoseConfig] = None
 
 
 @dataclass

@@ -57,7 +57,18 @@ def parse_model(cfg: RobotConfig, *, simulated: bool = False, without: str | Non
         if without is not None:
             root = ET.parse(cfg.model).getroot()
             split = split_subtree(root, without)
-        text = _actuated_urdf(cfg, root) if cfg.model.lower().endswith(".urdf") else None
+        urdf = cfg.model.lower().endswith(".urdf")
+        X_WA = None if cfg.base_pose is None else \
+            RigidTransform(RollPitchYaw(*cfg.base_pose.rpy), np.asarray(cfg.base_pose.xyz, dtype=float))
+        if X_WA is not None and urdf and not cfg.weld:
+            try:
+                root = ET.parse(cfg.model).getroot() if root is None else root
+            except (ET.ParseError, OSError):
+                root = None                             # the parser reports it, with the line
+            if root is not None and not _move_base(root, X_WA):
+                raise ConfigError("robot.base_pose", "the model has no joint from its 'world' link: name the "
+                                                     "base frame to weld at the pose in robot.weld")
+        text = _actuated_urdf(cfg, root) if urdf else None
         if text is None and cfg.actuated_joints is not None and not cfg.model.lower().endswith(".urdf"):
             raise ConfigError("robot.actuated_joints", "applies to URDF models (an SDF names its actuators "
                                                        "by effort limits: 0 means none)")
@@ -71,8 +82,31 @@ def parse_model(cfg: RobotConfig, *, simulated: bool = False, without: str | Non
     if cfg.weld:
         if not plant.HasFrameNamed(cfg.weld):
             raise ConfigError("robot.weld", f"the model has no frame named '{cfg.weld}'")
-        plant.WeldFrames(plant.world_frame(), plant.GetFrameByName(cfg.weld))
+        plant.WeldFrames(plant.world_frame(), plant.GetFrameByName(cfg.weld),
+                         RigidTransform() if X_WA is None else X_WA)
+    elif X_WA is not None and not urdf:
+        raise ConfigError("robot.base_pose", "needs robot.weld (the base frame to weld at the pose) for a "
+                                             "model that is not a URDF")
     return plant if without is None else (plant, split)
+
+
+def _move_base(root, X_WA: RigidTransform) -> bool:
+    """Each joint of the URDF `root` from its `world` link moved by X_WA (origin X_WJ := X_WA X_WJ, in
+    place); whether there was one."""
+    moved = False
+    for joint in root.findall("joint"):
+        if joint.find("parent").get("link") != "world":
+            continue
+        origin = joint.find("origin")
+        if origin is None:
+            origin = ET.SubElement(joint, "origin")
+        xyz = [float(x) for x in origin.get("xyz", "0 0 0").split()]
+        rpy = [float(x) for x in origin.get("rpy", "0 0 0").split()]
+        X = X_WA @ RigidTransform(RollPitchYaw(*rpy), np.asarray(xyz))
+        origin.set("xyz", " ".join(repr(float(x)) for x in X.translation()))
+        origin.set("rpy", " ".join(repr(float(x)) for x in RollPitchYaw(X.rotation()).vector()))
+        moved = True
+    return moved
 
 
 @dataclass

@@ -30,12 +30,57 @@ class SimulatedStation:
         self.robots, self.lcs, self.bus = robots, list(lcs), bus
         for robot in robots.values():
             robot.scheduled = True               # stepped by step_lockstep / run_realtime only
+        self._first = next(iter(robots.values()))
+        self.viewer = None
+        """The station's one scene (drivers.viz.ViewerBridge of every arm's plant), or None: show_on."""
+
+    def show_on(self, lc, channels, viz) -> None:
+        """Every arm's plant drawn as one scene on `lc` (Meldis resets its scene on each load message, so the
+        arms share one): one lcmt_viewer_load_robot and one lcmt_viewer_draw of all their links, each arm's
+        named by its name as the geometry source ("left::iiwa14::iiwa_link_0", drivers.viz.load.scene_parts),
+        at their poses X_WB (the base poses included); and one lcmt_contact_results_for_viz of every arm's
+        contacts (bodies named "left::box(3)"), which the arms no longer publish each on its own."""
+        from drivers.viz import ViewerBridge
+        from drivers.viz.load import scene_parts
+
+        from .contact import ground_visual
+        first = self._first.config
+        ground = [ground_visual(first.contact.ground.height)] \
+            if self._first.physics.contact is not None and first.contact.ground.enabled else ()
+        self.viewer = ViewerBridge(scene_parts({n: r.physics.plant for n, r in self.robots.items()}), lc, channels,
+                                   viz, anchored=ground)
+        # each arm's physics.q, updated in place by its steps
+        self._view_lc, self._contact_channel = lc, channels.contact_results
+        self._qs = [r.physics.q for r in self.robots.values()]
+        self._contacts = []
+        for name, robot in self.robots.items():
+            if robot._contact_publisher is not None:            # the station's message carries its contacts
+                robot._contact_publisher.prefix = f"{name}::"
+                self._contacts.append(robot._contact_publisher)
+                robot._contact_publisher = None
+        rate = first.contact.publish_rate
+        self._contact_period_ns = round(1e9 / rate) if self._contacts and rate > 0 else 0
+        self._contact_due = 0
+
+    def _draw(self) -> None:
+        """The scene's messages due at the station's time."""
+        t = self._first.physics.time_ns
+        self.viewer.tick(t, self._qs, t // 1000)
+        if self._contact_period_ns and t >= self._contact_due:
+            msg = None
+            for part in self._contacts:
+                msg = part.message(t // 1000, msg)
+            self._view_lc.publish(self._contact_channel, msg.encode())
+            for part in self._contacts:
+                part.published += 1
+            self._contact_due = (t // self._contact_period_ns + 1) * self._contact_period_ns
 
     @classmethod
     def from_station(cls, station, lc, plants: dict | None = None) -> "SimulatedStation":
         """Each arm of a drivers.station.Station simulated on its bus: `lc` one LCM for every arm, or a
         mapping of each bus's URL (station.buses) to its LCM; its plant built from its robot and sim
-        sections, or taken from `plants` by name. No viewer (the arms' models would share its channels)."""
+        sections, or taken from `plants` by name. With the station's viz enabled, every arm drawn in one
+        scene on the first arm's bus (show_on)."""
         robots, spec, bus = {}, station.spec, None
         buses = lc if isinstance(lc, dict) else {url: lc for url in station.buses}
         if spec.layout == "num_robots":          # one kuka_driver for all (drivers.sim.kuka_bus), on one bus
@@ -50,7 +95,11 @@ class SimulatedStation:
                                           path=f"station.arms[{i}].sim")
         if bus is not None:
             bus.robots = list(robots.values())
-        return cls(robots, {id(x): x for x in buses.values()}.values(), bus)
+        station_sim = cls(robots, {id(x): x for x in buses.values()}.values(), bus)
+        first = station.first
+        if first.viz is not None and first.viz.enabled:
+            station_sim.show_on(buses[first.lcm.url], channels_for(first), first.viz)
+        return station_sim
 
     def _handle(self) -> None:
         for lc in self.lcs:
@@ -63,6 +112,8 @@ class SimulatedStation:
             robot.publish_status()
         if self.bus is not None:
             self.bus.flush()
+        if self.viewer is not None:
+            self._draw()
 
     def step_lockstep(self) -> None:
         """The simulator's half of a station tick: the commands waiting are taken, then every arm advances
@@ -73,6 +124,8 @@ class SimulatedStation:
                 robot.advance()
         if self.bus is not None:
             self.bus.flush()
+        if self.viewer is not None:
+            self._draw()
 
     def tick(self) -> None:
         """One time step of every arm (with one kuka_driver for all: then its status)."""
@@ -80,6 +133,8 @@ class SimulatedStation:
             robot.tick()
         if self.bus is not None:
             self.bus.flush()
+        if self.viewer is not None:
+            self._draw()
 
     @property
     def exited(self):
@@ -96,6 +151,15 @@ class SimulatedStation:
             robot.close()
         if self.bus is not None:
             self.bus.close()
+        if self.viewer is not None:
+            self.viewer.close()
+
+    def viewer_summary(self) -> dict:
+        """The scene's counters (ViewerBridge.summary, and contact_results_published), or {} without it."""
+        if self.viewer is None:
+            return {}
+        return {"viz": {**self.viewer.summary(), "contact_results_published":
+                        self._contacts[0].published if self._contacts else 0}}
 
     def run_realtime(self, duration: float | None = None, stop_event: threading.Event | None = None,
                      spin_us: float = 200.0) -> dict:
@@ -115,7 +179,8 @@ class SimulatedStation:
             for robot in self.robots.values():
                 robot._lockstep = True
         elapsed = (first.physics.steps - steps0) * period
-        return {"arms": self.summary(), "sim_time_s": first.physics.time_ns * 1e-9, "wall_time_s": wall * 1e-9,
+        return {"arms": self.summary(), **self.viewer_summary(), "sim_time_s": first.physics.time_ns * 1e-9,
+                "wall_time_s": wall * 1e-9,
                 "real_time_factor": elapsed / max(wall, 1), "late_steps": clock.late,
                 "max_lateness_us": clock.max_lateness / 1e3, "resyncs": clock.resyncs}
 
@@ -141,6 +206,10 @@ def run_station_sim(station, duration: float | None = None, stop_event=None, out
           f"{station.first.sim.time_step * 1e3:g} ms"
           + (f"; one kuka_driver --num_robots {len(sim.robots)}: status {spec.status} ({7 * len(sim.robots)} "
              f"joints), command {spec.command}" if sim.bus is not None else ""), file=out, flush=True)
+    if sim.viewer is not None:
+        print(f"hil sim: the station's scene (every arm, {sim.viewer.load_message.num_links} links) on "
+              f"{sim.viewer.channels.viewer_load_robot} / {sim.viewer.channels.viewer_draw} at "
+              f"{station.first.viz.draw_rate_hz:g} Hz", file=out, flush=True)
     try:
         summary = sim.run_realtime(duration, stop_event)
     finally:
@@ -150,6 +219,9 @@ def run_station_sim(station, duration: float | None = None, stop_event=None, out
         arm = {**arm, **{k: summary[k] for k in ("wall_time_s", "real_time_factor", "late_steps",
                                                   "max_lateness_us", "resyncs")}}
         print(format_summary(arm).replace("hil sim:", f"hil sim: arm {name}:", 1), file=out, flush=True)
+    if "viz" in summary:
+        from drivers.viz.bridge import format_counters
+        print(f"hil sim: viewer: {format_counters(summary['viz'])}", file=out, flush=True)
     if bus is not None:
         print(f"hil sim: kuka_driver --num_robots {bus['num_robots']}: {bus['statuses_published']} statuses on "
               f"{bus['status_channel']}, commands received {bus['commands_received']}, rejected "

@@ -92,13 +92,25 @@ def load_robot_message(plant, source_name: str = SOURCE_NAME, anchored=()) -> lc
     `anchored`: more geometry on the world (dynamics_cy GeometryInstances, X_BG = X_WG), appended
     to the world link's own, e.g. the simulator's ground, which is not part of the plant. The
     message is then the one DrakeVisualizer sends for the plant with that geometry registered on
-    the world body."""
-    world = plant.world_body()
-    world_geometry = list(plant.GetVisualGeometriesForBody(world)) + list(anchored)
+    the world body. `plant` may also be a list of (plant, source name, robot_num offset), the parts of
+    one scene (a station's arms, scene_parts): one world link of all their world geometry, then each
+    part's links named by its source name, robot_num its model instance's + its offset."""
+    parts = plant if isinstance(plant, list) else [(plant, source_name, 0)]
+    world_geometry = [g for p, _, _ in parts for g in p.GetVisualGeometriesForBody(p.world_body())]
+    world_geometry += list(anchored)
     message = lcmt_viewer_load_robot()
-    message.link = ([_link(link_name(plant, world, source_name), int(world.model_instance()), world_geometry)]
-                    if world_geometry else [])
-    message.link += [_link(link_name(plant, b, source_name), int(b.model_instance()),
-                           plant.GetVisualGeometriesForBody(b)) for b in draw_bodies(plant)]
+    message.link = [_link(WORLD_LINK, int(world_index()), world_geometry)] if world_geometry else []
+    message.link += [_link(link_name(p, b, name), offset + int(b.model_instance()), p.GetVisualGeometriesForBody(b))
+                     for p, name, offset in parts for b in draw_bodies(p)]
     message.num_links = len(message.link)
     return message
+
+
+def scene_parts(plants: dict) -> list:
+    """(plant, source name, robot_num offset) of each named plant of one scene (a station's arms, by
+    name): each its own source name and its model instances numbered after the previous plants'."""
+    parts, offset = [], 0
+    for name, plant in plants.items():
+        parts.append((plant, name, offset))
+        offset += plant.num_model_instances()
+    return parts

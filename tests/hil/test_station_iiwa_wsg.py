@@ -89,18 +89,22 @@ def test_the_wrist_sensor_reads_the_wsg_and_the_box_hanging_from_its_pads(statio
     assert force[-1] == pytest.approx(1.4 * 9.81, rel=1e-3)
 
 
-def test_hil_demo_draws_the_cell_from_the_simulator_alone(multicast_url):
-    lc, draws = lcm.LCM(multicast_url), []
-    lc.subscribe("DRAKE_VIEWER_DRAW",
-                 lambda c, d: draws.append([short(n) for n in lcmt_viewer_draw.decode(d).link_name]))
+def run_demo(config: str, url: str, names) -> tuple:
+    """(the finished `hil demo --config config --json` process, names(draw) of each draw message heard)."""
+    lc, draws = lcm.LCM(url), []
+    lc.subscribe("DRAKE_VIEWER_DRAW", lambda c, d: draws.append(names(lcmt_viewer_draw.decode(d))))
     stop = threading.Event()
     thread = threading.Thread(target=lambda: [lc.handle_timeout(50) for _ in iter(stop.is_set, True)], daemon=True)
     thread.start()
     try:
-        out = subprocess.run([sys.executable, "-m", "hil", "demo", "--config", STATION, "--lcm-url", multicast_url,
-                              "--duration", "2", "--json"], capture_output=True, text=True, timeout=120)
+        return subprocess.run([sys.executable, "-m", "hil", "demo", "--config", config, "--lcm-url", url,
+                               "--duration", "2", "--json"], capture_output=True, text=True, timeout=120), draws
     finally:
         stop.set()
         thread.join(1.0)
+
+
+def test_hil_demo_draws_the_cell_from_the_simulator_alone(multicast_url):
+    out, draws = run_demo(STATION, multicast_url, lambda draw: [short(n) for n in draw.link_name])
     assert out.returncode in (0, 3), out.stderr
     assert len(draws) > 60 and all("box" in names and "right_finger" in names for names in draws)
