@@ -50,6 +50,7 @@ def load_sections(cfg: RunConfig) -> None:
         raise ConfigError("sensors.ft.channel", f"{ft.channel!r} is not where the simulated sensor publishes "
                                                 f"(sim.ft_sensor.channel {sim_ft.channel!r})")
     _check_gripper_channels(cfg)
+    _check_device_channels(cfg)
     if cfg.serial is not None:
         from .serial.config import load_serial_config
         cfg.serial = load_serial_config(cfg.serial)
@@ -73,6 +74,47 @@ def _check_gripper_channels(cfg: RunConfig) -> None:
     for key, a, b in zip(("status_channel", "command_channel"), ours, theirs):
         if a != b:
             raise ConfigError(f"gripper.{key}", f"{a!r} is not the simulated gripper's (sim.gripper.{key} {b!r})")
+
+
+OWN_CHANNELS = ("status", "command", "telemetry", "safety", "plan", "driver_health", "run_info")
+"""The arm's own channels (messages.channels.Channels' fields) no device may speak on."""
+
+
+def device_channels(cfg: RunConfig) -> list[tuple[str, str, str]]:
+    """(key, what, channel) of the arm's gripper and F/T sensor in the loop, those it has."""
+    out = []
+    if cfg.gripper.type is not None:
+        status, command = config.gripper_channels(cfg.gripper.type, cfg.gripper.status_channel,
+                                                  cfg.gripper.command_channel)
+        out += [("gripper.status_channel", "gripper status channel", status),
+                ("gripper.command_channel", "gripper command channel", command)]
+    if cfg.sensors.ft.enabled:
+        out.append(("sensors.ft.channel", "F/T sensor channel", cfg.sensors.ft.channel))
+    return out
+
+
+def _check_device_channels(cfg: RunConfig) -> None:
+    """Each device has channels of its own: none is the arm's own (its status, command, ...) or another
+    device's in the loop; a WSG command on IIWA_COMMAND would be a message of the wrong type there. The
+    simulated devices (sim.gripper, sim.ft_sensor) are the loop's when both are named (checked above)."""
+    ch = config.channels_for(cfg)
+    own = {getattr(ch, what): f"the arm's {what} channel (channels.{what})" for what in OWN_CHANNELS}
+    simulated = []
+    if cfg.sim.gripper.type is not None:
+        status, command = config.gripper_channels(cfg.sim.gripper.type, cfg.sim.gripper.status_channel,
+                                                  cfg.sim.gripper.command_channel)
+        simulated += [("sim.gripper.status_channel", "simulated gripper's status channel", status),
+                      ("sim.gripper.command_channel", "simulated gripper's command channel", command)]
+    if cfg.sim.ft_sensor.enabled:
+        simulated.append(("sim.ft_sensor.channel", "simulated F/T sensor's channel", cfg.sim.ft_sensor.channel))
+    seen = dict(own)
+    for key, what, channel in device_channels(cfg):
+        if channel in seen:
+            raise ConfigError(key, f"the {what} {channel} is {seen[channel]} too: give each its own")
+        seen[channel] = f"the {what}"
+    for key, what, channel in simulated:
+        if channel in own:
+            raise ConfigError(key, f"the {what} {channel} is {own[channel]} too: give each its own")
 
 
 _NEEDED = {"serial": "the board's port and the link settings (docs/serial_protocol.md)",

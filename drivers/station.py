@@ -35,7 +35,7 @@ from drivers.core.config import RunConfig, channels_for, gripper_channels
 from drivers.core.schema import ConfigError, Help, load, read_yaml
 from messages.channels import FT_SENSOR
 
-from .run_config import parse_config
+from .run_config import OWN_CHANNELS, device_channels, parse_config
 
 ARM_SECTIONS = ("robot", "lcm", "channels", "controller", "trajectory", "safety", "sensors", "gripper", "sim")
 """The sections an arm may set (over the station's defaults)."""
@@ -185,9 +185,8 @@ def _check_together(arms: list[tuple[str, RunConfig]], source: str) -> None:
     seen: dict[tuple[str, str], str] = {}
     for i, (name, cfg) in enumerate(arms):
         ch = channels_for(cfg)
-        own = [("channels", f"{what} channel", getattr(ch, what))
-               for what in ("status", "command", "telemetry", "safety", "plan", "driver_health", "run_info")]
-        for key, what, channel in own + _device_channels(cfg):
+        own = [("channels", f"{what} channel", getattr(ch, what)) for what in OWN_CHANNELS]
+        for key, what, channel in own + device_channels(cfg):
             if (cfg.lcm.url, channel) in seen:
                 raise ConfigError(f"station.arms[{i}].{key}", f"arm {name!r}'s {what} {channel} is arm "
                                                               f"{seen[cfg.lcm.url, channel]!r}'s too on "
@@ -204,18 +203,6 @@ def _check_together(arms: list[tuple[str, RunConfig]], source: str) -> None:
             if mine != theirs:
                 raise ConfigError(f"station.arms[{i}].{key}", f"{mine!r} differs from arm {arms[0][0]!r}'s {theirs!r}: "
                                                               "the arms step together", source)
-
-
-def _device_channels(cfg: RunConfig) -> list[tuple[str, str, str]]:
-    """(key, what, channel) of the arm's gripper and F/T sensor in the loop, those it has."""
-    out = []
-    if cfg.gripper.type is not None:
-        status, command = gripper_channels(cfg.gripper.type, cfg.gripper.status_channel, cfg.gripper.command_channel)
-        out += [("gripper.status_channel", "gripper status channel", status),
-                ("gripper.command_channel", "gripper command channel", command)]
-    if cfg.sensors.ft.enabled:
-        out.append(("sensors.ft.channel", "F/T sensor channel", cfg.sensors.ft.channel))
-    return out
 
 
 def _check_num_robots(spec: StationSpec, arms: list[tuple[str, RunConfig]], source: str) -> None:

@@ -165,3 +165,14 @@ def test_the_same_command_stream_gives_the_same_status_bytes(memq):
         bench.run(0.5)
         return [s.encode() for _, s in bench.statuses]
     assert run() == run()
+
+
+@pytest.mark.parametrize("speed, sign", [(0.05, 1.0), (-0.05, -1.0), (0.0, -1.0)])
+def test_the_force_takes_the_sign_of_the_speed_opening_positive_else_negative(memq, speed, sign):
+    """Task(): the gripper's force is a magnitude; the status gives it the speed's sign, speed > 0 (opening)
+    positive and otherwise negative, a gripper at rest included."""
+    bench = _bench(memq)
+    bench.model.update(0, 0.060, speed, 30.0)
+    (_, status), = bench.statuses
+    assert status.actual_speed_mm_per_s == pytest.approx(speed * 1000.0)
+    assert status.actual_force == sign * 30.0

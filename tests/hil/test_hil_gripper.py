@@ -171,6 +171,14 @@ def test_the_franka_hands_link_has_its_drivers_channels_and_period():
     ({"gripper": {"type": "wsg50", "status_channel": "WSG_B_STATUS"}}, "gripper.status_channel"),
     ({"gripper": {"type": "franka_hand"}}, "gripper.type"),
     ({"gripper": {"type": "wsg50", "timeout": 0.0005}}, "gripper.timeout"),
+    # a device on the arm's own channel, or on another device's (the one line says whose)
+    ({"gripper": {"type": "wsg50", "command_channel": "IIWA_COMMAND"},
+      "sim": {"gripper": {"type": "wsg50", "command_channel": "IIWA_COMMAND"}}},
+     "gripper.command_channel: the gripper command channel IIWA_COMMAND is the arm's command channel"),
+    ({"gripper": {"type": None}, "sim": {"gripper": {"type": "wsg50", "status_channel": "IIWA_STATUS"}}},
+     "sim.gripper.status_channel: the simulated gripper's status channel IIWA_STATUS is the arm's status"),
+    ({"sensors": {"ft": {"enabled": True, "channel": "SCHUNK_WSG_STATUS"}}},
+     "sensors.ft.channel: the F/T sensor channel SCHUNK_WSG_STATUS is the gripper status channel"),
 ])
 def test_a_bad_gripper_config_names_its_key(sections, key):
     with pytest.raises(ConfigError, match=key.replace("[", r"\[").replace("]", r"\]")):
