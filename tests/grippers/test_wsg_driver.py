@@ -173,6 +173,7 @@ def test_the_force_takes_the_sign_of_the_speed_opening_positive_else_negative(me
     positive and otherwise negative, a gripper at rest included."""
     bench = _bench(memq)
     bench.model.update(0, 0.060, speed, 30.0)
+    memq.handle_timeout(0)
     (_, status), = bench.statuses
     assert status.actual_speed_mm_per_s == pytest.approx(speed * 1000.0)
     assert status.actual_force == sign * 30.0
