@@ -166,6 +166,9 @@ def format_summary(s: dict) -> str:
         lines.append(f"sim: {json.dumps({k: v for k, v in sim.items() if k != 'viz'})}")
     if "status" in s:
         lines.append(f"status: {json.dumps(s['status'])}")
+    for device in ("gripper", "ft_sensor"):           # the arm's devices in the loop (hil.gripper, hil.ft_sensor)
+        if s.get(device):
+            lines.append(f"{device}: {json.dumps(s[device])}")
     # The viewer bridge's counters: the loop's (measured q) and the simulated plant's (its own q).
     for label, viz in (("viz", s.get("viz")), ("viz (simulated plant)", sim.get("viz"))):
         if viz:

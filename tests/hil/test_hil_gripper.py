@@ -3,6 +3,8 @@ refreshed in place, checked against the driver's own messages decoded by lcm-gen
 sent once per change and only once the driver has reported, the trajectory's gripper track, a lost status
 as a DRIVER_LINK fault during which no gripper command goes out (the WSG keeps holding), recovery, and the
 config's checks. In lockstep against the simulated iiwa with the WSG on its flange (sim.gripper)."""
+import json
+
 import lcm
 import numpy as np
 import pytest
@@ -12,6 +14,7 @@ from drivers.core.schema import ConfigError
 from hil.gripper import GripperLink
 from hil.lockstep import make_lockstep
 from hil.running import load
+from hil.telemetry import format_summary
 from messages.codec import WsgStatusEncoder
 from messages.drake import lcmt_schunk_wsg_command, lcmt_schunk_wsg_status
 
@@ -86,6 +89,9 @@ def test_a_command_goes_out_once_per_change_and_only_after_the_drivers_first_sta
     assert commands[1][0] == pytest.approx(0.5, abs=2e-3)
     assert summary["gripper"]["commands_sent"] == 2
     assert summary["gripper"]["last_command"] == {"width_m": 0.02, "force_n": 30.0}
+    # `hil run`'s printed summary says so too
+    line, = [x for x in format_summary(summary).splitlines() if x.startswith("gripper: ")]
+    assert json.loads(line[len("gripper: "):]) == json.loads(json.dumps(summary["gripper"]))
 
 
 def test_without_a_gripper_the_state_says_so():
