@@ -79,9 +79,21 @@ def skipped_result(path: Path, why: str) -> dict:
 def run_scenario(path: str | Path, plots: str | None = None, logs: str | None = None,
                  update_golden: bool = False, verbose: bool = False, golden_dir: str | None = None) -> dict:
     """Runs one scenario; its result (never raises: a crash is a failed result with the traceback).
-    The loop's and the simulator's warnings are silenced unless `verbose`: the result has them."""
-    for name in ("hil", "drivers"):
-        logging.getLogger(name).setLevel(logging.INFO if verbose else logging.ERROR)
+    The loop's and the simulator's warnings are silenced unless `verbose` (the result has them), during
+    the run only: the loggers' levels are restored after it."""
+    loggers = [logging.getLogger(name) for name in ("hil", "drivers")]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.INFO if verbose else logging.ERROR)
+    try:
+        return _run_scenario(path, plots, logs, update_golden, golden_dir)
+    finally:
+        for logger, level in zip(loggers, levels):
+            logger.setLevel(level)
+
+
+def _run_scenario(path, plots, logs, update_golden, golden_dir) -> dict:
+    """run_scenario's work, the loggers' levels set."""
     t0 = time.monotonic()
     result = {"name": Path(path).stem, "file": str(path), "passed": False, "error": None, "checks": [],
               "golden": None}
