@@ -358,6 +358,10 @@ cdef class Stepper:
         self._forward_dynamics(self.q, self.v, self._tau, self._vdot, self._body_forces)
         for i in range(self.nv):
             self.c_v_stage[i] = self.c_v[i] + self.h * self.c_vdot[i]
+        if self.dissipative:                    # the joints' damping and friction on v* before the contacts'
+            memcpy(self.c_v, self.c_v_stage, self.nv * sizeof(double))   # (after them it would move a gripper
+            self._dissipate()                   # against the part it holds each step: a steady slip ∝ D q̇)
+            memcpy(self.c_v_stage, self.c_v, self.nv * sizeof(double))
         if n:
             if self._contact.damp(n, self.c_body_poses, self.c_v_stage, self.c_dv, True):
                 raise RuntimeError("the contact damping system is singular")
@@ -450,7 +454,7 @@ cdef class Stepper:
         self._push()
         if not self.rk4:
             self._euler_velocity()
-            if self.dissipative:
+            if self.dissipative and self._contact is None:
                 self._dissipate()
             if self._constraints is not None:
                 self._constrain(self.dissipative)
