@@ -10,21 +10,19 @@ reading is (inf before the first).
 """
 from __future__ import annotations
 
-import logging
-
 import numpy as np
 
 from messages.codec import ForceTorqueDecoder
 
 from .devices import Subscribed
 
-log = logging.getLogger(__name__)
-
 
 class WrenchSensor(Subscribed):
     """The sensor on `channel` of `lc`, read by the loop once per tick (`update(now_ns)`) after the
     tick's LCM messages were handled. `wrench` (6,) is [τ; f] in S, NaN when there is none or it is stale;
     `stamp_ms` the newest message's timestamp (ms, the sensor's clock); `received`, `rejected` counts."""
+
+    what = "force/torque reading"
 
     def __init__(self, lc, channel: str, timeout_s: float):
         self.lc, self.channel = lc, channel
@@ -41,16 +39,8 @@ class WrenchSensor(Subscribed):
         self._copies = ((self.wrench[:3], values[3:]), (self.wrench[3:], values[:3]))
         self._subscription = lc.subscribe(channel, self._on_message)
 
-    def _on_message(self, channel: str, data: bytes) -> None:
-        if self.decoder.decode(data):
-            self.received += 1
-            self.stamp_ms = self.decoder.utime
-            self._fresh = True
-        else:
-            self.rejected += 1
-            if self.rejected <= 10 or self.rejected % 1000 == 0:
-                log.warning("rejected force/torque reading #%d on %s: %s", self.rejected, channel,
-                            self.decoder.last_error)
+    def _accepted(self) -> None:
+        self.stamp_ms = self.decoder.utime
 
     def update(self, now_ns: int) -> None:
         """wrench := the newest reading as [τ; f], or NaN if none came within the timeout; a reading is

@@ -49,6 +49,8 @@ class GripperLink(Subscribed):
     `track(trajectory, command)` after the trajectory's sample, `write(now_ns, command, commanding)` after
     the arm's command. `status` (3,) is [w m, ẇ m/s, |f| N]; `sent` (2,) the last command sent [w m, f N]."""
 
+    what = "gripper status"
+
     def __init__(self, lc, cfg: GripperLinkConfig):
         self.lc, self.type = lc, cfg.type
         self.status_channel, self.command_channel = gripper_channels(cfg.type, cfg.status_channel,
@@ -68,16 +70,6 @@ class GripperLink(Subscribed):
         self._fresh = False
         self._segments = -1             # the trajectory's segment count at the last track()
         self._subscription = lc.subscribe(self.status_channel, self._on_message)
-
-    def _on_message(self, channel: str, data: bytes) -> None:
-        if self.decoder.decode(data):
-            self.received += 1
-            self._fresh = True
-        else:
-            self.rejected += 1
-            if self.rejected <= 10 or self.rejected % 1000 == 0:
-                log.warning("rejected gripper status #%d on %s: %s", self.rejected, channel,
-                            self.decoder.last_error)
 
     def update(self, now_ns: int) -> None:
         """status := the newest one in SI units, or NaN if none came within the timeout (then `fault`)."""

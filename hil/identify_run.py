@@ -33,7 +33,7 @@ MAX_S = 600.0        # s of simulated time the excitation may take at most (with
 
 def run_excitation(cfg, log: str, duration: float | None = None) -> dict:
     """The config's excitation in lockstep against its simulated robot, logged to `log`; the summary."""
-    from .lockstep import make_lockstep
+    from .lockstep import make_lockstep, run_closed
     from .running import load
     if cfg.trajectory.type != "excitation":
         raise ConfigError("trajectory.type", f"hil run --identify runs an excitation (trajectory.type: excitation), "
@@ -45,23 +45,18 @@ def run_excitation(cfg, log: str, duration: float | None = None) -> dict:
     def ended() -> bool:
         src = loop.trajectory
         return src.started and src.ready and loop.hardware.timing.robot_ns - src.t0 >= src.duration_ns + rest_ns
-    try:
-        sim.publish_status()
-        summary = loop.run(duration or MAX_S, stop=ended)
-        if not ended():
-            logger.warning("the run ended %.1f s into the excitation, before its end (%.1f s): the identification "
-                        "sees less motion", loop.hardware.timing.robot_ns * 1e-9 - loop.trajectory.t0 * 1e-9,
-                        (loop.trajectory.duration_ns + rest_ns) * 1e-9)
-        return summary
-    finally:
-        loop.close()
-        sim.close()
+    summary = run_closed(loop, sim, duration or MAX_S, stop=ended)
+    if not ended():
+        logger.warning("the run ended %.1f s into the excitation, before its end (%.1f s): the identification "
+                       "sees less motion", loop.hardware.timing.robot_ns * 1e-9 - loop.trajectory.t0 * 1e-9,
+                       (loop.trajectory.duration_ns + rest_ns) * 1e-9)
+    return summary
 
 
 def hold_drift(cfg, q0, payload: dict | None, seconds: float = HOLD_S) -> tuple:
     """(max |q − q_start| per joint, final state) of gravity compensation holding the simulated arm at
     q0 for `seconds`, the controller's model with robot.payload `payload` (None: without)."""
-    from .lockstep import make_lockstep
+    from .lockstep import make_lockstep, run_closed
     from .running import load
     overrides = {"controller": {"type": "gravity_compensation", "friction_compensation": None},
                  "trajectory": {"type": "hold"}, "telemetry": {"log": None}, "viz": {"enabled": False},
@@ -69,13 +64,8 @@ def hold_drift(cfg, q0, payload: dict | None, seconds: float = HOLD_S) -> tuple:
                                                         "initial_velocities": None}}
     hold = load(cfg, overrides)
     loop, sim = make_lockstep(hold)
-    try:
-        sim.publish_status()
-        summary = loop.run(seconds)
-        return loop.recorder.maxabs.copy(), summary["final_state"]
-    finally:
-        loop.close()
-        sim.close()
+    summary = run_closed(loop, sim, seconds)
+    return loop.recorder.maxabs.copy(), summary["final_state"]
 
 
 def run_identify(cfg, log: str | None = None, opts: IdentifyOptions | None = None,

@@ -104,12 +104,12 @@ def run_lockstep(cfg: RunConfig, duration_s: float, lc=None, viz=None, on_tick=N
     return loop.run(duration_s, on_tick=on_tick), loop, sim
 
 
-def run_closed(loop, sim, duration_s: float, on_tick=None) -> dict:
-    """The simulator's first status, then loop.run(duration_s, on_tick=on_tick) (a ControlLoop or a
+def run_closed(loop, sim, duration_s: float, on_tick=None, stop=None) -> dict:
+    """The simulator's first status, then loop.run(duration_s, stop, on_tick) (a ControlLoop or a
     hil.station.StationLoop), both closed on every exit path; returns the summary."""
     try:
         sim.publish_status()
-        return loop.run(duration_s, on_tick=on_tick)
+        return loop.run(duration_s, stop=stop, on_tick=on_tick)
     finally:
         loop.close()
         sim.close()

@@ -54,14 +54,9 @@ def run(config, controller=None, *, duration: float | None = None, mode: Mode | 
         return run_chain(cfg, link_of(cfg), duration, controller=controller, on_tick=on_tick,
                          check_alloc=check_alloc)[0]
     if Mode(mode) is Mode.LOCKSTEP:
-        from .lockstep import make_lockstep
+        from .lockstep import make_lockstep, run_closed
         loop, sim = make_lockstep(cfg, controller=controller, check_alloc=check_alloc)
-        try:
-            sim.publish_status()
-            return loop.run(duration, on_tick=on_tick)
-        finally:
-            loop.close()
-            sim.close()
+        return run_closed(loop, sim, duration, on_tick=on_tick)
     from drivers.core.config import open_lcm
 
     from .hardware import robot_for
