@@ -1,4 +1,4 @@
-"""The generated references of the docs site (docs/gen: mkdocs-gen-files runs them at build time):
+"""The generated references of the docs site (docs/gen writes them into docs/reference, committed):
 the config reference covers every key of every config file with its type, default and text, and
 the command-line reference every subcommand and option of `hil`'s parser."""
 from __future__ import annotations
@@ -9,6 +9,8 @@ import importlib.util
 import re
 import sys
 from pathlib import Path
+
+import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -61,3 +63,25 @@ def test_the_cli_reference_has_every_command_and_option():
         for action in p._actions:
             for flag in action.option_strings or [action.metavar or action.dest]:
                 assert f"`{flag}`" in section, f"hil {name}: {flag}"
+
+
+@pytest.mark.parametrize("name", ["cli_reference", "config_reference"])
+def test_the_committed_reference_is_what_its_generator_writes(name):
+    gen = generator(name)
+    committed = (REPO / "docs" / gen.PAGE).read_text()
+    assert committed == gen.render(), f"docs/{gen.PAGE} is stale: run `python docs/gen/{name}.py`"
+
+
+def test_every_relative_link_of_the_readme_and_the_docs_resolves_in_a_checkout():
+    """What a reader of the checkout (or of GitHub) follows: a link to a file that only a build makes
+    is dead there."""
+    dead = []
+    for page in [REPO / "README.md", REPO / "DESIGN.md", *sorted((REPO / "docs").rglob("*.md"))]:
+        text = re.sub(r"`[^`\n]*`", "", re.sub(r"```.*?```", "", page.read_text(), flags=re.S))
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            path = target.split("#", 1)[0]
+            if not path or re.match(r"[a-z]+:", path):
+                continue
+            if not (page.parent / path).exists():
+                dead.append(f"{page.relative_to(REPO)}: {target}")
+    assert not dead, "links to files not in the checkout:\n" + "\n".join(dead)

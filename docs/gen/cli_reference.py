@@ -1,7 +1,7 @@
-"""The command-line reference (reference/cli.md), generated at build time from `hil`'s own argparse
+"""The command-line reference (reference/cli.md), generated from `hil`'s own argparse
 parser (`hil.cli.parser()`, built from the COMMANDS table of hil/cli.py): one section per subcommand
 with its usage, its description and every option with its help, as `hil COMMAND --help` prints them.
-mkdocs-gen-files runs this file (mkdocs.yml); `python docs/gen/cli_reference.py` prints the page.
+`python docs/gen/cli_reference.py` writes it into docs/ (committed; a test checks it is current).
 """
 from __future__ import annotations
 
@@ -67,13 +67,11 @@ def render() -> str:
 
 
 def main() -> None:
-    import mkdocs_gen_files
-    with mkdocs_gen_files.open(PAGE, "w") as f:
-        f.write(render())
-    mkdocs_gen_files.set_edit_path(PAGE, "gen/cli_reference.py")
+    """Writes the page into docs/ (committed, so that links work in a checkout and on GitHub;
+    tests/test_docs_reference.py fails while it differs from what this renders)."""
+    from pathlib import Path
+    (Path(__file__).resolve().parents[1] / PAGE).write_text(render())
 
 
-if __name__ == "<run_path>":         # mkdocs-gen-files runs it with runpy.run_path
+if __name__ == "__main__":
     main()
-elif __name__ == "__main__":
-    print(render())

@@ -1,11 +1,11 @@
-"""The config reference (reference/config.md), generated from the config dataclasses at build time.
+"""The config reference (reference/config.md), generated from the config dataclasses.
 
 One source of truth: every key, its type, default and bounds come from the dataclasses pydantic
 validates (`drivers.core.schema.load`): the types and `Annotated` bounds from their type hints, the
 defaults from their fields, the text from a field's `Help(...)` and the `# comments` written beside
 it (on its lines, continued on the lines below at the same column, or on the lines just above it),
-the section's text from the class docstring. mkdocs-gen-files runs this file (mkdocs.yml);
-`python docs/gen/config_reference.py` prints the page.
+the section's text from the class docstring. `python docs/gen/config_reference.py` writes it into
+docs/ (committed, so that links work in a checkout; tests/test_docs_reference.py checks it is current).
 """
 from __future__ import annotations
 
@@ -298,13 +298,11 @@ def render() -> str:
 
 
 def main() -> None:
-    import mkdocs_gen_files
-    with mkdocs_gen_files.open(PAGE, "w") as f:
-        f.write(render())
-    mkdocs_gen_files.set_edit_path(PAGE, "gen/config_reference.py")
+    """Writes the page into docs/ (committed, so that links work in a checkout and on GitHub;
+    tests/test_docs_reference.py fails while it differs from what this renders)."""
+    from pathlib import Path
+    (Path(__file__).resolve().parents[1] / PAGE).write_text(render())
 
 
-if __name__ == "<run_path>":         # mkdocs-gen-files runs it with runpy.run_path
+if __name__ == "__main__":
     main()
-elif __name__ == "__main__":
-    print(render())
