@@ -76,7 +76,7 @@ from .parsing.model_directives import (
 from .parsing.scoped_names import GetScopedFrameByName, GetScopedFrameByNameMaybe
 from .plant import MultibodyPlant
 from .plant_algorithms import JacobianWrtVariable
-from .plant_config import ContactModel, DiscreteContactApproximation, DiscreteContactSolver
+from .plant_config import ContactModel, DiscreteContactApproximation, DiscreteContactSolver, DrakeDeprecationWarning
 from .pydrake_interop import to_pydrake
 from .scoped_name import ScopedName
 from .shape_inertia import CalcSpatialInertia

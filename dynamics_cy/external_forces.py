@@ -7,10 +7,10 @@ is False) and is evaluated directly.
 from __future__ import annotations
 
 import copy
-import enum
 
 import numpy as np
 
+from .enums import DrakeIntEnum
 from .spatial_math import SpatialForce
 from .tree import BodyIndex
 
@@ -20,21 +20,11 @@ __all__ = ["ExternallyAppliedSpatialForce", "ForceDensityField", "ForceDensityFi
 _INVALID_INDEX = -1234567       # what pydrake shows for a default-constructed (invalid) index
 
 
-class ForceDensityType(enum.IntEnum):
-    """Whether a force density is per unit of current (deformed) or of reference volume. Compares equal
-    to pydrake's enum value of the same name."""
+class ForceDensityType(DrakeIntEnum):
+    """Whether a force density is per unit of current (deformed) or of reference volume."""
 
     kPerCurrentVolume = 0
     kPerReferenceVolume = 1
-
-    __str__ = enum.Enum.__str__
-
-    def __eq__(self, other) -> bool:
-        if type(other).__name__ == "ForceDensityType" and not isinstance(other, ForceDensityType):
-            return self.name == getattr(other, "name", None)         # pydrake's
-        return int.__eq__(self, other)
-
-    __hash__ = int.__hash__
 
 
 class ForceDensityFieldBase:

@@ -6,11 +6,11 @@ Capsule(radius, length) along Gz centred at Go; Mesh(filename, scale); HalfSpace
 """
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from .enums import DrakeIntEnum
 from .spatial_math import RigidTransform
 
 
@@ -21,14 +21,12 @@ def _positive(value: float, what: str, shape: str) -> float:
     return v
 
 
-class HydroelasticContactRepresentation(enum.IntEnum):
+class HydroelasticContactRepresentation(DrakeIntEnum):
     """pydrake.geometry's choice of hydroelastic contact surface mesh (stored by the plant; the simulated
     plant uses point contact)."""
 
     kTriangle = 0
     kPolygon = 1
-
-    __str__ = enum.Enum.__str__
 
 
 class Shape:

@@ -7,9 +7,12 @@ point contact whatever they say (docs/dynamics.md, "Additions and differences").
 """
 from __future__ import annotations
 
-import enum
+import os
+import textwrap
 import warnings
 
+from .enums import DrakeIntEnum
+from .errors import HilstackError
 from .geometry import HydroelasticContactRepresentation
 from .spatial_math import RigidTransform
 from .tree import ForceElement, ForceElementIndex, RigidBody, UniformGravityFieldElement
@@ -17,19 +20,25 @@ from .tree import ForceElement, ForceElementIndex, RigidBody, UniformGravityFiel
 _REMOVAL = "This will be removed from Drake on or after 2026-06-01."
 
 
-def deprecated(old: str, new: str, stacklevel: int = 3) -> None:
-    """Drake's deprecation of ``old`` in favour of ``new`` (a DeprecationWarning with Drake's text)."""
-    warnings.warn(f"{old}() is deprecated. Use {new}() instead. {_REMOVAL}", DeprecationWarning,
-                  stacklevel=stacklevel)
+class DrakeDeprecationWarning(HilstackError, DeprecationWarning):
+    """A deprecated pydrake name used (pydrake.common.deprecation.DrakeDeprecationWarning's twin, which
+    dynamics_cy cannot derive from without importing pydrake). Shown by default, once per call site (a
+    plain DeprecationWarning is hidden outside __main__; pydrake shows its own once); an error when
+    _DRAKE_DEPRECATION_IS_ERROR=1, as pydrake's."""
 
 
-class _Enum(enum.IntEnum):
-    """pydrake's enums: ``int(x)`` is the C++ value; ``str(x)`` is ``Class.kName``."""
-
-    __str__ = enum.Enum.__str__
+warnings.simplefilter("error" if os.environ.get("_DRAKE_DEPRECATION_IS_ERROR") == "1" else "default",
+                      DrakeDeprecationWarning)
 
 
-class ContactModel(_Enum):
+def deprecated(new: str, stacklevel: int = 3) -> None:
+    """Drake's deprecation of a method in favour of ``new``: pydrake's warning text, a DrakeDeprecationWarning."""
+    text = textwrap.fill(f"Use {new}() instead. {_REMOVAL}", width=70, initial_indent="    ",
+                         subsequent_indent="    ")
+    warnings.warn(f"(Deprecated.)\n\nDeprecated:\n{text}", DrakeDeprecationWarning, stacklevel=stacklevel)
+
+
+class ContactModel(DrakeIntEnum):
     kHydroelastic = 0
     kPoint = 1
     kHydroelasticWithFallback = 2
@@ -37,14 +46,14 @@ class ContactModel(_Enum):
     kPointContactOnly = 1
 
 
-class DiscreteContactApproximation(_Enum):
+class DiscreteContactApproximation(DrakeIntEnum):
     kTamsi = 0
     kSap = 1
     kSimilar = 2
     kLagged = 3
 
 
-class DiscreteContactSolver(_Enum):
+class DiscreteContactSolver(DrakeIntEnum):
     kTamsi = 0
     kSap = 1
 
@@ -222,11 +231,11 @@ class PlantConfig:
         return found[0]
 
     def HasUniqueFreeBaseBody(self, model_instance) -> bool:
-        deprecated("HasUniqueFreeBaseBody", "HasUniqueFloatingBaseBody")
+        deprecated("HasUniqueFloatingBaseBody")
         return self.HasUniqueFloatingBaseBody(model_instance)
 
     def GetUniqueFreeBaseBodyOrThrow(self, model_instance) -> RigidBody:
-        deprecated("GetUniqueFreeBaseBodyOrThrow", "GetUniqueFloatingBaseBodyOrThrow")
+        deprecated("GetUniqueFloatingBaseBodyOrThrow")
         return self.GetUniqueFloatingBaseBodyOrThrow(model_instance)
 
     def SetDefaultFloatingBaseBodyPose(self, body: RigidBody, X_WB: RigidTransform) -> None:
@@ -244,9 +253,9 @@ class PlantConfig:
         return RigidTransform(self._default_free_body_poses.get(int(body.index()), RigidTransform()))
 
     def SetDefaultFreeBodyPose(self, body: RigidBody, X_PB: RigidTransform = None, X_WB: RigidTransform = None) -> None:
-        deprecated("SetDefaultFreeBodyPose", "SetDefaultFloatingBaseBodyPose")
+        deprecated("SetDefaultFloatingBaseBodyPose")
         self.SetDefaultFloatingBaseBodyPose(body, X_PB if X_WB is None else X_WB)
 
     def GetDefaultFreeBodyPose(self, body: RigidBody) -> RigidTransform:
-        deprecated("GetDefaultFreeBodyPose", "GetDefaultFloatingBaseBodyPose")
+        deprecated("GetDefaultFloatingBaseBodyPose")
         return self.GetDefaultFloatingBaseBodyPose(body)

@@ -75,7 +75,8 @@ class RobotConfig:
     # package name -> folder or package.xml (whose <name> must be that name; relative paths from the
     # config's folder), added to the map (drivers.core.paths.package_map: Drake's default map and the
     # installed packages, e.g. example-robot-data, ROS_PACKAGE_PATH) that resolves package:// URIs of
-    # robot.model and of its meshes
+    # robot.model and of its meshes; an entry replaces a remote package of Drake's default map (a local
+    # copy of drake_models, for an offline lab)
     package_map: dict[str, str] = field(default_factory=dict)
     # the joints the protocol drives, in its order; every other movable joint is welded at position 0
     # (a Panda's fingers). None: the model's actuated joints, or every movable joint if it has no

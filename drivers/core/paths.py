@@ -25,12 +25,16 @@ def package_map(entries: dict[str, str] | None = None, base: Path | None = None)
     """Drake's default PackageMap (drake, drake_models) with this machine's installed packages
     (PopulateFromInstalledPackages: example-robot-data, ament prefixes, ROS_PACKAGE_PATH) plus `entries`:
     package name -> its folder, or -> its package.xml (whose <name> must be that name); relative paths
-    are relative to `base`. RuntimeError naming the entry if one does not fit."""
+    are relative to `base`. An entry replaces a remote package of the default map (a local copy of
+    drake_models: Remove, then Add, since Drake's Add refuses a local path for a remote name); any other
+    name already mapped elsewhere is refused, as Add does. RuntimeError naming the entry if one does not fit."""
     pm = PackageMap()
     pm.PopulateFromInstalledPackages()
     for name, where in (entries or {}).items():
         path = Path(where).expanduser()
         path = path if path.is_absolute() or base is None else base / path
+        if pm.Contains(name) and pm.GetRemoteParams(name) is not None:
+            pm.Remove(name)
         if path.name == "package.xml":
             pm.AddPackageXml(str(path))
             if not pm.Contains(name) or not Path(pm.GetPath(name)).samefile(path.parent):

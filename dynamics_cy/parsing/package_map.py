@@ -15,9 +15,10 @@ example-robot-data's URDFs say ``package://example-robot-data`` but its manifest
 ``example_robot_descriptions``), and the packages of ``ROS_PACKAGE_PATH`` (ROS's crawl rules, as
 PopulateFromRosPackagePath).
 
-A remote package (``AddRemote``, Drake's ``drake_models``) is never downloaded here: it resolves to
-Drake's download cache (``<cache>/drake/package_map/<sha256>-<sha256(strip_prefix)>``, the cache
-found as Drake finds it) when pydrake or Drake already fetched it; otherwise GetPath says so.
+A remote package (``AddRemote``, Drake's ``drake_models``) is never downloaded over the network here: it
+resolves to Drake's download cache (``<cache>/drake/package_map/<sha256>-<sha256(strip_prefix)>``, the
+cache found as Drake finds it) when pydrake or Drake already fetched it, or GetPath fetches it there from
+its ``file://`` URLs as Drake does; otherwise GetPath says so.
 
 Hand-written because it must be Drake's (its crawl rules, URI rule and messages): rospkg (PyPI)
 crawls ROS_PACKAGE_PATH with ROS 1's markers (CATKIN_IGNORE, rospack_nosubdirs, not AMENT_IGNORE or
@@ -35,7 +36,14 @@ import sysconfig
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from .remote import RemoteParams, drake_models_params, drake_resource_root, find_in_cache, not_fetched_error
+from .remote import (
+    RemoteParams,
+    drake_models_params,
+    drake_resource_root,
+    fetch_from_files,
+    find_in_cache,
+    not_fetched_error,
+)
 
 log = logging.getLogger(__name__)
 
@@ -121,13 +129,15 @@ class PackageMap:
 
     def GetPath(self, package_name: str) -> str:
         """The package's directory; warns if the package is deprecated. A remote package's directory is
-        Drake's download cache's copy (RuntimeError if it is not there: nothing is downloaded here)."""
+        Drake's download cache's copy, fetched there from its file:// URLs if need be (RuntimeError if it
+        is not there and has none: nothing is downloaded over the network here)."""
         self._require(package_name, "GetPath")
         if self._deprecated.get(package_name) is not None:
             log.warning("PackageMap: Package '%s' is deprecated: %s", package_name, self._deprecated[package_name])
         path = self._paths[package_name]
         if path is None:
-            path = find_in_cache(self._remote[package_name])
+            remote = self._remote[package_name]
+            path = find_in_cache(remote) or fetch_from_files(package_name, remote)
             if path is None:
                 raise not_fetched_error(package_name, self._remote[package_name])
             self._paths[package_name] = path

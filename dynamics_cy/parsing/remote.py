@@ -7,7 +7,10 @@
   checked as Drake's ``AddRemote`` checks them.
 - Drake's download cache, found as ``drake::internal::FindOrCreateCache("package_map")`` finds it
   (``$TEST_TMPDIR/.cache``, ``$XDG_CACHE_HOME``, ``$HOME/.cache``; then ``drake/package_map``), where
-  a remote package lives once fetched, at ``<sha256>-<sha256(strip_prefix)>``. It is only read here.
+  a remote package lives once fetched, at ``<sha256>-<sha256(strip_prefix)>``.
+- ``fetch_from_files``: a remote package with ``file://`` URLs is fetched into that cache as Drake's
+  package_downloader does (each such URL in turn, the sha256 checked, unpacked, the strip_prefix
+  taken, moved into place atomically, a README beside it). http(s) URLs are never fetched here.
 """
 from __future__ import annotations
 
@@ -17,6 +20,10 @@ import importlib.util
 import json
 import logging
 import os
+import shutil
+import tempfile
+import urllib.parse
+import urllib.request
 
 log = logging.getLogger("dynamics_cy.parsing.package_map")
 
@@ -93,11 +100,61 @@ def find_in_cache(params: RemoteParams) -> str | None:
     return path if os.path.isdir(path) else None
 
 
+def fetch_from_files(package_name: str, params: RemoteParams) -> str | None:
+    """Fetches a remote package from its file:// URLs into Drake's cache (Drake's package_downloader):
+    its directory there, None if it has no file:// URL; RuntimeError with Drake's message if each fails."""
+    files = [u for u in params.urls if u.startswith("file://")]
+    cache = drake_cache_dir()
+    if not files or cache is None:
+        return None
+    os.makedirs(cache, exist_ok=True)
+    output = os.path.join(cache, params.cache_relative_path())
+    errors = []
+    with tempfile.TemporaryDirectory(prefix="drake_downloader_") as tmp:
+        for url in files:
+            archive = urllib.request.url2pathname(urllib.parse.urlparse(url).path)
+            try:
+                with open(archive, "rb") as f:
+                    digest = hashlib.file_digest(f, "sha256").hexdigest()
+            except OSError as e:
+                errors.append(f"Candidate {url} failed:\n{e}")
+                continue
+            if digest == params.sha256.lower():
+                break
+            errors.append(f"Candidate {url} failed:\nChecksum mismatch; was {digest} but wanted {params.sha256}.")
+        else:
+            raise RuntimeError(f"PackageMap: when downloading '{package_name}', the downloader experienced an error: "
+                               "All downloads failed:\n\n" + "\n\n".join(errors))
+        unpacked = os.path.join(tmp, "unpack")
+        try:
+            shutil.unpack_archive(archive, unpacked, format=params.archive_type)
+        except (shutil.ReadError, ValueError, OSError) as e:
+            raise RuntimeError(f"PackageMap: when downloading '{package_name}', the downloader experienced an "
+                               f"error: {e}") from None
+        package = os.path.join(unpacked, params.strip_prefix or "")
+        if not os.path.isdir(package):
+            raise RuntimeError(f"PackageMap: when downloading '{package_name}', the downloader experienced an error: "
+                               f"The strip_prefix='{params.strip_prefix}' does not exist within "
+                               f"{os.path.basename(archive)}")
+        with tempfile.TemporaryDirectory(dir=cache, prefix=f"temp.{os.path.basename(output)}.") as staging:
+            incoming = os.path.join(staging, "incoming")
+            shutil.move(package, incoming)
+            try:
+                os.rename(incoming, output)
+            except OSError:                 # another process put it there meanwhile: that copy serves
+                pass
+    with open(output + ".README", "w") as f:
+        f.write(f"Our sibling directory ./{os.path.basename(output)} contains package://{package_name}.\n\n"
+                "It was downloaded by Drake from one of these URLs:\n" + "".join(f" {u}\n" for u in params.urls))
+    return output
+
+
 def not_fetched_error(package_name: str, params: RemoteParams) -> RuntimeError:
     cache = drake_cache_dir()
     where = os.path.join(cache, params.cache_relative_path()) if cache else "(no cache directory: set XDG_CACHE_HOME)"
     return RuntimeError(
-        f"PackageMap: package '{package_name}' is remote ({params.urls[0]}) and dynamics_cy downloads nothing: "
+        f"PackageMap: package '{package_name}' is remote ({params.urls[0]}) and dynamics_cy downloads nothing "
+        f"over the network (it fetches file:// URLs only): "
         f"it resolves once the package is in Drake's download cache, at '{where}' (pydrake's "
         f"PackageMap().GetPath('{package_name}') fetches it there), or add a local copy with "
         f"Add('{package_name}', folder)")

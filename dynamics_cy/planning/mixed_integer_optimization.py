@@ -7,15 +7,15 @@ SOS2 on λ ∈ ℝⁿ⁺¹ (breakpoints φ₀ < … < φₙ, interval k = [φₖ
 """
 from __future__ import annotations
 
-import enum
-
 import numpy as np
+
+from dynamics_cy.enums import DrakeEnum
 
 from .affine import Affine, add_linear, add_linear_equality, as_affine
 from .program import MathematicalProgram
 
 
-class IntervalBinning(enum.Enum):
+class IntervalBinning(DrakeEnum):
     """How binaries say which interval a variable is in: ⌈log₂ n⌉ of them in reflected Gray code
     (kLogarithmic) or one per interval (kLinear)."""
 

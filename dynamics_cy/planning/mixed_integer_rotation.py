@@ -18,13 +18,13 @@ shrinks towards SO(3) as N grows.
 """
 from __future__ import annotations
 
-import enum
 import functools
 import itertools
 
 import numpy as np
 from scipy.spatial import ConvexHull
 
+from dynamics_cy.enums import DrakeEnum
 from dynamics_cy.errors import HilstackError
 
 from .affine import Affine, add_linear, add_linear_equality, add_lorentz_cone, add_rotated_lorentz_cone, as_affine
@@ -46,7 +46,7 @@ class MixedIntegerRotationConstraintGenerator:
     """Adds a mixed-integer relaxation of R ∈ SO(3) to a program (see the module docstring). One
     generator may be applied to many matrices."""
 
-    class Approach(enum.Enum):
+    class Approach(DrakeEnum):
         kBoxSphereIntersection = 0
         kBilinearMcCormick = 1
         kBoth = 2

@@ -30,10 +30,10 @@ is "LevenbergMarquardt" when phase 1 alone solved a program without costs, else 
 """
 from __future__ import annotations
 
-import enum
-
 import numpy as np
 from scipy import optimize
+
+from dynamics_cy.enums import DrakeEnum
 
 from .program import Binding, BoundingBoxConstraint, MathematicalProgram, Variable
 
@@ -43,13 +43,15 @@ _RESTORATION_ITERATIONS = 200
 _RESTORATION_TARGET = 1e-13  # ‖r‖∞ at which phase 1 stops early
 
 
-class SolutionResult(enum.Enum):
+class SolutionResult(DrakeEnum):
+    """pydrake's values (those of the outcomes we report)."""
+
     kSolutionFound = 0
-    kInfeasibleConstraints = 1
-    kIterationLimit = 2
-    kUnbounded = 3                 # the mixed-integer path's outcomes (mixed_integer_solve.py)
-    kInfeasibleOrUnbounded = 4
-    kSolverSpecificError = 5
+    kInfeasibleConstraints = -2
+    kIterationLimit = -6
+    kUnbounded = -3                # the mixed-integer path's outcomes (mixed_integer_solve.py)
+    kInfeasibleOrUnbounded = -5
+    kSolverSpecificError = -4
 
 
 class SolverId:

@@ -22,12 +22,12 @@ not part of the torque model (τ = M q̈ + C q̇ - τ_g, from dynamics_cy's inve
 """
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass
 
 import numpy as np
 
 from dynamics_cy import JacobianWrtVariable
+from dynamics_cy.enums import DrakeEnum
 
 from .kinematics import check_frame, qdot_is_v
 from .program import Binding, MathematicalProgram
@@ -36,7 +36,7 @@ from .trajectories import PiecewisePolynomial
 _X_MAX = 1e16  # ṡ ≤ 1e8
 
 
-class ToppraDiscretization(enum.Enum):
+class ToppraDiscretization(DrakeEnum):
     kCollocation = 0
     kInterpolation = 1
 

@@ -194,6 +194,47 @@ def test_add_remote_records_and_resolves_from_drakes_cache_only(tmp_path, monkey
         local.AddMap(pm)
 
 
+def test_a_file_url_remote_is_fetched_into_drakes_cache_as_drake_does(tmp_path, monkeypatch):
+    """A remote package with a file:// URL needs no network: GetPath checks the archive's sha256, unpacks it,
+    keeps its strip_prefix and puts it in Drake's cache under TEST_TMPDIR, at the directory pydrake uses."""
+    import zipfile
+    tmpdir = tmp_path / "test_tmpdir"
+    tmpdir.mkdir()
+    monkeypatch.setenv("TEST_TMPDIR", str(tmpdir))
+    archive = tmp_path / "lab_models.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("lab_models-1/package.xml", "<package format='3'><name>lab_models</name></package>")
+        z.writestr("lab_models-1/urdf/box.urdf", "<robot name='box'><link name='base'/></robot>")
+        z.writestr("stray.txt", "outside the prefix: dropped")
+    sha = hashlib.sha256(archive.read_bytes()).hexdigest()
+    params = dict(urls=["https://example.invalid/lab_models.zip", f"file://{archive}"], sha256=sha,
+                  strip_prefix="lab_models-1")
+    pm = PackageMap.MakeEmpty()
+    pm.AddRemote("lab_models", PackageMap.RemoteParams(**params))
+    path = pm.GetPath("lab_models")
+    cache = tmpdir / ".cache" / "drake" / "package_map"
+    assert os.path.samefile(path, cache / f"{sha}-{hashlib.sha256(b'lab_models-1').hexdigest()}")
+    assert sorted(os.listdir(path)) == ["package.xml", "urdf"]
+    assert "file://" in (cache / f"{os.path.basename(path)}.README").read_text()
+    assert os.path.samefile(pm.ResolveUrl("package://lab_models/urdf/box.urdf"), os.path.join(path, "urdf", "box.urdf"))
+    again = PackageMap.MakeEmpty()                                  # a second map finds the fetched copy
+    again.AddRemote("lab_models", PackageMap.RemoteParams(**params))
+    assert again.GetPath("lab_models") == path
+    drake = drake_map()                                             # pydrake finds ours where it would put its own
+    drake.AddRemote("lab_models", type(drake).RemoteParams(**params))
+    assert os.path.samefile(drake.GetPath("lab_models"), path)
+
+    wrong = PackageMap.MakeEmpty()
+    wrong.AddRemote("bad", PackageMap.RemoteParams(urls=[f"file://{archive}"], sha256="0" * 64))
+    with pytest.raises(RuntimeError, match=f"(?s)All downloads failed.*Checksum mismatch; was {sha} but wanted 0+\\."):
+        wrong.GetPath("bad")
+    prefix = PackageMap.MakeEmpty()
+    prefix.AddRemote("p", PackageMap.RemoteParams(urls=[f"file://{archive}"], sha256=sha, strip_prefix="nope"))
+    with pytest.raises(RuntimeError, match="strip_prefix='nope' does not exist within lab_models.zip"):
+        prefix.GetPath("p")
+    assert sorted(p.name for p in cache.iterdir() if p.is_dir()) == [os.path.basename(path)]   # nothing half-made
+
+
 def test_installed_packages_are_added_on_request(robot_data):
     pm = PackageMap()
     assert not pm.Contains("example-robot-data")          # Drake's default map: drake, drake_models only
