@@ -145,3 +145,14 @@ def test_two_status_streams_fault_the_loop_and_are_named(tutorial, multicast_url
     faults = [f for f in summary["faults"] if f["fault"] == "STATUS_INVALID"]
     assert faults and "two status streams on IIWA_STATUS" in faults[0]["reason"], summary["faults"]
     assert "give each session its own port" in faults[0]["reason"]
+
+
+def test_the_demo_runs_on_a_private_port_and_tells_meldis(tutorial):
+    """`hil demo` of a config on LCM's shared default takes a free port of its own (ttl=0), so another
+    session on the host cannot mix in, and its Meldis line carries it (LCM_DEFAULT_URL)."""
+    out, err = finish(hil(tutorial, "demo", "--config", "robot.yaml", "--duration", "1", "--quiet"))
+    line = out.splitlines()[0]
+    url = re.search(r"the control loop on (udpm://239\.255\.76\.67:(\d+)\?ttl=0);", line)
+    assert url and url[2] != "7667", line
+    assert f"LCM_DEFAULT_URL='{url[1]}' python -m pydrake.visualization.meldis" in line
+    assert f"LCM {url[1]}" in out                  # `hil sim` on it too
