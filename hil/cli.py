@@ -194,7 +194,9 @@ def _meldis_command(cfg, plant=None) -> str:
     q = cfg.sim.initial_positions
     q = q if q is not None and len(q) == plant.num_positions() else None
     params = write_meshcat_params(plant, Path(cfg.robot.model).stem, q)
-    return f"python -m pydrake.visualization.meldis --meshcat-params {params}"
+    from messages.channels import DEFAULT_LCM_URL
+    env = "" if cfg.lcm.url == DEFAULT_LCM_URL else f"LCM_DEFAULT_URL='{cfg.lcm.url}' "   # Drake's LCM reads it
+    return f"{env}python -m pydrake.visualization.meldis --meshcat-params {params}"
 
 
 def cmd_viz(args) -> int:
@@ -230,7 +232,8 @@ def cmd_demo(args) -> int:
     gripper or objects (configs/station/iiwa_wsg.yaml) is drawn by `hil sim`, the loop drawing nothing. When one of
     the robot's processes ends early the demo stops with it: exit 2 before the first status, 3 after. A
     station file (configs/station/two_iiwas_wsg.yaml) runs `hil sim` of every arm, drawn as one scene,
-    and one loop for all (docs/station.md)."""
+    and one loop for all (docs/station.md). An arm's demo runs on a free LCM port of its own (ttl=0), not
+    the host's shared default, unless --lcm-url or the config names one: Meldis is told it (LCM_DEFAULT_URL)."""
     from .legged_scenario import is_legged_scenario, run_legged_demo
     if Path(args.config).is_file() and is_legged_scenario(args.config):      # a legged robot (docs/wbc.md)
         from messages.channels import DEFAULT_LCM_URL
@@ -240,6 +243,9 @@ def cmd_demo(args) -> int:
         return demo_station(args)
     from drivers.core.robot import load_robot
     cfg = _load(args.config, args.lcm_url)
+    from messages.channels import DEFAULT_LCM_URL, private_lcm_url
+    if args.lcm_url is None and cfg.lcm.url == DEFAULT_LCM_URL:
+        cfg.lcm.url = args.lcm_url = private_lcm_url()   # not the host's shared group: no other session's traffic
     legged = cfg.robot.protocol == "floating_base"       # the simulated legged robot draws itself
     if not legged:                      # a bad model is reported once, before the simulator starts,
         model = load_robot(cfg.robot)
@@ -468,12 +474,12 @@ def _service(lcm_url: bool = True) -> tuple[Arg, ...]:
     return (duration, arg("--lcm-url", help="override lcm.url")) if lcm_url else (duration,)
 
 
-def _run_options(default_duration: float | None = None) -> tuple[Arg, ...]:
+def _run_options(default_duration: float | None = None, url: str = "") -> tuple[Arg, ...]:
     """The options of the commands that run the loop (run, demo)."""
     return (arg("--duration", type=float, default=default_duration,
                 help=f"seconds to run (default: {default_duration:g})" if default_duration else
                 "seconds to run (default: loop.duration, or until Ctrl-C)"),
-            arg("--lcm-url", help="override lcm.url, e.g. 'udpm://239.255.76.67:7667?ttl=0'"),
+            arg("--lcm-url", help="override lcm.url, e.g. 'udpm://239.255.76.67:7667?ttl=0'" + url),
             _json("the end-of-run summary"), PLOT,
             arg("--log", metavar="FILE.lcmlog",
                 help="record the run's LCM traffic, config and summary to this log (overrides telemetry.log)"),
@@ -512,7 +518,8 @@ COMMANDS = [
                                            help="publish no viewer messages, even with viz enabled"))),
     Command("demo", cmd_demo, "", (arg("--config", default=str(DEMO_CONFIG), help=f"run config (default: "
                                        f"{DEMO_CONFIG}), or a legged scenario (configs/legged/go2_demo.yaml)"),
-                                   *_run_options(default_duration=10.0))),
+                                   *_run_options(10.0, " (default: the config's, or a free port of "
+                                                       "its own when that is the shared default)"))),
     Command("viz", cmd_viz, "CONFIG", (_config(": robot, lcm, channels and viz sections are used"), *_service())),
     Command("serial", cmd_serial, "CONFIG", (_config(" with a serial section"), *_service())),
     Command("serial-device", cmd_serial_device, "CONFIG",

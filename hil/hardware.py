@@ -9,6 +9,7 @@ what the driver in front of the arm demands. The loop knows no protocol and no d
     hw.timing                           StatusTiming: the robot's clock, the status period, counts
     hw.guard_active(now_ns)             the driver's start guard: no command yet
     hw.second_commander()               a command this loop did not send: the fault's text, once
+    hw.second_status_stream()           two status streams interleave on the status channel: the text, once
     hw.write(now_ns, tau, q, v, commanding)    the command, robot.command's fields, stamped
     hw.write_exit(now_ns, tau)          the exit command: positions held, velocities 0
     hw.close()                          unsubscribes
@@ -114,6 +115,7 @@ class Hardware:
         self.timing = StatusTiming()
         self.guard_ns = 0
         self.foreign = ForeignCommands()
+        self.streams_told = False
         self.tick = 0                   # the tick statuses are stamped with (read, await_status)
         self._subscriptions = [lc.subscribe(channels.status, self._on_status),
                                lc.subscribe(channels.command, self._on_command)]
@@ -188,6 +190,18 @@ class Hardware:
         foreign.reported = foreign.seen
         return (f"second commander: a command on {self.channels.command} that this loop did not send "
                 f"(another controller is running on {self.url})")
+
+    def second_status_stream(self) -> str | None:
+        """The fault's text, once, when the robot's clock went back and forth (StatusClock.interleaved:
+        two robots or simulators publish on our status channel), else None."""
+        clock = self.timing.clock
+        if not clock.interleaved or self.streams_told:
+            return None
+        self.streams_told = True
+        return (f"two status streams on {self.channels.status}: the robot's clock went back twice within "
+                f"{clock.INTERLEAVED} statuses (utime {clock.back_utime} after {clock.back_from}): two robots or "
+                f"simulators publish on {self.url}; give each session its own port (lcm.url: "
+                f"\"udpm://239.255.76.67:PORT?ttl=0\", docs/hil.md)")
 
     @property
     def exit_pending(self) -> bool:

@@ -261,6 +261,8 @@ class ControlLoop(Lifecycle):
             foreign = hw.second_commander()
             if not self.safety.controller_latched:
                 self._transition(self.safety.controller_failed(k, foreign), start)
+        if timing.clock.interleaved and not hw.streams_told:
+            self._transition(self.safety.status_unusable(k, hw.second_status_stream()), start)
         if self.safety.commanding:
             self._control(start)
         if not have_status:
@@ -308,7 +310,9 @@ class ControlLoop(Lifecycle):
         utime = hw.status.utime
         clock = "-1: the driver is synchronising its clock" if utime == -1 else f"{utime}"
         text = f"first status on {self.channels.status} (utime {clock})"
-        if period is not None:
+        if hw.timing.clock.interleaved:
+            text += f"; two status streams interleave on {self.channels.status}: no one status period"
+        elif period is not None:
             text += (f"; status period {period * 1e-6:.2f} ms ({1e9 / period:.0f} Hz), status timeout "
                      f"{self.cfg.safety.status_timeout_periods * max(period, self.period_ns) * 1e-6:.1f} ms")
         if period is not None and _control.first_nonfinite(self.q) < 0 and not hw.drive_damping:

@@ -161,6 +161,12 @@ class SafetyMonitor:
         self.controller_latched = True
         return self._to(SafetyState.FAULT, FaultCode.CONTROLLER, why, tick)
 
+    def status_unusable(self, tick: int, why: str) -> Transition:
+        """The statuses cannot be trusted as one robot's (two streams interleave): FAULT [STATUS_INVALID]
+        and the safe command, latched until the loop is restarted."""
+        self.controller_latched = True
+        return self._to(SafetyState.FAULT, FaultCode.STATUS_INVALID, why, tick)
+
     def station_stopped(self, tick: int, why: str) -> Transition:
         """Another arm of the station faulted and its policy stops every arm (hil.station, on_fault
         stop_all): FAULT [STATION] and the safe command, latched until the station is restarted."""

@@ -7,23 +7,33 @@ prefix, which keeps several robots on one LCM bus apart.
 """
 import dataclasses
 import random
+import socket
 
 DEFAULT_LCM_URL = "udpm://239.255.76.67:7667?ttl=0"
 """LCM's default multicast group with ttl=0: messages stay on this host."""
 
 
 def private_lcm_url() -> str:
-    """LCM's multicast group with ttl=0 on a random port of its own, so concurrent runs (tests,
-    `hil regress`'s chains, benchmarks) do not cross-talk. The port is below the kernel's ephemeral
-    range (ip_local_port_range): a port the kernel hands to some socket without SO_REUSEADDR would
-    make LCM's bind fail with "Address already in use"."""
+    """LCM's multicast group with ttl=0 on a free port of its own, so concurrent runs (tests, `hil
+    demo`, `hil regress`'s chains, benchmarks) do not cross-talk: a random port no socket on this host
+    is bound to (LCM binds with SO_REUSEADDR, so a bind without it fails on a port in use). The port is
+    below the kernel's ephemeral range (ip_local_port_range): a port the kernel hands to some socket
+    without SO_REUSEADDR would make LCM's bind fail with "Address already in use"."""
     low = 32768
     try:
         with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
             low = int(f.read().split()[0])
     except (OSError, ValueError, IndexError):
         pass
-    return f"udpm://239.255.76.67:{random.randint(10000, max(10001, low - 1))}?ttl=0"
+    for _ in range(50):
+        port = random.randint(10000, max(10001, low - 1))
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            try:
+                probe.bind(("", port))
+            except OSError:
+                continue                    # in use: another session's LCM, or any other socket
+        break
+    return f"udpm://239.255.76.67:{port}?ttl=0"
 
 # Drake's drivers and simulated drivers.
 IIWA_STATUS = "IIWA_STATUS"

@@ -97,7 +97,13 @@ class StatusClock:
     averages out; None before 4). A steadier clock appearing restarts the learning. The median
     ignores a minority of outliers (a stall, a burst) in the window. Hand-written: it runs in the
     tick; it allocates only while learning (the first `learn` statuses of each source).
+
+    `interleaved` turns True when utime goes back twice within INTERLEAVED statuses: two status
+    streams on one channel (two robots or simulators publishing), which no one driver's clock does
+    (a restart goes back once); `back_utime`, `back_from`: the utime and the one before it, the last time.
     """
+
+    INTERLEAVED = 100
 
     ARRIVALS, UTIME, STEADY = 0, 1, 2       # period sources, steadiest last
 
@@ -112,6 +118,9 @@ class StatusClock:
         self.source = self.ARRIVALS         # the clock the period is learned from
         self.steps = np.zeros(learn, dtype=np.int64)    # its positive steps, µs
         self.n_steps = 0
+        self.interleaved = False
+        self.back_utime = self.back_from = 0
+        self._back_at = -self.INTERLEAVED - 1   # the status count at which utime last went back
 
     def update(self, utime: int, local_ns: int, steady_us: int = -1) -> int:
         local = local_ns - self.last_local
@@ -132,6 +141,9 @@ class StatusClock:
         if self.count == 0:
             self.first_local = local_ns
         self.count += 1
+        if 0 <= utime < self.last_utime:
+            self.interleaved |= self.count - self._back_at <= self.INTERLEAVED
+            self.back_utime, self.back_from, self._back_at = utime, self.last_utime, self.count
         if steady_step > 0:
             self._learn(self.STEADY, steady_step)
         elif utime_step > 0 and self.source <= self.UTIME:

@@ -18,6 +18,8 @@ helpers), the simulated drivers' firmware and LCM protocol, fault injection and 
 - faults      FaultInjector: latency, drops, duplicates, frozen or noisy sensors, dead joints, silence,
               malformed commands
 - robot       SimulatedRobot: the LCM-speaking robot, lockstep or real time
+- commanders  CommanderWatch: who sends the commands on udpm://; a second commander refused
+- pacing      run_paced: steps paced to the wall clock (the robot's and the station's)
 - realtime    run_sim / run_from_config: `hil sim CONFIG`
 See docs/sim.md.
 """

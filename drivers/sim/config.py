@@ -202,8 +202,11 @@ class SimConfig:
     position_control: PositionControlConfig = field(default_factory=PositionControlConfig)
     joint_limits: JointLimitsConfig = field(default_factory=JointLimitsConfig)
     command_timeout: Positive = 0.1      # s without a valid command
-    safe_command: Literal["zero_torque", "damping"] = "damping"   # after command_timeout without a valid command
-    brakes: bool = False                          # hold the joints still until the first valid command
+    # with no commander (before the first valid command, and command_timeout after the last): hold: the
+    # firmware holds the arm where it is, gravity included (as Drake's simulated drivers, kuka_driver and
+    # franka_driver do, docs/sim.md); damping: −safe_damping∘v; zero_torque: nothing ([− τ_g if internal])
+    safe_command: Literal["hold", "zero_torque", "damping"] = "hold"
+    brakes: bool = False                          # hold the joints still (q kept, v = 0) until the first valid command
     safe_damping: Any = None                      # N·m·s/rad: number or one per joint; None: m_i/(2h) per joint
     contact: ContactConfig = field(default_factory=ContactConfig)
     payload: PayloadConfig = field(default_factory=PayloadConfig)   # the simulated robot's (robot.payload: the model's)

@@ -16,6 +16,7 @@ from drivers.core.config import RunConfig, channels_for, open_lcm
 from drivers.core.robot import build_plant
 from drivers.run_config import load_config
 
+from .commanders import CommanderWatch
 from .robot import SimulatedRobot
 
 
@@ -53,6 +54,7 @@ def run_sim(cfg: RunConfig, duration: float | None = None, stop_event=None, out=
         viz_cfg = dataclasses.replace(viz_cfg, enabled=viz)
     plant = build_plant(cfg.robot, sim.payload, simulated=True, gripper=sim.gripper, objects=sim.objects)
     robot = SimulatedRobot(plant, sim, cfg.robot.protocol, channels, open_lcm(cfg.lcm.url), viz=viz_cfg)
+    robot.commanders = CommanderWatch.open(cfg.lcm.url, channels.command, round(sim.command_timeout * 1e9))
     print(f"hil sim: {cfg.robot.model.rsplit('/', 1)[-1]} ({robot.n} joints), protocol {cfg.robot.protocol}, "
           f"status {channels.status}, command {channels.command}"
           + (f", contact {channels.contact_results}" if robot.physics.contact is not None else "")

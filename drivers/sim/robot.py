@@ -21,7 +21,11 @@ command_timeout; without one, the safe command):
   panda's commanded velocity or the finite difference of consecutive position commands, ID the
   inverse dynamics with gravity and d∘v the joint damping: Drake's SimIiwaDriver (an
   InverseDynamicsController) without its integral term; no position term for velocity commands;
-- safe command: zero torque, or −d_safe∘v (damping), [− τ_g if internal].
+- no commander (before the first valid command, and command_timeout after the last): the safe command:
+  hold (the default): u = ID(q, v, kp∘(q_hold − q) − kd∘v) + d∘v, q_hold latched where the commands
+  stopped (the initial pose before the first), gravity included, as Drake's IiwaCommandReceiver holds
+  the latched measured position and the real drivers hold the arm (docs/sim.md); zero torque, or
+  −d_safe∘v (damping), [− τ_g if internal].
 
 The status (Drake's field names via messages.codec; iiwa / panda wire names in docs/sim.md):
 position_measured = q, velocity_estimated = v (after sensor faults), position_commanded = the
@@ -43,9 +47,7 @@ import time
 
 import numpy as np
 
-from drivers.core.clock import RealTimeClock
 from drivers.core.schema import ConfigError
-from drivers.core.signals import stop_on_signals
 from messages.channels import Channels
 from messages.codec import CommandDecoder, StatusEncoder
 
@@ -56,6 +58,7 @@ from .contact_lcm import ContactResultsPublisher
 from .faults import FaultInjector
 from .ft_sensor import ForceTorqueSensor
 from .gripper import SimGripper
+from .pacing import run_paced
 from .physics import ONE_DOF, joint_inertias, make_physics
 from .real_drivers import DriverExit, FrankaDriver, KukaDriver, wall_us
 
@@ -108,6 +111,7 @@ class SimulatedRobot:
         self.joint_inertia = inertia = joint_inertias(plant, physics.q)[self._vi]
         d_safe = per_joint(cfg.safe_damping, n, f"{path}.safe_damping", inertia / (2 * cfg.time_step))
         self._neg_safe_damping = -d_safe if cfg.safe_command == "damping" else None
+        self._hold = cfg.safe_command == "hold"
         # Preallocated buffers: per protocol joint (n) and per plant velocity (nv).
         self._decoder = CommandDecoder(protocol, n, self.channels.command)
         self._encoder = StatusEncoder(protocol, n, self.channels.status)
@@ -117,7 +121,8 @@ class SimulatedRobot:
         self._u = np.zeros(nu)
         self._accel, self._tau_full, self._gravity = np.zeros(nv), np.zeros(nv), np.zeros(nv)
         self._sign_u, self._sign_ext = (-1.0, 1.0) if self._iiwa else (1.0, -1.0)
-        self._v_ff, self._q_prev, self._zeros = np.zeros(n), np.zeros(n), np.zeros(n)
+        self._v_ff, self._q_prev, self._zeros, self._q_hold = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n)
+        self._holding = False                    # q_hold latched: the firmware holds the arm (safe_command hold)
         self._have_command = self._have_position = self._fresh = False
         self._ever_commanded = False
         self._brakes = cfg.brakes
@@ -155,6 +160,8 @@ class SimulatedRobot:
             self.driver = FrankaDriver(self, cfg.franka_driver, path)
         self._adds_gravity = (cfg.driver == "kuka_driver" and cfg.kuka_driver.torque_only) or \
             (cfg.driver == "franka_driver" and cfg.franka_driver.control_mode == "torque")
+        self.commanders = None
+        """A drivers.sim.commanders.CommanderWatch (hil sim sets it on udpm://): a second commander refused."""
         self.subscription = None
         if lcm is not None:
             self.subscription = lcm.subscribe(self.channels.command, self._on_command)
@@ -188,6 +195,8 @@ class SimulatedRobot:
         if self.exited is not None:
             return
         if self.driver is not None:
+            if self.commanders is not None and not self._from_commander(data):
+                return
             if self.driver.on_command(data, self.wall_us()) and self._lockstep:
                 self._fresh = True
                 if not self.scheduled:
@@ -196,6 +205,8 @@ class SimulatedRobot:
         d = self._decoder
         if not d.decode(data):
             self.commands_rejected += 1
+            return
+        if self.commanders is not None and not self._from_commander(data):
             return
         if self._required_mode and d.control_mode != self._required_mode:
             # A driver refuses a command for another control mode; its arrays are not ours to use.
@@ -218,12 +229,26 @@ class SimulatedRobot:
         if self._lockstep and not self.scheduled:
             self.tick()
 
+    def _from_commander(self, data: bytes) -> bool:
+        """Whether the command comes from the one commander (drivers.sim.commanders); a second one's is
+        refused and said once per sender."""
+        if self.commanders.accept(data, self.physics.time_ns):
+            return True
+        self.commands_rejected += 1
+        text = self.commanders.refusal(self.channels.command)
+        if text:
+            self.log(text)
+        return False
+
     @property
     def rejected_by(self) -> dict[str, int]:
-        """Commands rejected, by reason: the decoder's error counters and "control_mode"."""
+        """Commands rejected, by reason: the decoder's error counters, "control_mode" and
+        "second_commander"."""
         counts = {k: v for k, v in self._decoder.counters.items() if v}
         if self.mode_rejected:
             counts["control_mode"] = self.mode_rejected
+        if self.commanders is not None and self.commanders.refused:
+            counts["second_commander"] = self.commanders.refused
         return counts
 
     # --- the real drivers (drivers.sim.real_drivers) -------------------------------------------------
@@ -315,6 +340,8 @@ class SimulatedRobot:
         """The actuator torques u of the step starting at t (the driver firmware)."""
         physics, d, uj = self.physics, self._decoder, self._uj
         fresh = self._have_command and t - self._command_ns <= self._timeout_ns
+        if fresh:
+            self._holding = False
         if not fresh or d.has_position or d.has_velocity:
             gather(physics.q, self._qi, 1.0, self._q)
             gather(physics.v, self._vi, 1.0, self._v)
@@ -329,6 +356,11 @@ class SimulatedRobot:
         else:
             if fresh:
                 source = d.torque
+            elif self._hold:                     # the firmware holds where the commands stopped
+                if not self._holding:
+                    np.copyto(self._q_hold, self._q)
+                    self._holding = True
+                return self._to_actuators(self.impedance(self._q_hold, None, uj), uj, False)
             elif self._neg_safe_damping is None:
                 source = self._zeros
             else:
@@ -392,7 +424,7 @@ class SimulatedRobot:
             self._publish_driver(t, q, v, tau_cmd, tau_meas, tau_ext)
             return
         commanded = self._have_command and t - self._h_ns - self._command_ns <= self._timeout_ns
-        q_cmd = d.position if commanded and d.has_position else self._q
+        q_cmd = d.position if commanded and d.has_position else (self._q_hold if self._holding else self._q)
         v_cmd = d.velocity if not self._iiwa and commanded and d.has_velocity else self._zeros
         utime = t // 1000 if self._sim_utime else time.time_ns() // 1000
         if faults is not None and faults.depth:
@@ -529,6 +561,13 @@ class SimulatedRobot:
             self.gripper.close()
         if self.viewer is not None:
             self.viewer.close()
+        if self.commanders is not None:
+            self.commanders.close()
+            self.commanders = None
+
+    def _watched_tick(self) -> None:
+        self.commanders.poll()                   # its socket drained each step: it never overflows
+        self.tick()
 
     def run_realtime(self, duration: float | None = None, stop_event: threading.Event | None = None,
                      spin_us: float = 200.0) -> dict:
@@ -544,7 +583,8 @@ class SimulatedRobot:
         first = self.physics.steps
         self._lockstep = False
         try:
-            clock, wall = run_paced(period, spin_us, (self.lc,), self.publish_status, self.tick, stop_event,
+            tick = self.tick if self.commanders is None else self._watched_tick
+            clock, wall = run_paced(period, spin_us, (self.lc,), self.publish_status, tick, stop_event,
                                     lambda: (end is not None and self.physics.steps >= end) or self.exited is not None)
         finally:
             self._lockstep = True
@@ -554,30 +594,3 @@ class SimulatedRobot:
                        max_lateness_us=clock.max_lateness / 1e3, resyncs=clock.resyncs)
         return summary
 
-
-def run_paced(period_ns: int, spin_us: float, lcs, publish, tick, stop_event, done) -> tuple:
-    """Steps paced to the wall clock (drivers.core.clock.RealTimeClock: sleep until spin_us before each
-    deadline, then spin; up to 100 periods late caught up, later re-phased): publish(), then per period
-    the messages waiting on each LCM of `lcs` and tick(), until done(), stop_event is set or
-    SIGINT/SIGTERM (handled while running in the main thread). Returns (the clock, the wall time in ns)."""
-    clock = RealTimeClock(period_ns, int(spin_us * 1e3), max_catch_up=100)
-    interrupted = 0
-    with stop_on_signals() as stop:
-        publish()
-        start = clock.start()
-        while not stop.is_set() and not (stop_event is not None and stop_event.is_set()) and not done():
-            clock.wait()
-            try:
-                for lc in lcs:
-                    while lc.handle_timeout(0) > 0:
-                        pass
-                interrupted = 0
-            except OSError:
-                # select() interrupted (EINTR) by SIGTERM/SIGINT, whose handler sets `stop`; a broken
-                # socket fails again and again: raised after 3 in a row
-                interrupted += 1
-                if interrupted > 3:
-                    raise
-            tick()
-        clock.wait()                          # the last step lasts its period too
-        return clock, clock.now_ns() - start

@@ -20,7 +20,8 @@ import threading
 from drivers.core.config import channels_for
 from drivers.core.robot import build_plant
 
-from .robot import SimulatedRobot, run_paced
+from .pacing import run_paced
+from .robot import SimulatedRobot
 
 
 class SimulatedStation:

@@ -66,3 +66,16 @@ def test_kuka_arrivals_while_utime_is_minus_one_then_the_utime_steps_take_over()
     assert clock.learned and clock.period_ns == 5_000_000
     assert clock.jumps == 1
     assert 0 < t[199] - t[198] < 10_000_000 and np.all(np.diff(t[199:]) == 5_000_000)
+
+
+def test_two_status_streams_are_told_from_a_restarted_driver():
+    """A driver restarted sends its clock back once; two simulators on one channel (one 0.3 s ahead of the
+    other) send it back on every other status: `interleaved`, with the step that showed it."""
+    restart = StatusClock()
+    for k, utime in enumerate([*range(5_000_000, 5_200_000, 1000), *range(0, 200_000, 1000)]):
+        restart.update(utime, k * 1_000_000)
+    assert not restart.interleaved
+    mixed = StatusClock()
+    for k in range(6):
+        mixed.update(300_000 * (k % 2) + 1000 * k, k * 500_000)
+    assert mixed.interleaved and (mixed.back_utime, mixed.back_from) == (4000, 303_000)

@@ -19,7 +19,7 @@ def test_defaults():
     assert c == SimConfig()
     assert (c.time_step, c.time_step_ns, c.integrator, c.status_period, c.utime) == \
         (0.001, 1_000_000, "semi_implicit_euler", None, "sim")
-    assert (c.gravity_compensation, c.command_timeout, c.safe_command, c.seed) == ("none", 0.1, "damping", 0)
+    assert (c.gravity_compensation, c.command_timeout, c.safe_command, c.seed) == ("none", 0.1, "hold", 0)
     assert (c.contact.enabled, c.contact.stiffness, c.contact.dissipation, c.contact.stiction_tolerance,
             c.contact.publish_rate) == (False, 1e5, 2.0, 1e-4, 60.0)
     assert (c.contact.ground.height, c.contact.ground.friction.static, c.contact.ground.friction.dynamic) == \

@@ -208,9 +208,36 @@ def test_expired_command_gives_the_safe_command(iiwa, memq, safe):
     assert r.physics.steps == 9
 
 
+def test_with_no_commander_the_firmware_holds_the_arm(iiwa, memq):
+    """The default (safe_command: hold, gravity_compensation: none, no brakes): before the first command
+    the arm holds its initial pose, and command_timeout after the last it holds where the commands
+    stopped, gravity included, as Drake's simulated driver and the real drivers do."""
+    r = robot(iiwa, memq)
+    c = Controller(memq)
+    r.publish_status()
+    c.drain()
+    for _ in range(2000):                        # 2 s before any controller connects
+        r.tick()
+    c.drain()
+    assert np.abs(r.physics.q - Q0).max() < 1e-6
+    np.testing.assert_allclose(c.status.position_commanded, Q0)     # the latched pose, as Drake reports it
+    push = np.array([3.0, 3.0, 1.0, 1.0, 0.0, 0.0, 0.0])
+    for _ in range(50):                          # a law that moves the arm, then exits
+        c.send(torque=push - gravity(iiwa, c.status.position_measured))
+    assert np.abs(r.physics.q - Q0).max() > 1e-3
+    for _ in range(500):                         # the last command for command_timeout, then the hold
+        r.tick()
+    q_held = r.physics.q.copy()
+    for _ in range(3000):
+        r.tick()
+    assert np.abs(r.physics.v).max() < 1e-6
+    assert np.abs(r.physics.q - q_held).max() < 1e-4    # held: without the hold it falls to a joint limit
+
+
 def test_automatic_safe_damping_is_stable(iiwa, memq):
     """With the automatic safe damping (the joint inertia over 2h), a moving arm is braked, not kicked."""
-    r = robot(iiwa, memq, initial_velocities=[1.0, -1.0, 1.5, 1.0, 2.0, -2.0, 3.0], gravity_compensation="internal")
+    r = robot(iiwa, memq, initial_velocities=[1.0, -1.0, 1.5, 1.0, 2.0, -2.0, 3.0], gravity_compensation="internal",
+              safe_command="damping")
     for _ in range(300):
         r.tick()
     assert np.abs(r.physics.v).max() < 1e-3
