@@ -6,6 +6,7 @@ from dynamics_cy._arrays cimport f64, f64_3d, f64_or_null
 from dynamics_cy._com cimport center_of_mass
 from dynamics_cy._crba cimport crba_q
 from dynamics_cy._jacobians cimport bias_spatial_accelerations, point_jacobian, point_translational
+from dynamics_cy._linalg cimport cholesky, cholesky_inverse_in_place
 from dynamics_cy._kinematics cimport (body_pose, body_velocity, frame_pose, positions, positions_to, velocities,
                                      velocity_to_qdot)
 from dynamics_cy._model cimport Data, Model
@@ -33,6 +34,9 @@ cdef class Kernels:
     Every method takes C-contiguous float64 numpy arrays, writes its result into ``out``, releases
     the GIL while computing and allocates nothing. Wrong shapes or dtypes raise ValueError. Each
     Kernels object shares the plant's one Model and owns its Data (workspace): use one per thread.
+
+    ``mass_matrix_cholesky`` and ``mass_matrix_inverse`` give M = L Lᵀ and M⁻¹; dynamics_cy.linalg
+    solves with L (M⁻¹ b, Λ = (J M⁻¹ Jᵀ)⁻¹) and writes rotation and pose errors, as allocation-free.
 
     Conventions (Drake's): ``gravity`` writes τ_g, the generalized force of gravity, so gravity
     compensation is -τ_g; ``inverse_dynamics`` writes M v̇ + C v - τ_g, the torque that produces
@@ -179,6 +183,37 @@ cdef class Kernels:
         cdef double* op = f64(out, self.nv, self.nv, True, "out")
         with nogil:
             crba_q(m, d, qp, op)
+
+    cdef double* _factor_mass(self, q, out, str what) except NULL:
+        """out = M(q) factored in place (the lower triangle L, M = L Lᵀ); SingularInertiaError if not SPD."""
+        cdef Model m = self.model
+        cdef Data d = self.data
+        cdef double* qp = f64(q, self.nq, -1, False, "q")
+        cdef double* op = f64(out, self.nv, self.nv, True, "out")
+        cdef int bad
+        with nogil:
+            crba_q(m, d, qp, op)
+            bad = cholesky(op, m.nv)
+        if bad:
+            raise SingularInertiaError(f"{what}: M(q) is not positive definite at velocity {bad - 1} "
+                                       "(a joint that moves no mass or inertia)")
+        return op
+
+    def mass_matrix_cholesky(self, q, out):
+        """out (nv, nv) = L, lower triangular with M(q) = L Lᵀ (CRBA, then Cholesky; the upper triangle
+        zero): the factor dynamics_cy.linalg's cholesky_solve (M⁻¹ b), cholesky_inverse and
+        operational_space_inertia (Λ = (J M⁻¹ Jᵀ)⁻¹) take. Factor once per tick, solve many times."""
+        cdef double* op = self._factor_mass(q, out, "mass_matrix_cholesky")
+        cdef int i, n = self.nv
+        with nogil:
+            for i in range(n - 1):
+                memset(op + i * n + i + 1, 0, (n - 1 - i) * sizeof(double))
+
+    def mass_matrix_inverse(self, q, out):
+        """out (nv, nv) = M(q)⁻¹ (Pinocchio's computeMinverse), by the Cholesky factor: M⁻¹ = L⁻ᵀ L⁻¹."""
+        cdef double* op = self._factor_mass(q, out, "mass_matrix_inverse")
+        with nogil:
+            cholesky_inverse_in_place(op, self.nv)
 
     def frame_pose(self, q, frame, out):
         """out (4, 4) = X_WF(q) for a Frame or FrameIndex."""

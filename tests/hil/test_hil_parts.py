@@ -97,6 +97,21 @@ def test_rotation_error_is_the_rotation_vector():
         assert RotationMatrix(G[:3, :3])
 
 
+def test_cartesian_impedance_pulls_along_the_rotation_axis_at_half_a_turn():
+    """At π (and 1e-10 rad short of it) about an axis off the coordinate axes, the built-in's rotational
+    spring pulls along ±θ n, the rotation vector (dynamics_cy.linalg.pose_error's), not along |n_i|."""
+    from scipy.spatial.transform import Rotation
+    axis = np.array([1.0, -1.0, 0.5]) / 1.5
+    for angle in (np.pi, np.pi - 1e-10):
+        G = np.eye(4)
+        G[:3, :3] = Rotation.from_rotvec(angle * axis).as_matrix()
+        F = np.zeros(6)                           # with J = I, v = 0, K = 1, D = 0: τ = F = e
+        _control.cartesian_impedance(np.eye(4), np.eye(6), np.zeros(6), G, np.zeros(6), np.ones(6), np.zeros(6),
+                                     np.zeros(6), 0.0, F)
+        assert abs(F[:3] @ axis) == pytest.approx(angle, abs=1e-8)
+        assert np.linalg.norm(F[:3]) == pytest.approx(angle, abs=1e-8)
+
+
 def test_quintic_move_and_waypoints(robot):
     plant = robot.plant
     goal = [0.5, 0.2, -0.3, -1.0, 0.4, 0.5, 0.1]
