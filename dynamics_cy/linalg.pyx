@@ -8,7 +8,7 @@ nothing. A matrix that must be positive definite and is not raises DynamicsError
 configuration: pass ``damping`` > 0 where there is one). With ``k = plant.kernels()``:
 
     k.mass_matrix_cholesky(q, L)                         # M(q) = L Lᵀ
-    cholesky_solve(L, b, x)                              # x = M⁻¹ b
+    cholesky_solve(L, b, x)                              # x = M⁻¹ b (k.ldlt_solve: along a branched tree)
     operational_space_inertia(L, J, JMinv, Lambda)       # J M⁻¹ and Λ = (J M⁻¹ Jᵀ)⁻¹
     pose_error(X_WE, X_WG, e)                            # e = [log(R_WG R_WEᵀ); p_WG − p_WE]
 

@@ -89,6 +89,41 @@ def test_mass_matrix_factor_and_inverse_against_numpy_pydrake_and_pinocchio(arm)
     assert len(peers) >= 1 or pytest.skip("neither pydrake nor Pinocchio is installed")
 
 
+@pytest.mark.parametrize("humanoid", [False, True])
+def test_the_tree_sparse_ldlt_factor_and_solve(arm, humanoid, request):
+    """M = Lᵀ D L (Featherstone's LTDL) with L nonzero only on each velocity's path to the root, and
+    its solve, on the arms and on a floating humanoid (G1: branched, where the factor has no fill-in)."""
+    path, robot_data, weld, _ = arm
+    if humanoid:
+        if robot_data is None:
+            pytest.skip("the humanoid is run once, with the Panda's example-robot-data")
+        path, weld = robot_data / "robots" / "g1_description/urdf/g1_29dof_rev_1_0.urdf", None
+    plant = load(dc, path, robot_data, weld)
+    k, n = plant.kernels(), plant.num_velocities()
+    F, M, x, X = np.zeros((n, n)), np.zeros((n, n)), np.zeros(n), np.zeros((3, n))
+    rng = np.random.default_rng(5)
+    structural_zeros, fill = np.ones((n, n), bool), np.zeros((n, n), bool)
+    for q in states(plant):
+        if plant.GetFloatingBaseBodies():
+            q[:4] /= np.linalg.norm(q[:4])
+        k.mass_matrix(q, M)
+        k.mass_matrix_ldlt(q, F)
+        D, L = np.diag(np.diag(F)), np.tril(F, -1) + np.eye(n)
+        assert np.all(np.triu(F, 1) == 0.0) and np.all(np.diag(F) > 0)
+        np.testing.assert_allclose(L.T @ D @ L, M, atol=1e-12 * np.abs(M).max())
+        structural_zeros &= M == 0.0
+        fill |= F != 0.0
+        b, B = rng.normal(size=n), rng.normal(size=(3, n))
+        k.ldlt_solve(F, b, x)
+        np.testing.assert_allclose(M @ x, b, atol=1e-9)
+        k.ldlt_solve(F, B, X)
+        np.testing.assert_allclose(X @ M, B, atol=1e-9)
+        k.ldlt_solve(F, B, B)                                 # in place
+        np.testing.assert_allclose(B, X, atol=0)
+    assert not np.any(fill & structural_zeros)                # no fill-in: zero where the tree makes M zero
+    assert np.count_nonzero(structural_zeros) > (n * n // 3 if humanoid else -1)   # G1: 578 of 35²
+
+
 def test_solves_and_operational_space_inertia_against_numpy(arm):
     path, robot_data, weld, end = arm
     plant = load(dc, path, robot_data, weld)
@@ -203,11 +238,15 @@ def test_the_helpers_allocate_nothing(iiwa):
     L, Minv, J, JMinv, Lam, P = np.zeros((n, n)), np.zeros((n, n)), np.zeros((6, n)), np.zeros((6, n)), \
         np.zeros((6, 6)), np.zeros((n, 6))
     b, x, w, e, X, G = np.ones(n), np.zeros(n), np.zeros(3), np.zeros(6), np.eye(4), np.eye(4)
+    P7 = np.zeros((n, n))
     k.jacobian(q, frame, J)
     k.frame_pose(q, frame, X)
     calls = {
         "mass_matrix_cholesky": lambda: k.mass_matrix_cholesky(q, L),
         "mass_matrix_inverse": lambda: k.mass_matrix_inverse(q, Minv),
+        "mass_matrix_ldlt": lambda: k.mass_matrix_ldlt(q, P7),
+        "ldlt_solve": lambda: k.ldlt_solve(P7, b, x),
+        "ldlt_solve rows": lambda: k.ldlt_solve(P7, J, JMinv),
         "cholesky_solve": lambda: linalg.cholesky_solve(L, b, x),
         "cholesky_solve rows": lambda: linalg.cholesky_solve(L, J, JMinv),
         "cholesky_inverse": lambda: linalg.cholesky_inverse(L, Minv),
@@ -227,6 +266,9 @@ def test_the_helpers_allocate_nothing(iiwa):
     (lambda k, L: k.mass_matrix_cholesky(np.zeros(7), np.zeros((7, 6))), r"out must have shape \(7, 7\), got \(7, 6\)"),
     (lambda k, L: k.mass_matrix_inverse(np.zeros(7, np.float32), np.zeros((7, 7))), "q must have dtype float64"),
     (lambda k, L: linalg.cholesky_solve(L, np.zeros(6), np.zeros(6)), r"B must have shape \(7,\), got \(6,\)"),
+    (lambda k, L: k.mass_matrix_ldlt(np.zeros(6), L), r"q must have shape \(7,\), got \(6,\)"),
+    (lambda k, L: k.ldlt_solve(L, np.zeros((2, 7)), np.zeros(7)), r"out must have shape \(2, 7\), got \(7,\)"),
+    (lambda k, L: k.ldlt_solve(L, [0.0] * 7, np.zeros(7)), "B must be a numpy float64 array, got list"),
     (lambda k, L: linalg.cholesky_solve(L, np.zeros((3, 7)), np.zeros((7, 3))), r"out must have shape \(3, 7\)"),
     (lambda k, L: linalg.cholesky_solve([[1.0]], np.zeros(1), np.zeros(1)), "L must be a 2-d numpy float64 array"),
     (lambda k, L: linalg.operational_space_inertia(L, np.zeros((3, 7)), np.zeros((3, 7)), np.zeros((6, 6))),
