@@ -1,4 +1,4 @@
-"""Builds the Cython extensions (dynamics_cy's model, algorithms, kernels and capsule distances,
+"""Builds the Cython extensions (dynamics_cy's model, algorithms, kernels, capsule distances and linalg,
 dynamics_cy.planning._wbc_qp and _wbc_reduce, messages._codec, drivers.core._control, drivers.sim._contact,
 _constraints, _forces and _physics, drivers.serial._servo_wire; -O3, numpy headers). dynamics_cy's modules
 cimport each other's cdef functions through their .pxd files."""
@@ -32,7 +32,7 @@ extensions = [
     for name in ("dynamics_cy._arrays", "dynamics_cy._joints", "dynamics_cy._model", "dynamics_cy._kinematics",
                  "dynamics_cy._rnea", "dynamics_cy._crba", "dynamics_cy._aba", "dynamics_cy._jacobians",
                  "dynamics_cy._com", "dynamics_cy._reaction", "dynamics_cy._regressor", "dynamics_cy._facade",
-                 "dynamics_cy._kernels", "dynamics_cy._capsules",
+                 "dynamics_cy._kernels", "dynamics_cy._capsules", "dynamics_cy.linalg",
                  "dynamics_cy.planning._wbc_qp",
                  "dynamics_cy.planning._wbc_reduce", "messages._codec", "drivers.core._control", "drivers.sim._contact",
                  "drivers.sim._constraints", "drivers.sim._forces",

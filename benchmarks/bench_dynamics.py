@@ -1,6 +1,10 @@
 """Per-call time of the dynamics from Python: dynamics_cy's kernels and facade next to Pinocchio and
 pydrake, measured in one process. Prints a markdown table of medians (µs) and ratios to Pinocchio,
-and under it why a peer has no row (not installed, cannot load the model).
+and under it why a peer has no row (not installed, cannot load the model). The last two columns are
+what a Cartesian law needs: M⁻¹ (Pinocchio's computeMinverse, which fills the upper triangle), and
+the measured frame's Jacobian with Λ = (J M⁻¹ Jᵀ)⁻¹ (ours: Kernels.jacobian, mass_matrix_cholesky,
+dynamics_cy.linalg's operational_space_inertia; Pinocchio: computeMinverse mirrored, computeFrameJacobian
+and numpy's products and inverse, as a Python law would); the facade and pydrake have neither as one call.
 
     python benchmarks/bench_dynamics.py [--repeats 15] [--calls 2000] [--only Talos] [--json PATH]
 """
@@ -16,10 +20,12 @@ import record
 import timing
 
 import dynamics_cy as dc
+from dynamics_cy import linalg
 
 REPO = Path(__file__).resolve().parent.parent
 ROBOT_DATA = Path(sysconfig.get_paths()["purelib"]) / "cmeel.prefix" / "share" / "example-robot-data"
-OPS = ("gravity", "inverse dynamics", "mass matrix", "forward dynamics", "frame pose", "jacobian")
+OPS = ("gravity", "inverse dynamics", "mass matrix", "forward dynamics", "frame pose", "jacobian",
+       "mass matrix inverse", "operational-space inertia")
 
 
 class PeerSkipped(Exception):
@@ -97,6 +103,7 @@ def plant_api_ops(plant, states, f, multibody_forces, kV) -> dict:
 def bench_ours(m: Model, calls, repeats) -> dict:
     k = m.plant.kernels()
     out, M, X, J = np.zeros(m.nv), np.zeros((m.nv, m.nv)), np.zeros((4, 4)), np.zeros((6, m.nv))
+    JMinv, Lam = np.zeros((6, m.nv)), np.zeros((6, 6))
     s = m.states
     f = m.frame
     i = [0]
@@ -112,10 +119,21 @@ def bench_ours(m: Model, calls, repeats) -> dict:
         "forward dynamics": lambda: k.forward_dynamics(st()[0], st()[1], st()[3], out),
         "frame pose": lambda: k.frame_pose(st()[0], f, X),
         "jacobian": lambda: k.jacobian(st()[0], f, J),
+        "mass matrix inverse": lambda: k.mass_matrix_inverse(st()[0], M),
+        "operational-space inertia": lambda: operational_space_inertia(k, st()[0], f, M, J, JMinv, Lam),
     }
     facade = plant_api_ops(m.plant, st, m.frame, dc.MultibodyForces, dc.JacobianWrtVariable.kV)
     return {"dynamics_cy kernels": {op: median_us(kernel[op], calls, repeats) for op in OPS},
-            "dynamics_cy facade": {op: median_us(facade[op], calls // 4, repeats) for op in OPS}}
+            "dynamics_cy facade": {op: median_us(facade[op], calls // 4, repeats) if op in facade else float("nan")
+                                   for op in OPS}}
+
+
+def operational_space_inertia(k, q, frame, L, J, JMinv, Lam) -> None:
+    """J of `frame` and Λ = (J M⁻¹ Jᵀ)⁻¹ at q with the kernels and dynamics_cy.linalg (damped a little,
+    as the random states may be near a singularity)."""
+    k.jacobian(q, frame, J)
+    k.mass_matrix_cholesky(q, L)
+    linalg.operational_space_inertia(L, J, JMinv, Lam, 1e-6)
 
 
 def load_pinocchio(m: Model):
@@ -152,7 +170,15 @@ def bench_pinocchio(m: Model, calls, repeats) -> dict:
         pin.forwardKinematics(model, data, q())
         return pin.updateFramePlacement(model, data, fid)
 
+    def osc_inertia():
+        Minv = pin.computeMinverse(model, data, q())         # its upper triangle, mirrored
+        Minv = np.triu(Minv) + np.triu(Minv, 1).T
+        J = pin.computeFrameJacobian(model, data, qs[i[0]], fid, pin.LOCAL_WORLD_ALIGNED)
+        return np.linalg.inv(J @ Minv @ J.T + 1e-12 * np.eye(6))
+
     ops = {
+        "mass matrix inverse": lambda: pin.computeMinverse(model, data, q()),     # (its upper triangle)
+        "operational-space inertia": osc_inertia,
         "gravity": lambda: pin.computeGeneralizedGravity(model, data, q()),
         "inverse dynamics": lambda: pin.rnea(model, data, q(), v, a),
         "mass matrix": lambda: pin.crba(model, data, q()),

@@ -5,8 +5,10 @@ API and parsers (URDF, SDFormat), the Finalize-time topology, the one read-only 
 plant with a ``Data`` workspace per user (_model), the algorithms as one module each on (Model, Data)
 (_kinematics, _rnea, _crba, _aba, _jacobians, _com; spatial algebra in _spatial.pxd, the joint table
 in _joints.pxd), the real-time ``Kernels`` API (_kernels) and the allocating facade (plant, _facade),
-and the shared compiled helpers other packages cimport (_arrays: argument checks; _linalg.pxd:
-Cholesky; _vec3.pxd). It imports no other package of the project. docs/dynamics.md has the layout.
+the shared compiled helpers other packages cimport (_arrays: argument checks; _linalg.pxd:
+Cholesky; _vec3.pxd), and the public allocation-free helpers for control laws (linalg: M⁻¹ b, Λ, a
+damped pseudo-inverse, rotation and pose errors). It imports no other package of the project.
+docs/dynamics.md has the layout.
 
     from dynamics_cy import MultibodyPlant, Parser
     plant = MultibodyPlant(time_step=0.0)

@@ -1,11 +1,14 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """The real-time kernel API: ``Kernels`` is (the plant's shared Model, its own Data) with one method per
 query, each checking its numpy arguments and then running the algorithms GIL-free and allocation-free."""
+cimport numpy as cnp
+
 from dynamics_cy._aba cimport aba
-from dynamics_cy._arrays cimport f64, f64_3d, f64_or_null
+from dynamics_cy._arrays cimport alloc_i32, f64, f64_3d, f64_or_null
 from dynamics_cy._com cimport center_of_mass
 from dynamics_cy._crba cimport crba_q
 from dynamics_cy._jacobians cimport bias_spatial_accelerations, point_jacobian, point_translational
+from dynamics_cy._linalg cimport cholesky, cholesky_inverse_in_place
 from dynamics_cy._kinematics cimport (body_pose, body_velocity, frame_pose, positions, positions_to, velocities,
                                      velocity_to_qdot)
 from dynamics_cy._model cimport Data, Model
@@ -16,7 +19,10 @@ from dynamics_cy._spatial cimport matrix_quaternion
 from dynamics_cy._vec3 cimport matvec
 from dynamics_cy._facade import singular_message
 from dynamics_cy.errors import GimbalLockError, SingularInertiaError
-from libc.string cimport memset
+from libc.stdlib cimport free
+from libc.string cimport memcpy, memset
+
+cnp.import_array()
 
 
 cdef inline void _load_state(Model m, Data d, const double* q, const double* v, const double* F_W) noexcept nogil:
@@ -27,12 +33,53 @@ cdef inline void _load_state(Model m, Data d, const double* q, const double* v, 
         load_body_forces(m, d, F_W)
 
 
+cdef inline int _ltdl_factor(double* M, const int* lam, int n) noexcept nogil:
+    """M (n×n, row-major) = Lᵀ D L in place over the tree λ (RBDA Table 6.3): D on the diagonal, L
+    (unit diagonal) at (k, i) for i on k's path; 0, or 1 + the first velocity whose pivot is not positive."""
+    cdef int k, i, j
+    cdef double a
+    for k in range(n - 1, -1, -1):
+        if not M[k * n + k] > 0.0:
+            return k + 1
+        i = lam[k]
+        while i != -1:
+            a = M[k * n + i] / M[k * n + k]
+            j = i
+            while j != -1:
+                M[i * n + j] -= a * M[k * n + j]
+                j = lam[j]
+            M[k * n + i] = a
+            i = lam[i]
+    return 0
+
+
+cdef inline void _ltdl_solve(const double* F, const int* lam, int n, double* x) noexcept nogil:
+    """x ← M⁻¹ x for M = Lᵀ D L (_ltdl_factor's F): Lᵀ y = x (leaves first), y / D, then L x = y."""
+    cdef int i, j
+    for i in range(n - 1, -1, -1):
+        j = lam[i]
+        while j != -1:
+            x[j] -= F[i * n + j] * x[i]
+            j = lam[j]
+    for i in range(n):
+        x[i] /= F[i * n + i]
+    for i in range(n):
+        j = lam[i]
+        while j != -1:
+            x[i] -= F[i * n + j] * x[j]
+            j = lam[j]
+
+
 cdef class Kernels:
     """Allocation-free dynamics for the control loop; get one with ``plant.kernels()``.
 
     Every method takes C-contiguous float64 numpy arrays, writes its result into ``out``, releases
     the GIL while computing and allocates nothing. Wrong shapes or dtypes raise ValueError. Each
     Kernels object shares the plant's one Model and owns its Data (workspace): use one per thread.
+
+    ``mass_matrix_cholesky`` and ``mass_matrix_inverse`` give M = L Lᵀ and M⁻¹; dynamics_cy.linalg
+    solves with L (M⁻¹ b, Λ = (J M⁻¹ Jᵀ)⁻¹) and writes rotation and pose errors, as allocation-free.
+    ``mass_matrix_ldlt`` and ``ldlt_solve`` factor and solve M along the tree (no fill-in: a humanoid).
 
     Conventions (Drake's): ``gravity`` writes τ_g, the generalized force of gravity, so gravity
     compensation is -τ_g; ``inverse_dynamics`` writes M v̇ + C v - τ_g, the torque that produces
@@ -42,13 +89,27 @@ cdef class Kernels:
     cdef readonly Data data
     cdef readonly int nq, nv, num_bodies, num_frames
     cdef dict _frame_ids
+    cdef int* _lam                   # per velocity i: λ(i), the velocity before it in the tree (-1: none)
+    cdef bint _tree_ordered          # λ(i) < i for every i: M's LᵀDL factor has no fill-in
 
     def __init__(self, Model model not None, dict frame_ids):
         """Kernels over the shared ``model`` with a new workspace; frame_ids maps a Frame to its index."""
+        cdef int t, k, i, p
         self.model = model
         self.data = Data(model)
         self.nq, self.nv, self.num_bodies, self.num_frames = model.nq, model.nv, model.nbodies, model.nf
         self._frame_ids = frame_ids
+        self._lam = alloc_i32(model.nv)
+        self._tree_ordered = True
+        for t in range(1, model.nb):
+            p = model.parent[t]
+            for k in range(model.nvj[t]):
+                i = model.vs[t] + k
+                self._lam[i] = i - 1 if k > 0 else (model.vs[p] + model.nvj[p] - 1 if p > 0 else -1)
+                self._tree_ordered = self._tree_ordered and self._lam[i] < i
+
+    def __dealloc__(self):
+        free(self._lam)
 
     cdef int _frame(self, object frame) except -1:
         cdef object f = frame
@@ -179,6 +240,87 @@ cdef class Kernels:
         cdef double* op = f64(out, self.nv, self.nv, True, "out")
         with nogil:
             crba_q(m, d, qp, op)
+
+    cdef double* _factor_mass(self, q, out, str what) except NULL:
+        """out = M(q) factored in place (the lower triangle L, M = L Lᵀ); SingularInertiaError if not SPD."""
+        cdef Model m = self.model
+        cdef Data d = self.data
+        cdef double* qp = f64(q, self.nq, -1, False, "q")
+        cdef double* op = f64(out, self.nv, self.nv, True, "out")
+        cdef int bad
+        with nogil:
+            crba_q(m, d, qp, op)
+            bad = cholesky(op, m.nv)
+        if bad:
+            raise SingularInertiaError(f"{what}: M(q) is not positive definite at velocity {bad - 1} "
+                                       "(a joint that moves no mass or inertia)")
+        return op
+
+    def mass_matrix_cholesky(self, q, out):
+        """out (nv, nv) = L, lower triangular with M(q) = L Lᵀ (CRBA, then Cholesky; the upper triangle
+        zero): the factor dynamics_cy.linalg's cholesky_solve (M⁻¹ b), cholesky_inverse and
+        operational_space_inertia (Λ = (J M⁻¹ Jᵀ)⁻¹) take. Factor once per tick, solve many times."""
+        cdef double* op = self._factor_mass(q, out, "mass_matrix_cholesky")
+        cdef int i, n = self.nv
+        with nogil:
+            for i in range(n - 1):
+                memset(op + i * n + i + 1, 0, (n - 1 - i) * sizeof(double))
+
+    def mass_matrix_inverse(self, q, out):
+        """out (nv, nv) = M(q)⁻¹ (Pinocchio's computeMinverse), by the Cholesky factor: M⁻¹ = L⁻ᵀ L⁻¹
+        (faster than from the LᵀDL factor column by column, even on a humanoid)."""
+        cdef double* op = self._factor_mass(q, out, "mass_matrix_inverse")
+        with nogil:
+            cholesky_inverse_in_place(op, self.nv)
+
+    cdef int _ltdl(self, q, double* op, str what) except -1:
+        """op (nv × nv) = M(q) = Lᵀ D L factored in place (Featherstone's LTDL): D on the diagonal, L below."""
+        cdef Model m = self.model
+        cdef Data d = self.data
+        cdef double* qp = f64(q, self.nq, -1, False, "q")
+        cdef int bad
+        if not self._tree_ordered:
+            raise ValueError(f"{what}: this model's velocities are not in tree order (a velocity before its "
+                             "parent's); use mass_matrix_cholesky")
+        with nogil:
+            crba_q(m, d, qp, op)
+            bad = _ltdl_factor(op, self._lam, m.nv)
+        if bad:
+            raise SingularInertiaError(f"{what}: M(q) is not positive definite at velocity {bad - 1} "
+                                       "(a joint that moves no mass or inertia)")
+        return 0
+
+    def mass_matrix_ldlt(self, q, out):
+        """out (nv, nv) = M(q)'s tree-sparse factor M = Lᵀ D L (Featherstone's LTDL, RBDA §6.5): D on the
+        diagonal, the unit lower-triangular L below it, nonzero only at (i, j) with j a velocity on
+        i's path to the root, so it has no fill-in: O(nv d²) for a tree of depth d (a humanoid's
+        limbs stay apart). ldlt_solve takes it. ValueError for a model whose velocities are not in
+        tree order (every one after its parent's)."""
+        cdef double* op = f64(out, self.nv, self.nv, True, "out")
+        cdef int i, n = self.nv
+        self._ltdl(q, op, "mass_matrix_ldlt")
+        with nogil:
+            for i in range(n - 1):
+                memset(op + i * n + i + 1, 0, (n - 1 - i) * sizeof(double))
+
+    def ldlt_solve(self, factor, B, out):
+        """out = M⁻¹ b for mass_matrix_ldlt's factor, by two sparse substitutions along the tree. B is a
+        vector b (nv,) or a (k, nv) array whose rows are solved each (out = B M⁻¹: J M⁻¹ from J's
+        rows), as dynamics_cy.linalg.cholesky_solve. out may be B."""
+        cdef int n = self.nv
+        cdef double* F = f64(factor, n, n, False, "factor")
+        cdef int nd = cnp.PyArray_NDIM(<cnp.ndarray>B) if cnp.PyArray_Check(B) else 0
+        cdef bint vector = nd == 1
+        cdef Py_ssize_t k = 1 if vector else (cnp.PyArray_DIM(<cnp.ndarray>B, 0) if nd == 2 else 0), i
+        cdef double* b = f64(B, n, -1, False, "B") if vector else f64(B, k, n, False, "B")
+        cdef double* o = f64(out, n, -1, True, "out") if vector else f64(out, k, n, True, "out")
+        if not self._tree_ordered:
+            raise ValueError("ldlt_solve: this model's velocities are not in tree order; use mass_matrix_cholesky")
+        with nogil:
+            if o != b:
+                memcpy(o, b, k * n * sizeof(double))
+            for i in range(k):
+                _ltdl_solve(F, self._lam, n, o + i * n)
 
     def frame_pose(self, q, frame, out):
         """out (4, 4) = X_WF(q) for a Frame or FrameIndex."""

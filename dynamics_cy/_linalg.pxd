@@ -1,12 +1,15 @@
 # Small dense linear algebra, inline and allocation-free (hand-written: it runs inside GIL-free
 # kernels on matrices of at most a few dozen rows): the Cholesky factorization of a symmetric positive
-# definite matrix, its solve and, for n <= 6, its inverse. Shared by dynamics_cy's articulated-body
-# algorithm and the simulator's contact solver (drivers.sim._physics).
+# definite matrix, its solve and its inverse. Shared by dynamics_cy's articulated-body algorithm, the
+# Kernels' mass-matrix factor and inverse, the public dynamics_cy.linalg and the simulator's contact
+# solver (drivers.sim._physics).
 from libc.math cimport sqrt
+from libc.string cimport memcpy
 
 
 cdef inline int cholesky(double* A, int n) noexcept nogil:
-    """A (n×n, row-major, SPD) = L Lᵀ in place (L in the lower triangle); 1 if not positive definite."""
+    """A (n×n, row-major, SPD) = L Lᵀ in place (L in the lower triangle, the upper one left as it
+    was); 0, or 1 + the index of the first non-positive pivot when A is not positive definite."""
     cdef int i, j, k
     cdef double s
     for j in range(n):
@@ -14,7 +17,7 @@ cdef inline int cholesky(double* A, int n) noexcept nogil:
         for k in range(j):
             s -= A[j * n + k] * A[j * n + k]
         if not s > 0.0:
-            return 1
+            return j + 1
         A[j * n + j] = sqrt(s)
         for i in range(j + 1, n):
             s = A[i * n + j]
@@ -40,25 +43,41 @@ cdef inline void cholesky_solve(const double* L, int n, double* x) noexcept nogi
         x[i] = s / L[i * n + i]
 
 
-cdef inline int cholesky_inverse(double* D, int n, double* Dinv) noexcept nogil:
-    """Dinv = D⁻¹ = L⁻ᵀ L⁻¹ for a symmetric positive definite n×n D (n <= 6, row-major); D is
-    overwritten by its factor L. Returns 0, or 1 when D is not positive definite."""
+cdef inline void cholesky_inverse_in_place(double* A, int n) noexcept nogil:
+    """A ← (L Lᵀ)⁻¹ for the factor L of cholesky() in A's lower triangle: L⁻¹ in place (column by
+    column), then (L Lᵀ)⁻¹ = L⁻ᵀ L⁻¹, whose (i, j) = Σ_{k ≥ max(i, j)} L⁻¹_ki L⁻¹_kj reads only the
+    lower triangle: the strict upper triangle first, then the diagonal, then mirrored."""
     cdef int i, j, k
     cdef double s
-    cdef double Li[36]
-    if cholesky(D, n):
-        return 1
-    for i in range(n):                  # Li = L⁻¹ (lower triangular, row stride n)
-        Li[n * i + i] = 1.0 / D[n * i + i]
-        for j in range(i):
+    for i in range(n):
+        A[i * n + i] = 1.0 / A[i * n + i]
+    for j in range(n):                  # column j of L⁻¹ from the columns k > j of L, still in place
+        for i in range(j + 1, n):
             s = 0.0
             for k in range(j, i):
-                s -= D[n * i + k] * Li[n * k + j]
-            Li[n * i + j] = s / D[n * i + i]
+                s += A[i * n + k] * A[k * n + j]
+            A[i * n + j] = -s * A[i * n + i]
     for i in range(n):
-        for j in range(n):
+        for j in range(i + 1, n):
             s = 0.0
-            for k in range(i if i > j else j, n):
-                s += Li[n * k + i] * Li[n * k + j]
-            Dinv[n * i + j] = s
+            for k in range(j, n):
+                s += A[k * n + i] * A[k * n + j]
+            A[i * n + j] = s
+    for i in range(n):
+        s = 0.0
+        for k in range(i, n):
+            s += A[k * n + i] * A[k * n + i]
+        A[i * n + i] = s
+    for i in range(n):
+        for j in range(i):
+            A[i * n + j] = A[j * n + i]
+
+
+cdef inline int cholesky_inverse(double* D, int n, double* Dinv) noexcept nogil:
+    """Dinv = D⁻¹ for a symmetric positive definite n×n D (row-major); D is overwritten by its factor
+    L. Returns 0, or 1 when D is not positive definite."""
+    if cholesky(D, n):
+        return 1
+    memcpy(Dinv, D, n * n * sizeof(double))
+    cholesky_inverse_in_place(Dinv, n)
     return 0

@@ -3,7 +3,7 @@
 # rigid-body inertia is (m, mc, I): the mass, the first moment of mass mc = m p_BoBcm and the rotational
 # inertia I about Bo; a motion vector is [w; v], a force [n; f] (Featherstone's body coordinates).
 from dynamics_cy._vec3 cimport cross3, matTvec, matvec
-from libc.math cimport cos, sin, sqrt
+from libc.math cimport atan2, cos, sin, sqrt
 
 
 # 3x3 row-major matrices
@@ -97,6 +97,39 @@ cdef inline void matrix_quaternion(const double* R, double* q) noexcept nogil:
         q[0], q[1], q[2], q[3] = (R[3] - R[1]) / s, (R[2] + R[6]) / s, (R[5] + R[7]) / s, 0.25 * s
     if q[0] < 0.0:
         q[0], q[1], q[2], q[3] = -q[0], -q[1], -q[2], -q[3]
+
+
+cdef inline double rotation_log(const double* R, double* w) noexcept nogil:
+    """w = θ n, the rotation vector of the row-major rotation matrix R = exp(θ [n]×) with θ in [0, π]
+    (Pinocchio's log3, Drake's ToAngleAxis as angle·axis); returns θ. From R's quaternion [w x y z],
+    w >= 0 (Shepperd's method): θ = 2 atan2(|xyz|, w), accurate at θ → 0 and at θ → π alike."""
+    cdef double q[4]
+    cdef double s, th
+    matrix_quaternion(R, q)
+    s = sqrt(q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
+    th = 2.0 * atan2(s, q[0])
+    s = th / s if s > 1e-150 else 2.0 / q[0]        # θ/|xyz| → 2/w as θ → 0
+    w[0], w[1], w[2] = s * q[1], s * q[2], s * q[3]
+    return th
+
+
+cdef inline double rotation_error(const double* A, int sa, const double* B, int sb, double* w) noexcept nogil:
+    """w = log(R_B R_Aᵀ)ᵛ, the rotation vector (in the common frame W) that turns R_A = R_WA into
+    R_B = R_WB; rows of R_A and R_B are sa and sb doubles apart (3 for a 3×3 matrix, 4 for the upper
+    left of a 4×4 pose). Returns its angle."""
+    cdef double R[9]
+    cdef int r, k
+    for r in range(3):
+        for k in range(3):
+            R[3 * r + k] = B[sb * r] * A[sa * k] + B[sb * r + 1] * A[sa * k + 1] + B[sb * r + 2] * A[sa * k + 2]
+    return rotation_log(R, w)
+
+
+cdef inline double pose_error(const double* X_WE, const double* X_WG, double* e) noexcept nogil:
+    """e (6) = [log(R_WG R_WEᵀ)ᵛ; p_WG − p_WE] for row-major 4×4 poses: the rotation vector and the
+    translation, in W, that take E to G (the Cartesian impedance's error). Returns the angle."""
+    e[3], e[4], e[5] = X_WG[3] - X_WE[3], X_WG[7] - X_WE[7], X_WG[11] - X_WE[11]
+    return rotation_error(X_WE, 4, X_WG, 4, e)
 
 
 # Spatial algebra

@@ -7,7 +7,8 @@ With e = q_d − q and ė = v_d − v (τ_g is the generalized force of gravity,
 - computed_torque:      τ = M(q) (a_d + Kp e + Kd ė) + C(q, v) v − τ_g + d∘v   (Kp in 1/s², Kd in 1/s)
 - joint_impedance:      τ = M(q) a_d + C(q, v) v − τ_g + d∘v + K e + D ė      (K in N·m/rad, D in N·m·s/rad)
 - cartesian_impedance:  τ = Jᵀ (K_x e_x + D_x (V_d − J v)) − τ_g − d v, with e_x the pose error of the
-  end-effector frame E to its goal G = E(q_d) (a rotation vector and a translation, in W).
+  end-effector frame E to its goal G = E(q_d) (a rotation vector and a translation, in W:
+  dynamics_cy.linalg.pose_error, the same compiled code).
 - whole_body:           a legged robot's τ from the whole-body QP (hil.legged, docs/wbc.md).
 
 With controller.friction_compensation the joint and Cartesian laws add τ_f = b_v∘v + b_c∘tanh(v/ε)

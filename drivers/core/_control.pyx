@@ -6,8 +6,10 @@ nothing and take C-contiguous float64 arrays of matching lengths (checked: Value
 """
 cimport numpy as cnp
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
-from libc.math cimport acos, fabs, isfinite, sin, sqrt, tanh
+from libc.math cimport fabs, isfinite, tanh
 from libc.string cimport memcmp, memcpy
+
+from dynamics_cy._spatial cimport pose_error
 
 cnp.import_array()
 
@@ -192,8 +194,9 @@ def max_abs(x, maxabs):
 
 def cartesian_impedance(X_WE, J, v, X_WG, V_WG, K, D, tau_g, double joint_damping, out):
     """τ = Jᵀ F − τ_g − joint_damping·v with F = K∘e + D∘(V_WG − J v) and the pose error
-    e = [log(R_WG R_WEᵀ); p_WG − p_WE] (a rotation vector and a translation, in W). J is the (6, n)
-    Jacobian of frame E's origin with V_WE = [w; v] in W. Returns |e| of the rotation (rad)."""
+    e = [log(R_WG R_WEᵀ); p_WG − p_WE] (a rotation vector and a translation, in W: the inline
+    pose_error of dynamics_cy.linalg.pose_error). J is the (6, n) Jacobian of frame E's origin with
+    V_WE = [w; v] in W. Returns |e| of the rotation (rad)."""
     cdef Py_ssize_t n = _size(out)
     cdef double* o = _vec(out, n, True, "out")
     cdef double* X = _vec(X_WE, 16, False, "X_WE")
@@ -204,27 +207,12 @@ def cartesian_impedance(X_WE, J, v, X_WG, V_WG, K, D, tau_g, double joint_dampin
     cdef double* Kp = _vec(K, 6, False, "K")
     cdef double* Dp = _vec(D, 6, False, "D")
     cdef double* g = _vec(tau_g, n, False, "tau_g")
-    cdef double R[9]
     cdef double e[6]
     cdef double F[6]
-    cdef double V
-    cdef double c, th, s
-    cdef int r, k
-    cdef Py_ssize_t i, j
-    for r in range(3):          # R = R_WG R_WEᵀ
-        for k in range(3):
-            R[3 * r + k] = G[4 * r] * X[4 * k] + G[4 * r + 1] * X[4 * k + 1] + G[4 * r + 2] * X[4 * k + 2]
-    c = 0.5 * (R[0] + R[4] + R[8] - 1.0)
-    c = 1.0 if c > 1.0 else (-1.0 if c < -1.0 else c)
-    th = acos(c)
-    s = sin(th)
-    # log(R) = th/(2 sin th) (R - Rᵀ)ᵛ; its small-angle limit is ½ (R - Rᵀ)ᵛ
-    s = 0.5 if th < 1e-9 else (0.5 * th / s if s > 1e-9 else 0.0)
-    e[0], e[1], e[2] = s * (R[7] - R[5]), s * (R[2] - R[6]), s * (R[3] - R[1])
-    if th > 3.14159 and s == 0.0:      # at π the axis is the dominant column of (R + 1)/2
-        for r in range(3):
-            e[r] = th * sqrt(max(0.0, 0.5 * (R[4 * r] + 1.0)))
-    e[3], e[4], e[5] = G[3] - X[3], G[7] - X[7], G[11] - X[11]
+    cdef double V, th
+    cdef int r
+    cdef Py_ssize_t j
+    th = pose_error(X, G, e)
     for r in range(6):
         V = 0.0
         for j in range(n):

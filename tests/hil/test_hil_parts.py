@@ -5,6 +5,7 @@ import lcm
 import numpy as np
 import pytest
 import yaml
+from scipy.spatial.transform import Rotation
 
 from drivers.core import _control
 from drivers.core.config import ControllerConfig, SafetyConfig, TrajectoryConfig
@@ -12,7 +13,7 @@ from drivers.core.paths import CONFIGS
 from drivers.core.robot import load_robot
 from drivers.core.schema import ConfigError
 from drivers.run_config import load_config
-from dynamics_cy import JacobianWrtVariable
+from dynamics_cy import JacobianWrtVariable, linalg
 from hil.controller_api import Command, State
 from hil.controllers import make_controller
 from hil.safety import SafetyMonitor
@@ -95,6 +96,30 @@ def test_rotation_error_is_the_rotation_vector():
                                           np.zeros(1), 0.0, out)
         assert th == pytest.approx(angle, abs=1e-9)
         assert RotationMatrix(G[:3, :3])
+
+
+def test_cartesian_impedance_pulls_along_the_rotation_axis_at_half_a_turn():
+    """At π (and 1e-10 rad short of it) about an axis off the coordinate axes, the built-in's rotational
+    spring pulls along ±θ n, the rotation vector (dynamics_cy.linalg.pose_error's, the same code), not
+    along |n_i|."""
+    axis = np.array([1.0, -1.0, 0.5]) / 1.5
+    for angle in (np.pi, np.pi - 1e-10):
+        G = np.eye(4)
+        G[:3, :3] = Rotation.from_rotvec(angle * axis).as_matrix()
+        F = np.zeros(6)                           # with J = I, v = 0, K = 1, D = 0: τ = F = e
+        _control.cartesian_impedance(np.eye(4), np.eye(6), np.zeros(6), G, np.zeros(6), np.ones(6), np.zeros(6),
+                                     np.zeros(6), 0.0, F)
+        assert abs(F[:3] @ axis) == pytest.approx(angle, abs=1e-8)
+        assert np.linalg.norm(F[:3]) == pytest.approx(angle, abs=1e-8)
+    rng, e = np.random.default_rng(0), np.zeros(6)
+    for r in Rotation.random(20, random_state=1):
+        X, G = np.eye(4), np.eye(4)
+        X[:3, :3], X[:3, 3], G[:3, 3] = r.as_matrix(), rng.normal(size=3), rng.normal(size=3)
+        G[:3, :3] = Rotation.from_rotvec(rng.normal(size=3)).as_matrix()
+        _control.cartesian_impedance(X, np.eye(6), np.zeros(6), G, np.zeros(6), np.ones(6), np.zeros(6),
+                                     np.zeros(6), 0.0, F)
+        linalg.pose_error(X, G, e)
+        np.testing.assert_array_equal(F, e)
 
 
 def test_quintic_move_and_waypoints(robot):
