@@ -8,6 +8,7 @@ import logging
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 
 from drivers.core.paths import CONFIGS
@@ -563,10 +564,22 @@ def parser() -> argparse.ArgumentParser:
     return ap
 
 
+_WARNED: set[str] = set()
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """warnings.showwarning on the command line: `hil: warning: <message>` once per message, no source line."""
+    text = str(message)
+    if text not in _WARNED:
+        _WARNED.add(text)
+        print(f"hil: warning: {text}", file=file or sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
+    warnings.showwarning = _show_warning
     try:
         return args.handler(args)
     except ConfigError as e:      # errors found after loading (they need the model) name the file here
