@@ -32,7 +32,7 @@ import numpy as np
 from drivers.core import _control
 from drivers.core.clock import LockstepClock, RealTimeClock
 from drivers.core.config import RunConfig, channels_for
-from drivers.core.robot import Robot
+from drivers.core.robot import Robot, joint_label, joint_labels
 from messages.enums import SafetyState
 
 from .collision_guard import make_guard
@@ -110,7 +110,8 @@ class ControlLoop(Lifecycle):
             self.trajectory = make_trajectory(cfg.trajectory, robot.plant, robot.joint_names, lc, self.period_ns,
                                               robot.end_effector, background=self.mode is Mode.REALTIME,
                                               safety=cfg.safety)
-        self.safety = SafetyMonitor(robot.plant, cfg.safety, self.period_ns, lc, self.channels.estop, joints=n)
+        self.safety = SafetyMonitor(robot.plant, cfg.safety, self.period_ns, lc, self.channels.estop, joints=n,
+                                    joint_names=robot.joint_names)
         self.collision = self.safety.collision = make_guard(robot.plant, cfg.safety.collision)
         if self.collision is not None and self.viz is not None:
             self.collision.show_in(lc)                  # its capsules and nearest pair in Meldis
@@ -140,8 +141,11 @@ class ControlLoop(Lifecycle):
         self.cmd = Command(n)
         self.tau = self.cmd.tau
         self.startup = StartUp()
+        # the plots' τ: the command's, or the measured one where the command carries none (position, velocity)
+        torque = "measured" if cfg.robot.command in ("position", "velocity") else "commanded"
+        self.tau_traced = hw.tau_measured if torque == "measured" else self.tau_cmd
         self.recorder = TickRecorder(n, self.period_ns, int(cfg.loop.deadline_budget_us * 1e3),
-                                     trace_every=self.trace_every)
+                                     trace_every=self.trace_every, joint_names=robot.joint_names, torque=torque)
         self.telemetry = TelemetryPublisher(lc, self.channels, n, cfg.telemetry.rate_hz, self.period_ns,
                                             self.controller.name)
         self.tick_index = 0
@@ -316,11 +320,12 @@ class ControlLoop(Lifecycle):
             inertia, hold = joint_inertias(self.robot.plant, self.q), max(period, self.period_ns)
             capped = self.safety.cap_damping(inertia, hold)
             if capped:
-                text += (f"; safe-command damping capped at m/T for joints {capped}: "
+                text += (f"; safe-command damping capped at m/T for {joint_labels(self.robot.joint_names, capped)}: "
                          f"{[round(float(self.safety.damping[i]), 3) for i in capped]} N·m·s/rad")
             capped = self.controller.cap_damping(inertia, hold)
             if capped:
-                text += (f"; the controller's joint-damping compensation capped at m/T for joints {capped}: "
+                text += (f"; the controller's joint-damping compensation capped at m/T for "
+                         f"{joint_labels(self.robot.joint_names, capped)}: "
                          f"{[round(float(-self.controller.neg_damping[i]), 3) for i in capped]} N·m·s/rad")
         if hw.guard_ns:
             text += f"; waiting {hw.guard_ns * 1e-9:g} s (robot.kuka_driver.start_guard) before the first command"
@@ -381,8 +386,8 @@ class ControlLoop(Lifecycle):
             return
         i = _control.first_nonfinite(self.tau)
         if i >= 0:
-            self._transition(self.safety.controller_failed(self.tick_index, f"non-finite torque on joint {i}"),
-                             now_ns)
+            why = f"non-finite torque on {joint_label(self.robot.joint_names, i)}"
+            self._transition(self.safety.controller_failed(self.tick_index, why), now_ns)
             return
         self.tracking_error = self.recorder.track(self.qj, self.q_d)
 
@@ -393,7 +398,7 @@ class ControlLoop(Lifecycle):
                                      hw.timing.rejected, self.qj, self.vj, self.q_d, self.tau_cmd)
         if self.viz is not None and self.viz.tick(now_ns, self.q, hw.status.utime) and self.collision is not None:
             self.collision.draw(hw.status.utime, self.viz.loads)
-        self.recorder.trace((now_ns - self.recorder.first_ns) * 1e-9, self.qj, self.q_d, self.tau_cmd)
+        self.recorder.trace((now_ns - self.recorder.first_ns) * 1e-9, self.qj, self.q_d, self.tau_traced)
 
     # --- running ----------------------------------------------------------------------------------
     def run(self, duration_s: float | None = None, stop=None, on_tick=None) -> dict:

@@ -12,6 +12,7 @@ import json
 import numpy as np
 
 from drivers.core import _control
+from drivers.core.robot import joint_label
 from messages import lcmt_hil_safety_event
 from messages.codec import TelemetryEncoder
 from messages.enums import ControllerState
@@ -23,8 +24,11 @@ from .sketch import LogHistogram
 class TickRecorder:
     """Timing and tracking statistics of the loop, preallocated; fixed memory for any run length."""
 
-    def __init__(self, n: int, period_ns: int, budget_ns: int, trace_rows: int = 20_000, trace_every: int = 1):
+    def __init__(self, n: int, period_ns: int, budget_ns: int, trace_rows: int = 20_000, trace_every: int = 1,
+                 joint_names: list[str] | None = None, torque: str = "commanded"):
         self.period_ns, self.budget_ns = period_ns, budget_ns
+        self.joint_names = joint_names          # the summary's "joints", the plots' legends
+        self.traced_torque = torque             # which τ the trace holds: "commanded", or "measured" (position mode)
         self.compute, self.lateness = LogHistogram(), LogHistogram()     # ns, the whole run
         self.ticks = 0
         self.deadline_misses = 0
@@ -114,6 +118,7 @@ class TickRecorder:
             "final_state": safety.state.name,
             "faults": [{"tick": t, "utime": u, "fault": f, "reason": r} for t, u, f, r in safety.faults_seen],
             "fault_counts": dict(safety.faults_seen.counts),    # every fault, kept in "faults" or not
+            **({"joints": list(self.joint_names)} if self.joint_names else {}),
         }
         out.update(extra or {})
         return out
@@ -179,7 +184,11 @@ def format_summary(s: dict) -> str:
     return "\n".join(lines)
 
 
-def plot(recorder: TickRecorder, path: str) -> None:
+TORQUE_LABELS = {"commanded": "commanded τ [N·m]",
+                 "measured": "measured τ [N·m] (position or velocity command: no τ is commanded)"}
+
+
+def plot(recorder: TickRecorder, path: str, title: str | None = None) -> None:
     """Tracking (q and q_d per joint) and timing (compute time, lateness) plots of a run in one PNG."""
     r = recorder.trace_rows
     t = recorder.trace_t[:r]
@@ -187,25 +196,30 @@ def plot(recorder: TickRecorder, path: str) -> None:
     timing = recorder.trace_timing[:r] / 1e3
     plot_traces(path, (t, q), (t, q_d), (t, q_d - q), (t, recorder.trace_tau[:r]),
                 (t, timing[:, 0], timing[:, 1], "t [s]"),
-                recorder.budget_ns / 1e3)
+                recorder.budget_ns / 1e3, names=recorder.joint_names, torque=recorder.traced_torque, title=title)
 
 
-def plot_traces(path: str, q, q_d, error, tau, timing, budget_us: float, wrench=None) -> None:
-    """Four panels in one PNG: q (solid) and q_d (dashed), q_d − q, commanded τ (each a (t [s], rows ×
-    joints) pair), and timing: (x, compute µs, lateness µs, x label); a fifth, the wrist force/torque
-    sensor's readings, with `wrench` (t [s], rows × [τ; f])."""
+def plot_traces(path: str, q, q_d, error, tau, timing, budget_us: float, wrench=None, names=None,
+                torque: str = "commanded", title: str | None = None) -> None:
+    """Four panels in one PNG: q (solid) and q_d (dashed, drawn over q), q_d − q, τ (`torque`: commanded,
+    or measured when the command sends none; each a (t [s], rows × joints) pair), and timing: (x, compute
+    µs, lateness µs, x label); a fifth, the wrist force/torque sensor's readings, with `wrench` (t [s],
+    rows × [τ; f]). The legends name the joints (`names`, else joint 0, 1, …); `title` above them."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     fig, axes = plt.subplots(4 if wrench is None else 5, 1, figsize=(10, 12 if wrench is None else 15))
     for j in range(q[1].shape[1]):
-        line, = axes[0].plot(q[0], q[1][:, j], label=f"q{j}")
-        axes[0].plot(q_d[0], q_d[1][:, j], "--", color=line.get_color(), linewidth=0.8)
-        axes[1].plot(error[0], error[1][:, j], label=f"e{j}")
-        axes[2].plot(tau[0], tau[1][:, j], label=f"τ{j}")
-    axes[0].set_ylabel("q (solid), q_d (dashed) [rad]")
+        name = joint_label(names, j)
+        line, = axes[0].plot(q[0], q[1][:, j], linewidth=2.2, alpha=0.45, label=name)
+        axes[0].plot(q_d[0], q_d[1][:, j], "--", color=line.get_color(), linewidth=0.9, zorder=3)
+        axes[1].plot(error[0], error[1][:, j], label=name)
+        axes[2].plot(tau[0], tau[1][:, j], label=name)
+    axes[0].set_ylabel("q (solid, wide), q_d (dashed) [rad]")
     axes[1].set_ylabel("q_d − q [rad]")
-    axes[2].set_ylabel("commanded τ [N·m]")
+    axes[2].set_ylabel(TORQUE_LABELS[torque])
+    if title:
+        fig.suptitle(title)
     for ax in axes[:3]:
         ax.legend(loc="upper right", ncol=4, fontsize=7)
         ax.set_xlabel("t [s]")
