@@ -174,6 +174,7 @@ def read_log(path: str | Path, skip_corrupt: bool = False) -> tuple[dict, dict]:
     summary = report["recorded_summary"] or {}
     traces = {"t0": t0 or 0, "status": (s_arrive, S_q), "command": (c_t, C_tau), "telemetry": (T, tel),
               "n": n, "wrench": (w_t, W) if ft_channel is not None else None, "joints": summary.get("joints"),
+              "status_torque": S_tau,
               # a position or velocity command carries no τ: the plots show the measured one
               "measured_torque": (s_arrive, S_tau) if _robot_key(path, start, "command") in ("position", "velocity")
               else None}
@@ -219,7 +220,7 @@ def plot_log(traces: dict, path: str, budget_us: float, title: str | None = None
     if traces.get("protocol") == "floating_base":
         from .legged_log import plot_legged_log
         return plot_legged_log(traces, path)
-    from .telemetry import plot_traces
+    from .telemetry import plot_traces, torque_panel
     t0, n = traces["t0"], traces["n"]
     s_t, S_q = traces["status"]
     c_t, C_tau = traces["command"]
@@ -228,9 +229,10 @@ def plot_log(traces: dict, path: str, budget_us: float, title: str | None = None
     Q = np.array([m.q for _, m in tel]).reshape(-1, n)
     Qd = np.array([m.q_desired for _, m in tel]).reshape(-1, n)
     wrench, measured = traces.get("wrench"), traces.get("measured_torque")
-    tau = (sec(c_t), C_tau) if measured is None else (sec(measured[0]), measured[1])
+    kind, tau = ("measured", (sec(measured[0]), measured[1])) if measured is not None else \
+        torque_panel("commanded", (sec(c_t), C_tau), (sec(s_t), traces["status_torque"]))
     plot_traces(path, (sec(s_t), S_q), (sec(T), Qd), (sec(T), Qd - Q), tau,
                 (sec(T), np.array([m.compute_ns for _, m in tel]) / 1e3,
                  np.array([m.lateness_ns for _, m in tel]) / 1e3, "t [s] (telemetry samples)"), budget_us,
                 wrench=None if wrench is None else (sec(wrench[0]), wrench[1]), names=traces.get("joints"),
-                torque="commanded" if measured is None else "measured", title=title)
+                torque=kind, title=title)
