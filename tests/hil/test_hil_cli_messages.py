@@ -202,3 +202,14 @@ def test_export_prints_what_it_wrote_and_json_on_request(tmp_path):
     as_json = hil("export", r["log"], "--mcap", str(out), "--json")
     import json
     assert json.loads(as_json.stdout)["messages"]["IIWA_STATUS"] > 2000
+
+
+def test_a_run_stopped_before_its_first_tick_prints_no_none():
+    from drivers.run_config import load_config
+    from hil.lockstep import make_lockstep, run_closed
+    from hil.telemetry import format_summary
+    loop, sim = make_lockstep(load_config(CONFIGS / "demo.yaml", {"viz": False}))
+    summary = run_closed(loop, sim, 1.0, stop=lambda: True)           # Ctrl-C at once
+    assert summary["ticks"] == 0 and summary["rate_hz"]["achieved"] is None
+    text = format_summary(summary)
+    assert "None" not in text and "rate — Hz" in text and "the law never ran" in text, text
