@@ -101,7 +101,14 @@ def _one(campaign, args) -> int:
 def cmd_export(args) -> int:
     from .mcap_export import export_mcap
     counts = export_mcap(args.log, args.mcap)
-    print(json.dumps({"mcap": args.mcap, "messages": counts}))
+    if args.json:
+        print(json.dumps({"mcap": args.mcap, "messages": counts}))
+        return 0
+    skipped = counts.pop("skipped")
+    print(f"hil export: {args.mcap}: {sum(counts.values()):,} messages on {len(counts)} channels; skipped "
+          + (", ".join(f"{n:,} ({why})" for why, n in skipped.items()) if skipped else "none"))
+    for channel, n in sorted(counts.items(), key=lambda x: -x[1]):
+        print(f"  {channel:24s} {n:>9,}")
     return 0
 
 
@@ -126,4 +133,5 @@ CAMPAIGN = Command("campaign", cmd_campaign, "FILE [-n N]", (
            "  hil campaign FILE --seed 1234 --write-scenario configs/scenarios/payload_1234.yaml")
 
 EXPORT_ARGS = (arg("log", help="an LCM log"),
-               arg("--mcap", required=True, metavar="OUT.mcap", help="the MCAP file to write"))
+               arg("--mcap", required=True, metavar="OUT.mcap", help="the MCAP file to write"),
+               arg("--json", action="store_true", help="print what was written as one JSON object"))

@@ -8,6 +8,7 @@ import logging
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 
 from drivers.core.paths import CONFIGS
@@ -17,6 +18,7 @@ from dynamics_cy.errors import HilstackError
 
 from . import __version__, campaign_cli, identify_cli
 from .cli_table import Arg, Command, add_commands, arg, command_list
+from .progress import StatusLine
 
 DEMO_CONFIG = CONFIGS / "demo.yaml"
 
@@ -51,37 +53,11 @@ def _station(path: str) -> bool:
     return Path(path).is_file() and is_station(path)
 
 
-class StatusLine:
-    """A one-line live status, rewritten in place about five times a second."""
-
-    def __init__(self, enabled: bool):
-        self.enabled, self.next = enabled and sys.stdout.isatty() or enabled == "always", 0.0
-        self.last_ticks = 0
-        self.last_time = time.monotonic()
-
-    def __call__(self, loop) -> None:
-        now = time.monotonic()
-        if not self.enabled or now < self.next:
-            return
-        self.next = now + 0.2
-        rec = loop.recorder
-        rate = (rec.ticks - self.last_ticks) / max(1e-9, now - self.last_time)
-        self.last_ticks, self.last_time = rec.ticks, now
-        sys.stdout.write(f"\r t {(rec.last_ns - rec.first_ns) * 1e-9:6.2f} s  {loop.safety.state.name:9s} "
-                         f"rate {rate:7.1f} Hz  compute {rec.last_compute_ns / 1e3:6.1f} µs  late "
-                         f"{rec.last_lateness_ns / 1e3:6.1f} µs  misses {rec.deadline_misses}  "
-                         f"max err {float(rec.maxabs.max()) * 1e3:6.2f} mrad ")
-        sys.stdout.flush()
-
-    def close(self) -> None:
-        if self.enabled:
-            sys.stdout.write("\n")
-
-
 def _finish(loop, summary: dict, args) -> int:
     from .telemetry import format_summary, plot
     if args.plot:
-        plot(loop.recorder, args.plot)
+        plot(loop.recorder, args.plot, title=f"{args.config}: {summary['controller']}, final state "
+                                             f"{summary['final_state']}")
         summary["plot"] = args.plot
     print(json.dumps(summary) if args.json else format_summary(summary))
     return 0 if summary["final_state"] in ("RUNNING", "INIT") or not summary["faults"] else 3
@@ -142,8 +118,12 @@ def cmd_run(args, live: StatusLine | None = None, robot_processes=()) -> int:
 
     def on_tick(lp):            # the start-up line (status period, timeout, guard), once, then the live line
         if lp.startup.text and not said:
+            live.break_line()
             said.append(print(f"hil run: {lp.startup.text}", file=sys.stderr, flush=True))
         live(lp)
+    handlers = logging.getLogger().handlers
+    for h in handlers:                  # a log record ends the live line first
+        h.addFilter(live)
     with stop_on_signals() as stop:     # to the summary's end: a second Ctrl-C cuts neither it nor the plot
         try:
             summary = loop.run(args.duration, stop=lambda: stop.is_set() or robot_ended(), on_tick=on_tick)
@@ -152,6 +132,8 @@ def cmd_run(args, live: StatusLine | None = None, robot_processes=()) -> int:
             return 2
         finally:
             live.close()
+            for h in handlers:
+                h.removeFilter(live)
             if bridge is not None:
                 bridge.close()
         if robot_ended.ended is None or stop.is_set():
@@ -425,7 +407,7 @@ def cmd_report(args) -> int:
     with _reading(args.log):
         report, traces = read_log(_log(args.log), args.skip_corrupt)
     if args.plot:
-        plot_log(traces, args.plot, report["deadline_budget_us"])
+        plot_log(traces, args.plot, report["deadline_budget_us"], title=f"{args.log} (hil report)")
         report["plot"] = args.plot
     print(json.dumps(report) if args.json else format_report(report))
     return 0
@@ -570,10 +552,22 @@ def parser() -> argparse.ArgumentParser:
     return ap
 
 
+_WARNED: set[str] = set()
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """warnings.showwarning on the command line: `hil: warning: <message>` once per message, no source line."""
+    text = str(message)
+    if text not in _WARNED:
+        _WARNED.add(text)
+        print(f"hil: warning: {text}", file=file or sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
+    warnings.showwarning = _show_warning
     try:
         return args.handler(args)
     except ConfigError as e:      # errors found after loading (they need the model) name the file here

@@ -255,6 +255,13 @@ class Controller(Lifecycle):
         """The law: write command.tau (and command.q / command.v in those modes); allocate nothing."""
         raise NotImplementedError(f"{type(self).__name__}.update(state, command)")
 
+    def metrics(self) -> dict:
+        """The law's own figures of the run, {name: a number, string, list or mapping}: called once when
+        the loop's summary is made (after the run, never in the tick), shown as the summary's
+        `controller_metrics` (its text, --json, hil regress's report and `scenario.criteria.summary`
+        `controller_metrics.NAME`). Default: none."""
+        return {}
+
     def cap_damping(self, inertia, period_ns: int) -> list[int]:
         """Limits the compensated joint damping to d_i <= m_i / T (T the status period), for laws that
         add d∘v (hil.controllers' docstring says why); returns the joints capped."""

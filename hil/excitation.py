@@ -29,6 +29,7 @@ import logging
 import numpy as np
 
 from drivers.core import _control
+from drivers.core.robot import actuated_joint_names, joint_label
 from drivers.core.schema import ConfigError
 
 from .trajectories import Hold, Source, feasible_duration
@@ -115,9 +116,10 @@ class FourierSeries:
 
 class Limits:
     """The joint limits an excitation stays within: positions [lower, upper] (margins taken off),
-    |q̇| ≤ v_max, |q̈| ≤ a_max, |τ| ≤ tau_max (the inverse dynamics, with the kernels)."""
+    |q̇| ≤ v_max, |q̈| ≤ a_max, |τ| ≤ tau_max (the inverse dynamics, with the kernels); `names` the joints'."""
 
-    def __init__(self, lower, upper, v_max, a_max, tau_max, kernels):
+    def __init__(self, lower, upper, v_max, a_max, tau_max, kernels, names=None):
+        self.names = names
         self.lower, self.upper = np.asarray(lower, float), np.asarray(upper, float)
         self.v_max, self.a_max, self.tau_max = (np.asarray(x, float) for x in (v_max, a_max, tau_max))
         self.kernels = kernels
@@ -153,8 +155,8 @@ class Limits:
             bad = np.argwhere((X < lo - 1e-12) | (X > hi + 1e-12))
             if bad.size:
                 k, j = bad[0]
-                found.append((k, f"joint {j} {what} {X[k, j]:.4g} {unit} leaves its limits [{lo[j]:.4g}, "
-                                 f"{hi[j]:.4g}] at t = {t[k]:.3f} s"))
+                found.append((k, f"{joint_label(self.names, j)} {what} {X[k, j]:.4g} {unit} leaves its limits "
+                                 f"[{lo[j]:.4g}, {hi[j]:.4g}] at t = {t[k]:.3f} s"))
         return min(found)[1] if found else None
 
     def penalty(self, q0, dQ, V, A) -> float:
@@ -253,8 +255,9 @@ def scaled(cost: ConditionCost, x, share: float, shrink_only: bool = False) -> n
     f = cost.limits.fit(cost.q0, dQ, V, A)
     if f == 0.0:
         j = int(np.argmax((cost.q0 < cost.limits.lower) | (cost.q0 > cost.limits.upper)))
-        raise ConfigError(f"{KEY}.q0", f"joint {j} centre {cost.q0[j]:.4g} rad is not inside its limits with the "
-                                       f"margins [{cost.limits.lower[j]:.4g}, {cost.limits.upper[j]:.4g}]")
+        raise ConfigError(f"{KEY}.q0", f"{joint_label(cost.limits.names, j)} centre {cost.q0[j]:.4g} rad is not inside "
+                                       f"its limits with the margins [{cost.limits.lower[j]:.4g}, "
+                                       f"{cost.limits.upper[j]:.4g}]")
     f *= share
     f = min(f, 1.0) if shrink_only else f
     for _ in range(TORQUE_STEPS):
@@ -355,7 +358,7 @@ def make_excitation(cfg, plant, frame, lower, upper, v_max, a_max, safety, backg
     margin = safety.position_margin + cfg.position_margin
     a_max = np.where(np.isfinite(a_max), a_max, cfg.acceleration_limit)
     tau_max = safety.effort_scale * np.minimum(-plant.GetEffortLowerLimits(), plant.GetEffortUpperLimits())
-    limits = Limits(lower + margin, upper - margin, v_max, a_max, tau_max, plant.kernels())
+    limits = Limits(lower + margin, upper - margin, v_max, a_max, tau_max, plant.kernels(), actuated_joint_names(plant))
     T = cfg.periods / cfg.base_frequency
     if not 2 * cfg.ramp <= T:
         raise ConfigError(f"{KEY}.ramp", f"{cfg.ramp:g} s twice is longer than the series' {T:g} s "

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
+from drivers.core.robot import actuated_joint_names, joint_labels
 from drivers.core.schema import ConfigError, LogError
 
 EDGE_S = 0.05      # s at each end of a log left out: the filter's start-up
@@ -227,8 +228,9 @@ def regression(logs: list[Samples], plant, frame, opts: IdentifyOptions) -> Regr
     n = plant.num_velocities()
     if len(y) < A.shape[1] or any(np.sum(joint == j) < 10 for j in range(n)):
         short = [j for j in range(n) if np.sum(joint == j) < 10]
-        raise LogError(f"too little motion to identify from: joints {short} moved faster than "
-                       f"{opts.v_min:g} rad/s in fewer than 10 samples (run an excitation: trajectory.type excitation)")
+        raise LogError(f"too little motion to identify from: {joint_labels(actuated_joint_names(plant), short)} "
+                       f"moved faster than {opts.v_min:g} rad/s in fewer than 10 samples (run an excitation: "
+                       f"trajectory.type excitation)")
     return Regression(A, y, joint, A_test, y_test, joint_test, n, A.shape[1] - 2 * n, bodies or [], total, dropped)
 
 
@@ -264,6 +266,7 @@ def identify(paths: list[str], opts: IdentifyOptions | None = None, cfg=None) ->
     n, p = reg.n, reg.n_inertial
     theta = est["theta"]
     result = {"logs": [str(x) for x in paths], "options": dataclasses.asdict(opts), "joints": n,
+              "joint_names": actuated_joint_names(plant),
               "samples": reg.samples, "rows": len(reg.y), "rows_held_out": len(reg.y_test),
               "rows_dropped": reg.rows_dropped, "frame": frame.name(), "robot": robot_cfg,
               "viscous": theta[p:p + n], "coulomb": theta[p + n:], "viscous_se": est["se"][p:p + n],

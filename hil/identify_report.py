@@ -20,6 +20,8 @@ import json
 
 import numpy as np
 
+from drivers.core.robot import joint_label
+
 SIGNIFICANT = 6     # digits of the fragment's numbers
 
 
@@ -82,6 +84,7 @@ def format_identify(result: dict) -> str:
     lines = [f"hil identify: {len(result['logs'])} log(s), {result['samples']} statuses; rows: {result['rows']} "
              f"fit, {result['rows_held_out']} held out (last {o['holdout']:.0%} of each log), "
              f"{result['rows_dropped']} dropped (|v| < {o['v_min']:g} rad/s or at the ends)",
+             f"joints (the per-joint arrays' order): {', '.join(result.get('joint_names') or [])}",
              f"filter: zero-phase Butterworth order {o['order']} at {o['cutoff']:g} Hz; smooth sign ε = "
              f"{o['epsilon']:g} rad/s; " + ("physically consistent (pseudo-inertia ⪰ 0)" if o["consistent"]
                                            else "least squares")]
@@ -150,7 +153,7 @@ def plot_identify(result: dict, path: str) -> None:
         ax = axes[j, 0]
         ax.plot(h["y"][rows], linewidth=0.8, label="measured")
         ax.plot(h["predicted"][rows], "--", linewidth=0.8, label="identified")
-        ax.set_ylabel(f"joint {j} [N·m]")
+        ax.set_ylabel(f"{joint_label(result.get('joint_names'), j)} [N·m]")
         ax.legend(loc="upper right", fontsize=7)
     axes[-1, 0].set_xlabel("held-out sample (|v| >= v_min)")
     axes[0, 0].set_title("torque the model lacks (measured − model) and the identified prediction")

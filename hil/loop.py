@@ -23,6 +23,7 @@ commands: the controller is active exactly while the safety is RUNNING.
 """
 from __future__ import annotations
 
+import json
 import logging
 import time
 from dataclasses import dataclass
@@ -32,7 +33,7 @@ import numpy as np
 from drivers.core import _control
 from drivers.core.clock import LockstepClock, RealTimeClock
 from drivers.core.config import RunConfig, channels_for
-from drivers.core.robot import Robot
+from drivers.core.robot import Robot, joint_label, joint_labels
 from messages.enums import SafetyState
 
 from .collision_guard import make_guard
@@ -110,7 +111,8 @@ class ControlLoop(Lifecycle):
             self.trajectory = make_trajectory(cfg.trajectory, robot.plant, robot.joint_names, lc, self.period_ns,
                                               robot.end_effector, background=self.mode is Mode.REALTIME,
                                               safety=cfg.safety)
-        self.safety = SafetyMonitor(robot.plant, cfg.safety, self.period_ns, lc, self.channels.estop, joints=n)
+        self.safety = SafetyMonitor(robot.plant, cfg.safety, self.period_ns, lc, self.channels.estop, joints=n,
+                                    joint_names=robot.joint_names)
         self.collision = self.safety.collision = make_guard(robot.plant, cfg.safety.collision)
         if self.collision is not None and self.viz is not None:
             self.collision.show_in(lc)                  # its capsules and nearest pair in Meldis
@@ -140,8 +142,14 @@ class ControlLoop(Lifecycle):
         self.cmd = Command(n)
         self.tau = self.cmd.tau
         self.startup = StartUp()
+        # the plots' τ: the command's, or the measured one where the command carries none (position, velocity)
+        torque = "measured" if cfg.robot.command in ("position", "velocity") else "commanded"
+        self.tau_traced = hw.tau_measured if torque == "measured" else self.tau_cmd
         self.recorder = TickRecorder(n, self.period_ns, int(cfg.loop.deadline_budget_us * 1e3),
-                                     trace_every=self.trace_every)
+                                     trace_every=self.trace_every, joint_names=robot.joint_names, torque=torque)
+        if torque == "commanded":       # the plots show it instead of a commanded τ that stays zero
+            self.recorder.follow("tau_measured", hw.tau_measured)
+        self._follow_devices()
         self.telemetry = TelemetryPublisher(lc, self.channels, n, cfg.telemetry.rate_hz, self.period_ns,
                                             self.controller.name)
         self.tick_index = 0
@@ -160,9 +168,13 @@ class ControlLoop(Lifecycle):
         self.clock.start()
 
     def on_deactivate(self) -> None:
-        """The exit command (publish_exit_command), the controller stopped, the process settings undone."""
+        """The exit command (publish_exit_command) and the telemetry's last message (the final state), the
+        controller stopped, the process settings undone."""
         try:
-            self.publish_exit_command()
+            if self.publish_exit_command():
+                hw = self.hardware
+                self.telemetry.final(self.tick_index, self.clock.now_ns() // 1000, self.recorder, self.safety,
+                                     hw.status.utime, hw.timing.rejected, self.qj, self.vj, self.q_d, self.tau_cmd)
         finally:
             if self.controller.active:
                 self._law_step(self.controller.deactivate)
@@ -320,11 +332,12 @@ class ControlLoop(Lifecycle):
             inertia, hold = joint_inertias(self.robot.plant, self.q), max(period, self.period_ns)
             capped = self.safety.cap_damping(inertia, hold)
             if capped:
-                text += (f"; safe-command damping capped at m/T for joints {capped}: "
+                text += (f"; safe-command damping capped at m/T for {joint_labels(self.robot.joint_names, capped)}: "
                          f"{[round(float(self.safety.damping[i]), 3) for i in capped]} N·m·s/rad")
             capped = self.controller.cap_damping(inertia, hold)
             if capped:
-                text += (f"; the controller's joint-damping compensation capped at m/T for joints {capped}: "
+                text += (f"; the controller's joint-damping compensation capped at m/T for "
+                         f"{joint_labels(self.robot.joint_names, capped)}: "
                          f"{[round(float(-self.controller.neg_damping[i]), 3) for i in capped]} N·m·s/rad")
         if hw.guard_ns:
             text += f"; waiting {hw.guard_ns * 1e-9:g} s (robot.kuka_driver.start_guard) before the first command"
@@ -385,10 +398,27 @@ class ControlLoop(Lifecycle):
             return
         i = _control.first_nonfinite(self.tau)
         if i >= 0:
-            self._transition(self.safety.controller_failed(self.tick_index, f"non-finite torque on joint {i}"),
-                             now_ns)
+            why = f"non-finite torque on {joint_label(self.robot.joint_names, i)}"
+            self._transition(self.safety.controller_failed(self.tick_index, why), now_ns)
             return
         self.tracking_error = self.recorder.track(self.qj, self.q_d)
+
+    def _follow_devices(self) -> None:
+        """The plots' device panels: the gripper's status and command, the F/T wrench, and in lockstep the
+        simulated plant's q with where each free object's p_WO is in it."""
+        rec = self.recorder
+        if self.gripper is not None:
+            rec.follow("gripper", self.gripper.status)
+            rec.follow("gripper_sent", self.gripper.sent)
+        if self.ft is not None:
+            rec.follow("wrench", self.ft.wrench)
+        physics = getattr(self.sim, "physics", None)
+        objects = [o.name for o in getattr(self.cfg.sim, "objects", []) if not o.welded]
+        if physics is not None and objects:
+            plant = physics.plant
+            rec.follow("sim_q", physics.q)
+            rec.objects = [(name, plant.GetBodyByName(name).floating_positions_start() + 4) for name in objects
+                           if plant.HasBodyNamed(name) and plant.GetBodyByName(name).is_floating_base_body()]
 
     def _after(self, now_ns: int) -> None:
         """Work outside the measured compute time."""
@@ -397,7 +427,7 @@ class ControlLoop(Lifecycle):
                                      hw.timing.rejected, self.qj, self.vj, self.q_d, self.tau_cmd)
         if self.viz is not None and self.viz.tick(now_ns, self.q, hw.status.utime) and self.collision is not None:
             self.collision.draw(hw.status.utime, self.viz.loads)
-        self.recorder.trace((now_ns - self.recorder.first_ns) * 1e-9, self.qj, self.q_d, self.tau_cmd)
+        self.recorder.trace((now_ns - self.recorder.first_ns) * 1e-9, self.qj, self.q_d, self.tau_traced)
 
     # --- running ----------------------------------------------------------------------------------
     def run(self, duration_s: float | None = None, stop=None, on_tick=None) -> dict:
@@ -419,12 +449,29 @@ class ControlLoop(Lifecycle):
                           f"robot driver or `hil sim` running on {self.cfg.lcm.url}?)",
                   lambda: f"the simulator sent no status on {self.channels.status}")
 
+    def _law_metrics(self) -> dict:
+        """{"controller_metrics": the law's metrics()} when it has any; what is wrong with them instead
+        when it raises or returns something JSON cannot hold (the summary is made whatever the law does)."""
+        try:
+            metrics = self.controller.metrics()
+        except Exception as e:
+            return {"controller_metrics": {"error": f"metrics() raised {type(e).__name__}: {e}"}}
+        if not metrics:
+            return {}
+        try:
+            if not isinstance(metrics, dict):
+                raise TypeError(f"{type(metrics).__name__} is not a mapping")
+            return {"controller_metrics": json.loads(json.dumps(metrics, default=_plain))}   # numpy's as plain
+        except (TypeError, ValueError) as e:
+            return {"controller_metrics": {"error": f"metrics() returned what the summary cannot hold: {e}"}}
+
     def summary(self) -> dict:
         hw = self.hardware
         timing, c = hw.timing, hw.commands
         return self.recorder.summary(self.safety, {
             "controller": self.controller.name,
             "controller_timing": self.guard.summary(),
+            **self._law_metrics(),
             "status": {"received": timing.received, "rejected": timing.rejected,
                        "commands_sent": c.sent, "skipped_ticks": self.clock.skipped,
                        "period_ms": None if timing.clock.period_ns is None
@@ -441,6 +488,13 @@ class ControlLoop(Lifecycle):
             **({"sim": self.sim.summary()} if self.sim is not None else {}),
             **({"viz": self.viz.summary()} if self.viz is not None else {}),
         })
+
+
+def _plain(x):
+    """A numpy value as plain Python (json's default); a TypeError for anything else JSON cannot hold."""
+    if hasattr(x, "tolist"):
+        return x.tolist()
+    raise TypeError(f"{type(x).__name__} is not a JSON value")
 
 
 def run_ticks(loop, start_timeout: float, limit: int | None, stop, on_tick, started, late, silent) -> None:

@@ -139,13 +139,14 @@ def _run_scenario(path, plots, logs, update_golden, golden_dir) -> dict:
         result["outcome"] = now
         if sc.spec.golden is not None:
             result["golden"] = _golden(sc, now, update_golden, golden_dir)
+        result["passed"] = all(c["passed"] for c in result["checks"]) and \
+            (result["golden"] is None or not result["golden"]["diffs"])
         if plots:
             from .telemetry import plot
             Path(plots).mkdir(parents=True, exist_ok=True)
             result["plot"] = str(Path(plots) / f"{sc.name}.png")
-            plot(loop.recorder, result["plot"])
-        result["passed"] = all(c["passed"] for c in result["checks"]) and \
-            (result["golden"] is None or not result["golden"]["diffs"])
+            plot(loop.recorder, result["plot"], title=f"{sc.name}: {'PASS' if result['passed'] else 'FAIL'}, "
+                                                       f"final state {summary['final_state']} ({sc.spec.description})")
     except Exception as e:                                  # the report says what failed
         result["error"] = f"{type(e).__name__}: {e}"
         result["traceback"] = traceback.format_exc()

@@ -22,6 +22,7 @@ from messages.codec import CommandDecoder, ForceTorqueDecoder, StatusDecoder
 from messages.logs import read_events
 from messages.validation import decode_message
 
+from .hardware import PROTOCOLS
 from .replay import _event_text
 from .runlog import read_run_info
 
@@ -50,9 +51,12 @@ def _channels(path, start, corrupt) -> tuple[Channels, str, int, float]:
                      f"{', '.join(ch.status for ch, _ in candidates)})")
 
 
-def _protocol(path, start) -> str | None:
+def _robot_key(path, start, key: str) -> str | None:
+    """robot.KEY of the run-info's config (None without run-info or the key)."""
+    if start is None:
+        return None
     data = parse_yaml(start.config_yaml, f"{path} (its run-info)")
-    return (data.get("robot") or {}).get("protocol") if isinstance(data, dict) else None
+    return (data.get("robot") or {}).get(key) if isinstance(data, dict) else None
 
 
 def _ft_channel(path, start) -> str | None:
@@ -90,13 +94,14 @@ def read_log(path: str | Path, skip_corrupt: bool = False) -> tuple[dict, dict]:
     """(report, traces): the figures, and the arrays the plots need."""
     corrupt = [] if skip_corrupt else None        # (byte offset, what is wrong) of each corrupt stretch
     start, end = read_run_info(path, corrupt=[] if skip_corrupt else None)
-    if start is not None and _protocol(path, start) == "floating_base":
+    if _robot_key(path, start, "protocol") == "floating_base":
         from .legged_log import read_legged_log
         return read_legged_log(path, start, end, corrupt)
     ch, protocol, n, budget = _channels(path, start, [] if skip_corrupt else None)
     status, command = StatusDecoder(protocol, n), CommandDecoder(protocol, n)
+    sign = PROTOCOLS[protocol].torque_signs[0]
     ft_channel, ft = _ft_channel(path, start), ForceTorqueDecoder()
-    s_t, s_arrive, s_q, c_t, c_tau, w_t, w = [], [], [], [], [], [], []
+    s_t, s_arrive, s_q, s_tau, c_t, c_tau, w_t, w = [], [], [], [], [], [], [], []
     tel, transitions, health = [], [], 0
     rejected = {"status": 0, "command": 0, "telemetry": 0, "wrench": 0}
     t0 = None
@@ -107,6 +112,7 @@ def read_log(path: str | Path, skip_corrupt: bool = False) -> tuple[dict, dict]:
                 s_t.append(status.utime)
                 s_arrive.append(e.timestamp)
                 s_q.append(status.position_measured.copy())
+                s_tau.append(sign * status.torque_measured)       # in MultibodyPlant's signs
             else:
                 rejected["status"] += 1
         elif e.channel == ch.command:
@@ -132,7 +138,7 @@ def read_log(path: str | Path, skip_corrupt: bool = False) -> tuple[dict, dict]:
                 rejected["wrench"] += 1
     s_t, s_arrive, c_t, w_t = (np.array(x, dtype=np.int64) for x in (s_t, s_arrive, c_t, w_t))
     W = np.array(w).reshape(-1, 6)
-    S_q, C_tau = np.array(s_q).reshape(-1, n), np.array(c_tau).reshape(-1, n)
+    S_q, S_tau, C_tau = (np.array(x).reshape(-1, n) for x in (s_q, s_tau, c_tau))
     running = [(t, m) for t, m in tel if m.safety_state == 1]          # SAFETY_RUNNING
     E = np.array([np.subtract(m.q_desired, m.q) for _, m in running]).reshape(-1, n)
     report = {
@@ -165,8 +171,13 @@ def read_log(path: str | Path, skip_corrupt: bool = False) -> tuple[dict, dict]:
         "recorded_summary": json.loads(end.summary_json) if end is not None and end.summary_json else None,
     }
     T = np.array([t for t, _ in tel], dtype=np.int64)
+    summary = report["recorded_summary"] or {}
     traces = {"t0": t0 or 0, "status": (s_arrive, S_q), "command": (c_t, C_tau), "telemetry": (T, tel),
-              "n": n, "wrench": (w_t, W) if ft_channel is not None else None}
+              "n": n, "wrench": (w_t, W) if ft_channel is not None else None, "joints": summary.get("joints"),
+              "status_torque": S_tau,
+              # a position or velocity command carries no τ: the plots show the measured one
+              "measured_torque": (s_arrive, S_tau) if _robot_key(path, start, "command") in ("position", "velocity")
+              else None}
     return report, traces
 
 
@@ -204,12 +215,12 @@ def format_report(r: dict) -> str:
     return "\n".join(lines)
 
 
-def plot_log(traces: dict, path: str, budget_us: float) -> None:
+def plot_log(traces: dict, path: str, budget_us: float, title: str | None = None) -> None:
     """The run's plots (as `--plot` draws them) from the log's streams."""
     if traces.get("protocol") == "floating_base":
         from .legged_log import plot_legged_log
         return plot_legged_log(traces, path)
-    from .telemetry import plot_traces
+    from .telemetry import plot_traces, torque_panel
     t0, n = traces["t0"], traces["n"]
     s_t, S_q = traces["status"]
     c_t, C_tau = traces["command"]
@@ -217,8 +228,11 @@ def plot_log(traces: dict, path: str, budget_us: float) -> None:
     sec = lambda t: (t - t0) * 1e-6
     Q = np.array([m.q for _, m in tel]).reshape(-1, n)
     Qd = np.array([m.q_desired for _, m in tel]).reshape(-1, n)
-    wrench = traces.get("wrench")
-    plot_traces(path, (sec(s_t), S_q), (sec(T), Qd), (sec(T), Qd - Q), (sec(c_t), C_tau),
+    wrench, measured = traces.get("wrench"), traces.get("measured_torque")
+    kind, tau = ("measured", (sec(measured[0]), measured[1])) if measured is not None else \
+        torque_panel("commanded", (sec(c_t), C_tau), (sec(s_t), traces["status_torque"]))
+    plot_traces(path, (sec(s_t), S_q), (sec(T), Qd), (sec(T), Qd - Q), tau,
                 (sec(T), np.array([m.compute_ns for _, m in tel]) / 1e3,
                  np.array([m.lateness_ns for _, m in tel]) / 1e3, "t [s] (telemetry samples)"), budget_us,
-                wrench=None if wrench is None else (sec(wrench[0]), wrench[1]))
+                wrench=None if wrench is None else (sec(wrench[0]), wrench[1]), names=traces.get("joints"),
+                torque=kind, title=title)

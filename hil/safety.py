@@ -19,6 +19,7 @@ import numpy as np
 
 from drivers.core import _control
 from drivers.core.config import SafetyConfig
+from drivers.core.robot import joint_label
 from messages import lcmt_hil_estop
 from messages.enums import FaultCode, SafetyState
 from messages.validation import MessageDecoder
@@ -35,7 +36,7 @@ class Transition(NamedTuple):
     text: str
 
     def describe(self) -> str:
-        """'RUNNING -> FAULT [JOINT_LIMIT]: joint 3 at ...' (the fault only when there is one)."""
+        """'RUNNING -> FAULT [JOINT_LIMIT]: iiwa_joint_4 at ...' (the fault only when there is one)."""
         reason = f" [{self.fault.name}]" if self.fault != FaultCode.NONE else ""
         return f"{self.previous.name} -> {self.state.name}{reason}: {self.text}"
 
@@ -43,13 +44,14 @@ class Transition(NamedTuple):
 class SafetyMonitor:
     """The loop's safety state machine and checks for one robot's actuated joints: the plant's last
     `joints` positions and velocities (default: all; a floating base's come first), limits from the
-    plant."""
+    plant; the fault texts name joint i `joint_names[i]`."""
 
     def __init__(self, plant, cfg: SafetyConfig, period_ns: int, lc=None, estop_channel: str | None = None,
-                 joints: int | None = None):
+                 joints: int | None = None, joint_names: list[str] | None = None):
         nq, nv = plant.num_positions(), plant.num_velocities()
         n = nv if joints is None else joints
         self.cfg, self.n, self.period_ns = cfg, n, period_ns
+        self.joint_names = joint_names
         self.state = SafetyState.INIT
         self.fault, self.fault_text = FaultCode.NONE, ""
         lo, hi = plant.GetPositionLowerLimits()[nq - n:], plant.GetPositionUpperLimits()[nq - n:]
@@ -141,13 +143,14 @@ class SafetyMonitor:
         found = _control.check_state(q, v, self.q_lo, self.q_hi, self.v_lo, self.v_hi)
         if found != _control.STATE_OK:
             kind, i = found % _control.STATE_KINDS, found // _control.STATE_KINDS
+            name = joint_label(self.joint_names, i)
             if kind in (_control.Q_NONFINITE, _control.V_NONFINITE):
                 what = "position" if kind == _control.Q_NONFINITE else "velocity"
-                return FaultCode.STATUS_INVALID, f"non-finite {what} of joint {i}"
+                return FaultCode.STATUS_INVALID, f"non-finite {what} of {name}"
             if kind == _control.Q_OUTSIDE:
-                return FaultCode.JOINT_LIMIT, f"joint {i} at {q[i]:.4f} rad is outside [{self.q_lo[i]:.4f}, " \
+                return FaultCode.JOINT_LIMIT, f"{name} at {q[i]:.4f} rad is outside [{self.q_lo[i]:.4f}, " \
                                               f"{self.q_hi[i]:.4f}] (limits minus the margin)"
-            return FaultCode.VELOCITY_LIMIT, f"joint {i} at {v[i]:.4f} rad/s exceeds {self.v_hi[i]:.4f}"
+            return FaultCode.VELOCITY_LIMIT, f"{name} at {v[i]:.4f} rad/s exceeds {self.v_hi[i]:.4f}"
         if self.collision is not None and self.collision.check(q):
             return FaultCode.COLLISION_IMMINENT, self.collision.text()
         limit = self.cfg.max_tracking_error

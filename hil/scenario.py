@@ -34,6 +34,7 @@ from typing import Annotated, Any, Literal
 import numpy as np
 
 from drivers.core.config import RunConfig
+from drivers.core.robot import joint_label
 from drivers.core.schema import ConfigError, Help, NonNegative, Positive, load, read_yaml
 from drivers.run_config import parse_config
 
@@ -192,7 +193,8 @@ def check(spec: ScenarioSpec, summary: dict, period_s: float) -> list[dict]:
             worst = int(np.argmax(np.asarray(measured) - lim))
             out.append({"name": key, "measured": measured, "limit": lim.tolist(),
                         "passed": bool(np.all(np.asarray(measured) <= lim)),
-                        "detail": f"joint {worst}: {measured[worst]:.4g} vs {lim[worst]:.4g}"})
+                        "detail": f"{joint_label(summary.get('joints'), worst)}: {measured[worst]:.4g} vs "
+                                  f"{lim[worst]:.4g}"})
     hand = summary.get("hand_position_error_m")
     for key, figure in (("hand_position_rms", "rms"), ("hand_position_max", "max")):
         limit = getattr(c, key)

@@ -270,4 +270,9 @@ def format_station_summary(summary: dict) -> str:
     lines.append(f"station: {len(s['arms'])} arms, {s['ticks']} ticks, on_fault {s['on_fault']}"
                  + (f", stopped by arm {s['stopped_by']!r}" if s["stopped_by"] else "")
                  + f"; final state {summary['final_state']}")
+    lines.append("  (the station counts every tick from its start, the wait for each arm's first status and "
+                 "its driver's start guard included; an arm counts the ticks after those: "
+                 + ", ".join(f"{name} {arm['ticks']}" for name, arm in summary["arms"].items()) + ")")
+    if summary.get("plot"):
+        lines.append("plots: " + ", ".join(f"{path} (arm {name})" for name, path in summary["plot"].items()))
     return "\n".join(lines)

@@ -91,10 +91,12 @@ def cmd_run(args, ended=None) -> int:
             return 2
         finally:
             loop.close()
-    if args.plot:
+    if args.plot:                      # one PNG per arm: FILE_<arm>.png, named in the summary
         from .telemetry import plot
+        path, summary["plot"] = Path(args.plot), {}
         for name, arm in loop.arms.items():
-            path = Path(args.plot)
-            plot(arm.recorder, str(path.with_name(f"{path.stem}_{name}{path.suffix}")))
+            summary["plot"][name] = out = str(path.with_name(f"{path.stem}_{name}{path.suffix}"))
+            plot(arm.recorder, out, title=f"{args.config}, arm {name}: {arm.controller.name}, final state "
+                                          f"{summary['arms'][name]['final_state']}")
     print(json.dumps(summary) if args.json else format_station_summary(summary))
     return 0 if summary["final_state"] in ("RUNNING", "INIT") or not summary["faults"] else 3   # (hil.cli's rule)

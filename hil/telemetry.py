@@ -12,9 +12,10 @@ import json
 import numpy as np
 
 from drivers.core import _control
+from drivers.core.robot import joint_label
 from messages import lcmt_hil_safety_event
 from messages.codec import TelemetryEncoder
-from messages.enums import ControllerState
+from messages.enums import ControllerState, SafetyState
 
 from .safety import Transition
 from .sketch import LogHistogram
@@ -23,8 +24,11 @@ from .sketch import LogHistogram
 class TickRecorder:
     """Timing and tracking statistics of the loop, preallocated; fixed memory for any run length."""
 
-    def __init__(self, n: int, period_ns: int, budget_ns: int, trace_rows: int = 20_000, trace_every: int = 1):
+    def __init__(self, n: int, period_ns: int, budget_ns: int, trace_rows: int = 20_000, trace_every: int = 1,
+                 joint_names: list[str] | None = None, torque: str = "commanded"):
         self.period_ns, self.budget_ns = period_ns, budget_ns
+        self.joint_names = joint_names          # the summary's "joints", the plots' legends
+        self.traced_torque = torque             # which τ the trace holds: "commanded", or "measured" (position mode)
         self.compute, self.lateness = LogHistogram(), LogHistogram()     # ns, the whole run
         self.ticks = 0
         self.deadline_misses = 0
@@ -45,6 +49,15 @@ class TickRecorder:
         self.trace_timing = np.zeros((trace_rows, 2))     # compute, lateness [ns]
         self._timing = np.zeros(2)
         self.trace_rows = 0
+        self.followed: dict[str, np.ndarray] = {}      # name: the trace of an array the loop follows (follow())
+        self._follow: list[tuple[np.ndarray, np.ndarray]] = []
+        self.objects: list[tuple[str, int]] = []       # (name, start of its p_WO in the followed "sim_q")
+
+    def follow(self, name: str, values: np.ndarray) -> None:
+        """Traces `values` (an array refreshed in place: a gripper's status, the F/T wrench, the simulated
+        plant's q) beside q, for the plots' device panels; buffers allocated here, at setup."""
+        self.followed[name] = buf = np.zeros((self.trace_t.shape[0], values.shape[0]))
+        self._follow.append((buf, values))
 
     def record(self, start_ns: int, lateness_ns: int, compute_ns: int) -> None:
         self.compute.add(compute_ns)
@@ -79,6 +92,8 @@ class TickRecorder:
         if self.trace_rows == self.trace_t.shape[0]:
             for a in (self.trace_t, self.trace_q, self.trace_qd, self.trace_tau, self.trace_timing):
                 _control.decimate_rows(a, self.trace_rows)
+            for a, _ in self._follow:
+                _control.decimate_rows(a, self.trace_rows)
             self.trace_rows //= 2
             self.trace_every *= 2
             if self.ticks % self.trace_every:
@@ -90,6 +105,8 @@ class TickRecorder:
         _control.set_row(self.trace_tau, r, tau)
         self._timing[0], self._timing[1] = self.last_compute_ns, self.last_lateness_ns
         _control.set_row(self.trace_timing, r, self._timing)
+        for buf, values in self._follow:
+            _control.set_row(buf, r, values)
         self.trace_rows += 1
 
     def summary(self, safety, extra: dict | None = None) -> dict:
@@ -114,6 +131,7 @@ class TickRecorder:
             "final_state": safety.state.name,
             "faults": [{"tick": t, "utime": u, "fault": f, "reason": r} for t, u, f, r in safety.faults_seen],
             "fault_counts": dict(safety.faults_seen.counts),    # every fault, kept in "faults" or not
+            **({"joints": list(self.joint_names)} if self.joint_names else {}),
         }
         out.update(extra or {})
         return out
@@ -138,13 +156,19 @@ def _faults(faults: list[dict], counts: dict[str, int] | None = None) -> str:
                      for name, fs in kinds.items())
 
 
+def _figures(p: dict, keys=("p50", "p99", "p99.9", "max")) -> str:
+    """'p50 1.2  p99 3.4 …' of a percentiles dict, or what stands for none (no tick measured)."""
+    return "  ".join(f"{k} {p[k]}" for k in keys) if p else "— (no tick measured)"
+
+
 def format_summary(s: dict) -> str:
-    """The summary as a few readable lines."""
+    """The summary as a few readable lines ("—" for a figure a short run has none of)."""
     c, l, e = s["compute_us"], s["lateness_us"], s["tracking_error_rad"]
-    lines = [f"ticks {s['ticks']} in {s['duration_s']:.2f} s, rate {s['rate_hz']['achieved']} Hz "
+    rate = s["rate_hz"]["achieved"]
+    lines = [f"ticks {s['ticks']} in {s['duration_s']:.2f} s, rate {'—' if rate is None else rate} Hz "
              f"(target {s['rate_hz']['target']:g})",
-             f"compute µs   p50 {c.get('p50')}  p99 {c.get('p99')}  p99.9 {c.get('p99.9')}  max {c.get('max')}",
-             f"lateness µs  p50 {l.get('p50')}  p99 {l.get('p99')}  p99.9 {l.get('p99.9')}  max {l.get('max')}",
+             f"compute µs   {_figures(c)}",
+             f"lateness µs  {_figures(l)}",
              f"deadline misses {s['deadline_misses']} (> {s['deadline_budget_us']:g} µs late), overruns "
              f"{s['overruns']}, torque-saturated ticks {s['torque_saturated_ticks']}",
              f"tracking error rad  rms {[round(x, 5) for x in e['rms']]}",
@@ -153,10 +177,13 @@ def format_summary(s: dict) -> str:
     law = s.get("controller_timing")
     if law:
         u = law["update_us"]
-        lines.insert(2, f"controller {s['controller']}: update µs  p50 {u.get('p50')}  p99 {u.get('p99')}  max "
-                        f"{u.get('max')} (budget {law['budget_us']:g}, overruns {law['overruns']})")
+        ran = f"update µs  {_figures(u, ('p50', 'p99', 'max'))}" if u else "the law never ran (update() not called)"
+        lines.insert(2, f"controller {s['controller']}: {ran} (budget {law['budget_us']:g}, "
+                        f"overruns {law['overruns']})")
         if law.get("error"):
             lines.append(f"controller error (the first):\n{law['error']}")
+    if s.get("controller_metrics"):
+        lines.append(f"controller metrics: {json.dumps(s['controller_metrics'])}")
     if s.get("base_drift_m") is not None:             # a floating base (hil.floating_base)
         lines.append(f"base drift {s['base_drift_m'] * 1e3:.3f} mm, feet in contact: {s['feet_in_contact']}")
     if s.get("process"):
@@ -176,36 +203,71 @@ def format_summary(s: dict) -> str:
             lines.append(f"{label}: {format_counters(viz)}")
     if "log" in s:
         lines.append(f"log: {json.dumps(s['log'])}")
+    if isinstance(s.get("plot"), str):
+        lines.append(f"plot: {s['plot']}")
     return "\n".join(lines)
 
 
-def plot(recorder: TickRecorder, path: str) -> None:
+TORQUE_PANELS = {        # the τ panel: (its label, a note above it)
+    "commanded": ("commanded τ [N·m]", None),
+    "measured": ("measured τ [N·m]", "the command carries positions or velocities, no τ: the driver's measured τ"),
+    "zero": ("measured τ [N·m]", "the commanded τ is zero throughout (the robot's own controller carries the arm): "
+                                 "the driver's measured τ")}
+
+
+def torque_panel(kind: str, commanded, measured) -> tuple[str, object]:
+    """(the τ panel's kind, its (t, rows) trace): the commanded τ, unless it is zero throughout and the
+    measured one is known ("zero")."""
+    if kind == "commanded" and measured is not None and commanded[1].size and not np.any(commanded[1]):
+        return "zero", measured
+    return kind, commanded
+
+
+def plot(recorder: TickRecorder, path: str, title: str | None = None) -> None:
     """Tracking (q and q_d per joint) and timing (compute time, lateness) plots of a run in one PNG."""
     r = recorder.trace_rows
     t = recorder.trace_t[:r]
     q, q_d = recorder.trace_q[:r], recorder.trace_qd[:r]
     timing = recorder.trace_timing[:r] / 1e3
-    plot_traces(path, (t, q), (t, q_d), (t, q_d - q), (t, recorder.trace_tau[:r]),
+    f = {name: buf[:r] for name, buf in recorder.followed.items()}
+    gripper = (t, f["gripper"], f["gripper_sent"]) if "gripper" in f else None
+    objects = (t, {name: f["sim_q"][:, i:i + 3] for name, i in recorder.objects}) if recorder.objects else None
+    kind, tau = torque_panel(recorder.traced_torque, (t, recorder.trace_tau[:r]),
+                             (t, f["tau_measured"]) if "tau_measured" in f else None)
+    plot_traces(path, (t, q), (t, q_d), (t, q_d - q), tau,
                 (t, timing[:, 0], timing[:, 1], "t [s]"),
-                recorder.budget_ns / 1e3)
+                recorder.budget_ns / 1e3, wrench=(t, f["wrench"]) if "wrench" in f else None,
+                names=recorder.joint_names, torque=kind, title=title, gripper=gripper,
+                objects=objects)
 
 
-def plot_traces(path: str, q, q_d, error, tau, timing, budget_us: float, wrench=None) -> None:
-    """Four panels in one PNG: q (solid) and q_d (dashed), q_d − q, commanded τ (each a (t [s], rows ×
-    joints) pair), and timing: (x, compute µs, lateness µs, x label); a fifth, the wrist force/torque
-    sensor's readings, with `wrench` (t [s], rows × [τ; f])."""
+def plot_traces(path: str, q, q_d, error, tau, timing, budget_us: float, wrench=None, names=None,
+                torque: str = "commanded", title: str | None = None, gripper=None, objects=None) -> None:
+    """Four panels in one PNG: q (solid) and q_d (dashed, drawn over q), q_d − q, τ (`torque`: commanded,
+    or measured when the command sends none; each a (t [s], rows × joints) pair), and timing: (x, compute
+    µs, lateness µs, x label); a panel more for each device: the wrist force/torque sensor's readings
+    (`wrench`: t [s], rows × [τ; f]), the gripper (`gripper`: t, rows × its status [w, ẇ, f], rows × the
+    command sent [w, f]) and the simulated objects' positions (`objects`: t, {name: rows × p_WO}). The
+    legends name the joints (`names`, else joint 0, 1, …); `title` above them."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    fig, axes = plt.subplots(4 if wrench is None else 5, 1, figsize=(10, 12 if wrench is None else 15))
+    panels = 4 + sum(x is not None for x in (wrench, gripper, objects))
+    fig, axes = plt.subplots(panels, 1, figsize=(10, 3 * panels))
     for j in range(q[1].shape[1]):
-        line, = axes[0].plot(q[0], q[1][:, j], label=f"q{j}")
-        axes[0].plot(q_d[0], q_d[1][:, j], "--", color=line.get_color(), linewidth=0.8)
-        axes[1].plot(error[0], error[1][:, j], label=f"e{j}")
-        axes[2].plot(tau[0], tau[1][:, j], label=f"τ{j}")
-    axes[0].set_ylabel("q (solid), q_d (dashed) [rad]")
+        name = joint_label(names, j)
+        line, = axes[0].plot(q[0], q[1][:, j], linewidth=2.2, alpha=0.45, label=name)
+        axes[0].plot(q_d[0], q_d[1][:, j], "--", color=line.get_color(), linewidth=0.9, zorder=3)
+        axes[1].plot(error[0], error[1][:, j], label=name)
+        axes[2].plot(tau[0], tau[1][:, j], label=name)
+    axes[0].set_ylabel("q (solid, wide), q_d (dashed) [rad]")
     axes[1].set_ylabel("q_d − q [rad]")
-    axes[2].set_ylabel("commanded τ [N·m]")
+    label, note = TORQUE_PANELS[torque]
+    axes[2].set_ylabel(label)
+    if note:
+        axes[2].set_title(note, fontsize=8)
+    if title:
+        fig.suptitle(title)
     for ax in axes[:3]:
         ax.legend(loc="upper right", ncol=4, fontsize=7)
         ax.set_xlabel("t [s]")
@@ -218,16 +280,39 @@ def plot_traces(path: str, q, q_d, error, tau, timing, budget_us: float, wrench=
     axes[3].set_xlabel(xlabel)
     axes[3].set_ylabel("µs")
     axes[3].legend(loc="upper right", fontsize=7)
+    more = iter(axes[4:])
     if wrench is not None:
-        t, W = wrench
+        ax, (t, W) = next(more), wrench
         for i, name in enumerate(("τx", "τy", "τz")):
-            axes[4].plot(t, W[:, i], "--", linewidth=0.8, label=f"{name} [N·m]")
+            ax.plot(t, W[:, i], "--", linewidth=0.8, label=f"{name} [N·m]")
         for i, name in enumerate(("fx", "fy", "fz")):
-            axes[4].plot(t, W[:, 3 + i], label=f"{name} [N]")
-        axes[4].set_ylabel("wrench in S: f [N] (solid), τ [N·m] (dashed)")
-        axes[4].set_xlabel("t [s]")
-        axes[4].legend(loc="upper right", ncol=6, fontsize=7)
-    fig.tight_layout()
+            ax.plot(t, W[:, 3 + i], label=f"{name} [N]")
+        ax.set_ylabel("wrench in S: f [N] (solid), τ [N·m] (dashed)")
+        ax.set_xlabel("t [s]")
+        ax.legend(loc="upper right", ncol=6, fontsize=7)
+    if gripper is not None:
+        ax, (t, status, sent) = next(more), gripper
+        ax.plot(t, status[:, 0] * 1e3, label="width (status)")
+        ax.step(t, sent[:, 0] * 1e3, "--", where="post", linewidth=0.9, label="width commanded")
+        ax.set_ylabel("gripper width [mm]")
+        ax.set_xlabel("t [s]")
+        grip = ax.twinx()
+        grip.plot(t, status[:, 2], color="tab:red", linewidth=0.8, label="grip force (status)")
+        grip.set_ylabel("grip force [N]")
+        lines = ax.get_legend_handles_labels(), grip.get_legend_handles_labels()
+        ax.legend(lines[0][0] + lines[1][0], lines[0][1] + lines[1][1], loc="upper right", fontsize=7)
+    if objects is not None:
+        ax, (t, P) = next(more), objects
+        for name, p in P.items():
+            line, = ax.plot(t, p[:, 2], label=f"{name} z")
+            ax.plot(t, p[:, 0], ":", color=line.get_color(), linewidth=0.8, label=f"{name} x")
+            ax.plot(t, p[:, 1], "-.", color=line.get_color(), linewidth=0.8, label=f"{name} y")
+        ax.set_ylabel("simulated objects p_WO [m]")
+        ax.set_xlabel("t [s]")
+        ax.legend(loc="upper right", ncol=3, fontsize=7)
+    for ax in axes[4:]:                   # the devices' time axis as the joints' (a gripper's status comes later)
+        ax.set_xlim(axes[0].get_xlim())
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.3 / (3 * panels)) if title else None)
     fig.savefig(path, dpi=90)
     plt.close(fig)
 
@@ -249,6 +334,19 @@ class TelemetryPublisher:
         if self.encoder.encode(utime, tick, rec.period_ns, rec.last_compute_ns, rec.last_lateness_ns,
                                rec.deadline_misses, rec.overruns, state, safety.state, safety.fault,
                                status_utime, status_rejected, q, v, q_d, tau) is not None:
+            self.encoder.publish(self.lc)
+            self.published += 1
+
+    def final(self, tick: int, utime: int, rec: TickRecorder, safety, status_utime: int, status_rejected: int,
+              q, v, q_d, tau) -> None:
+        """The last message, after the exit command: the controller STOPPED, the final safety state and a
+        text saying the loop ended (a viewer of the telemetry does not go on reading RUNNING)."""
+        state = safety.state.name + (f" [{safety.fault.name}]" if safety.state == SafetyState.FAULT else "")
+        self.encoder.set_text(self.encoder.controller_name, f"the loop ended (final state {state}); the exit "
+                                                            "command sent, no controller commands")
+        if self.encoder.encode(utime, tick, rec.period_ns, rec.last_compute_ns, rec.last_lateness_ns,
+                               rec.deadline_misses, rec.overruns, ControllerState.STOPPED, safety.state,
+                               safety.fault, status_utime, status_rejected, q, v, q_d, tau) is not None:
             self.encoder.publish(self.lc)
             self.published += 1
 

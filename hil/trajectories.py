@@ -13,6 +13,7 @@ import numpy as np
 
 from drivers.core import _control
 from drivers.core.config import SafetyConfig, TrajectoryConfig
+from drivers.core.robot import joint_label
 from drivers.core.schema import ConfigError
 from messages import lcmt_hil_joint_plan, lcmt_robot_state
 from messages.validation import MessageDecoder
@@ -20,14 +21,15 @@ from messages.validation import MessageDecoder
 log = logging.getLogger(__name__)
 
 
-def _goal(values, n: int, key: str, lower, upper) -> np.ndarray:
+def _goal(values, n: int, key: str, lower, upper, names=None) -> np.ndarray:
     q = np.array(values, dtype=float)
     if q.shape != (n,):
         raise ConfigError(key, f"needs {n} joint positions, got {q.size}")
     outside = np.flatnonzero((q < lower) | (q > upper))
     if outside.size:
         i = outside[0]
-        raise ConfigError(key, f"joint {i} goal {q[i]:.4g} rad is outside its limits [{lower[i]:.4g}, {upper[i]:.4g}]")
+        raise ConfigError(key, f"{joint_label(names, i)} goal {q[i]:.4g} rad is outside its limits "
+                               f"[{lower[i]:.4g}, {upper[i]:.4g}]")
     return q
 
 
@@ -287,11 +289,13 @@ def make_trajectory(cfg: TrajectoryConfig, plant, joint_names: list[str], lc, pe
     if cfg.type == "quintic":
         if cfg.goal is None:
             raise ConfigError("trajectory.goal", "is required for a quintic move")
-        return Waypoints([_goal(cfg.goal, n, "trajectory.goal", lower, upper)], [cfg.duration], False, v_max, a_max)
+        goal = _goal(cfg.goal, n, "trajectory.goal", lower, upper, joint_names)
+        return Waypoints([goal], [cfg.duration], False, v_max, a_max)
     if cfg.type == "waypoints":
         if not cfg.waypoints:
             raise ConfigError("trajectory.waypoints", "needs at least one waypoint")
-        goals = [_goal(w.q, n, f"trajectory.waypoints[{i}].q", lower, upper) for i, w in enumerate(cfg.waypoints)]
+        goals = [_goal(w.q, n, f"trajectory.waypoints[{i}].q", lower, upper, joint_names)
+                 for i, w in enumerate(cfg.waypoints)]
         track = None
         if any(w.gripper is not None for w in cfg.waypoints):
             track = np.array([[np.nan, np.nan] if w.gripper is None else

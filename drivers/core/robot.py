@@ -334,6 +334,22 @@ def _actuated_urdf(cfg: RobotConfig, root=None) -> str | None:
     return ET.tostring(root, encoding="unicode")
 
 
+def actuated_joint_names(plant: MultibodyPlant) -> list[str]:
+    """The actuated joints' names in velocity order (the protocol's arrays' order)."""
+    return [j.name() for j in sorted((a.joint() for a in plant._actuators), key=lambda j: j.velocity_start())]
+
+
+def joint_label(names, i: int) -> str:
+    """Joint i (0-based, the protocol's order) as a user reads it: its name (`iiwa_joint_4` for 3), else
+    `joint i` when the names are not known."""
+    return names[i] if names is not None and 0 <= i < len(names) else f"joint {i}"
+
+
+def joint_labels(names, indices) -> str:
+    """Those joints as a user reads them, comma-separated (joint_label)."""
+    return ", ".join(joint_label(names, int(i)) for i in indices)
+
+
 def load_robot(cfg: RobotConfig) -> Robot:
     """The plant and joint map; the loop drives fully actuated fixed-base arms, one actuator per joint
     (in any order: the protocol's arrays are in velocity order, joint_names)."""
@@ -346,7 +362,6 @@ def load_robot(cfg: RobotConfig) -> Robot:
     if nu != nv or not (np.isin(B, (0.0, 1.0)).all() and (B.sum(0) == 1).all() and (B.sum(1) == 1).all()):
         raise ConfigError("robot.model", f"the loop needs one actuator per joint; the model has "
                                          f"{nv} velocities and {nu} actuators")
-    joints = sorted((a.joint() for a in plant._actuators), key=lambda j: j.velocity_start())
     if cfg.end_effector:
         if not plant.HasFrameNamed(cfg.end_effector):
             raise ConfigError("robot.end_effector", f"the model has no frame named '{cfg.end_effector}'")
@@ -354,4 +369,4 @@ def load_robot(cfg: RobotConfig) -> Robot:
     else:
         ee = plant.get_frame(plant.num_frames() - 1)
     attach_payload(plant, cfg.payload, cfg.end_effector)
-    return Robot(plant, cfg.protocol, [j.name() for j in joints], ee)
+    return Robot(plant, cfg.protocol, actuated_joint_names(plant), ee)

@@ -13,7 +13,6 @@ the stiffness that gives h ω = 1) for the geometry with the largest h ω above 
 """
 from __future__ import annotations
 
-import logging
 import math
 import warnings
 
@@ -21,8 +20,6 @@ import numpy as np
 
 from dynamics_cy import JacobianWrtVariable
 from dynamics_cy.errors import HilstackError
-
-log = logging.getLogger(__name__)
 
 POINTS = {"Sphere": 1, "Capsule": 2, "Box": 4, "Cylinder": 4}
 """Contact points a shape's flat contact holds (a box's face: its 4 corners)."""
@@ -68,7 +65,8 @@ def stiffness_ratio(stiffness: float, time_step: float, points: int, mass: float
 
 def check_stiffness(plant, geometries, touching, stiffness: float, time_step: float, path: str) -> float:
     """The largest h √(n k/m) over `touching` (indices into `geometries`, those that can touch something);
-    a ContactStiffnessWarning (also logged) when it exceeds 1. Returns it (0 when nothing touches)."""
+    a ContactStiffnessWarning when it exceeds 1 (the `hil` command prints it as one line). Returns it (0 when
+    nothing touches)."""
     if not touching:
         return 0.0
     context = plant.CreateDefaultContext()
@@ -88,6 +86,5 @@ def check_stiffness(plant, geometries, touching, stiffness: float, time_step: fl
         text = (f"{path}.stiffness: {stiffness:g} N/m on '{g.name}' of body '{body}' (effective mass {m:.3g} kg, "
                 f"{n} points) at h = {time_step:g} s gives h √(n k/m) = {worst:.2f}: the explicit contact {state}; "
                 f"at most {m / (n * time_step ** 2):.3g} N/m keeps it below 1 (docs/sim.md, Grasping)")
-        log.warning("%s", text)
         warnings.warn(ContactStiffnessWarning(text), stacklevel=3)
     return worst

@@ -103,10 +103,10 @@ def test_a_trajectory_outside_the_limits_is_refused_naming_the_joint(iiwa):
     near = Q_START.copy()
     near[3] = src.limits.upper[3] + 1e-3
     src.start(near, 0)
-    assert src.error is not None and "joint 3 centre" in src.error, src.error
+    assert src.error is not None and "iiwa_joint_4 centre" in src.error, src.error
     weak = load_config("configs/demo.yaml", {"viz": False, "safety": {"effort_scale": 0.05}, "trajectory": {
         "type": "excitation", "excitation": {**FAST, "q0": Q_START.tolist()}}})
-    with pytest.raises(ConfigError, match=r"trajectory\.excitation: .*joint \d torque .* at t = \d"):
+    with pytest.raises(ConfigError, match=r"trajectory\.excitation: .*iiwa_joint_\d torque .* at t = \d"):
         source(weak, robot)
 
 

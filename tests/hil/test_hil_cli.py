@@ -48,7 +48,7 @@ def test_demo_runs_the_simulated_iiwa_in_another_process_and_summarizes(multicas
     ({"loop": {"rate_hz": 0}}, "loop.rate_hz: must be > 0"),
     ({"controller": {"type": "lqr"}}, "controller.type: unknown controller 'lqr'"),
     ({"sim": {"integrator": "euler"}}, "sim.integrator: must be one of"),
-    ({"trajectory": {"type": "quintic", "goal": [0, 0, 0, -9, 0, 0, 0]}}, "trajectory.goal: joint 3 goal -9"),
+    ({"trajectory": {"type": "quintic", "goal": [0, 0, 0, -9, 0, 0, 0]}}, "trajectory.goal: iiwa_joint_4 goal -9"),
     ({"trajectory": {"type": "cartesian", "goal_position": [0.5, 0, 0.5], "velocity_scale": 1.0}},
      "trajectory.velocity_scale: must be < 1"),
     ({"lcm": {"url": "foo://bar"}}, "lcm.url: LCM cannot open 'foo://bar'"),

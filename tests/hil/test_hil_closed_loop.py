@@ -157,11 +157,12 @@ def test_an_unplannable_cartesian_goal_is_a_fault_that_says_why():
     assert np.max(np.abs(sim.plant_state()["q"] - start)) < 1e-3
 
 
-@pytest.mark.parametrize("failure, reason", [("non-finite", "non-finite torque on joint 2"),
+@pytest.mark.parametrize("failure, reason", [("non-finite", "non-finite torque on iiwa_joint_3"),
                                              ("raises", "ZeroDivisionError: gain schedule")])
 def test_a_failing_controller_faults_latches_and_the_arm_is_held(failure, reason):
-    """From tick 300 the controller writes inf into joint 2's torque, or raises: FAULT (CONTROLLER)
-    naming why, no recovery (the demo config has recover: true), every command finite, the arm held."""
+    """From tick 300 the controller writes inf into joint 2's torque (the fault names it iiwa_joint_3), or
+    raises: FAULT (CONTROLLER) naming why, no recovery (the demo config has recover: true), every command
+    finite, the arm held."""
     q0 = [0.3, 0.7, -0.4, -1.2, 0.5, 0.9, -0.2]
     loop, sim = make_lockstep(config(trajectory={"type": "hold"}, sim={"initial_positions": q0}))
     update = loop.controller.update

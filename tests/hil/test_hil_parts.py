@@ -135,7 +135,7 @@ def test_quintic_move_and_waypoints(robot):
         np.testing.assert_allclose(q_d, s * np.array(goal), atol=1e-12)
     traj.sample(int(1e9), q_d, v_d, a_d)
     np.testing.assert_allclose(v_d, 15 / 8 / 2.0 * np.array(goal), atol=1e-12)    # ṡ(½) = 15/8 / T
-    with pytest.raises(ConfigError, match=r"trajectory.goal: joint 3 goal -3.5 rad is outside"):
+    with pytest.raises(ConfigError, match=r"trajectory.goal: iiwa_joint_4 goal -3.5 rad is outside"):
         make_trajectory(TrajectoryConfig(type="quintic", goal=[0, 0, 0, -3.5, 0, 0, 0]), plant, robot.joint_names,
                         None, 1_000_000)
     cfg = load_config(DEMO).trajectory

@@ -88,8 +88,8 @@ def test_a_criterion_that_does_not_hold_fails_with_its_figures(tmp_path):
     r = run_scenario(copy_scenario(tmp_path, "computed_torque_waypoints", tighten))
     failed = {c["name"]: c for c in r["checks"] if not c["passed"]}
     assert not r["passed"] and set(failed) == {"tracking_rms", "max_torque"}
-    assert failed["max_torque"]["detail"].startswith("joint 6: 0.45")
-    assert "tracking_rms: joint 6" in format_table([r])            # the worst joint
+    assert failed["max_torque"]["detail"].startswith("iiwa_joint_7: 0.45")      # joint 6, by its name
+    assert "tracking_rms: iiwa_joint_7" in format_table([r])            # the worst joint
 
 
 def test_missing_and_unexpected_trips_fail(tmp_path):
@@ -184,7 +184,7 @@ def test_regress_cli_exit_status(tmp_path):
     copy_scenario(tmp_path, "computed_torque_waypoints", failing)
     p = hil("regress", tmp_path, "--report", tmp_path / "r.json")
     assert p.returncode == 1 and "| computed_torque_waypoints | FAIL |" in p.stdout
-    assert "tracking_max: joint " in p.stdout
+    assert "tracking_max: iiwa_joint_" in p.stdout
     (tmp_path / "broken.yaml").write_text("robot: {model: robots/iiwa14.urdf}\nscenario: {duration: -1}\n")
     p = hil("regress", tmp_path, "--report", tmp_path / "r.json")
     assert p.returncode == 2 and "broken.yaml: scenario.duration: must be > 0, got -1" in p.stderr

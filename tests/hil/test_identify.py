@@ -176,3 +176,5 @@ def test_the_command_line_writes_the_report_the_fragment_and_the_plot(logged, tm
     assert main(["identify", str(log), "--base", "--unconstrained"]) == 0
     text = capsys.readouterr().out
     assert "base parameters of the arm" in text and "held-out torque RMS" in text
+    assert f"joints (the per-joint arrays' order): {', '.join(f'iiwa_joint_{i}' for i in range(1, 8))}" in text
+    assert report["joint_names"][3] == "iiwa_joint_4"

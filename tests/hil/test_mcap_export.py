@@ -37,7 +37,7 @@ def plain(value):
 
 def test_every_message_reads_back(run_log, tmp_path, capsys):
     out = tmp_path / "run.mcap"
-    assert main(["export", str(run_log), "--mcap", str(out)]) == 0
+    assert main(["export", str(run_log), "--mcap", str(out), "--json"]) == 0
     counts = json.loads(capsys.readouterr().out)["messages"]
     events = list(lcm.EventLog(str(run_log), "r"))
     with open(out, "rb") as f:
@@ -95,7 +95,7 @@ def test_corrupt_events_are_skipped_and_counted(run_log, tmp_path, capsys):
         log.write_event(e.timestamp, e.channel, e.data)
     log.write_event(events[-1].timestamp + 1, "IIWA_STATUS", events[-1].data[:12])    # truncated
     log.close()
-    assert main(["export", str(mixed), "--mcap", str(tmp_path / "m.mcap")]) == 0
+    assert main(["export", str(mixed), "--mcap", str(tmp_path / "m.mcap"), "--json"]) == 0
     result = json.loads(capsys.readouterr().out)["messages"]
     assert result["skipped"] == {"TruncatedError": 1}
     assert sum(v for k, v in result.items() if k != "skipped") == 20
