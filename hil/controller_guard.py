@@ -110,6 +110,20 @@ def _nothing(state, command) -> None:
     pass
 
 
+# The stack's frames around a law's (the loop's tick, this guard, the lifecycle's hooks, State's and
+# Command's checks, a function law's wrapper): no part of the law's traceback.
+_CALLERS = {str(Path(__file__).resolve().parent / f"{name}.py")
+            for name in ("loop", "controller_guard", "lifecycle", "controller_api")}
+
+
+def law_traceback(error: BaseException) -> str:
+    """The traceback of an exception a law raised, the law's frames only (all kept if none is the law's)."""
+    te = traceback.TracebackException.from_exception(error)
+    frames = [f for f in te.stack if str(Path(f.filename).resolve()) not in _CALLERS]
+    te.stack = traceback.StackSummary.from_list(frames or list(te.stack))
+    return "".join(te.format()).rstrip()
+
+
 class ControllerGuard:
     """The law's timing, overruns and failures; `alloc`: an AllocationProbe or None (then `call` goes
     through it)."""
@@ -168,10 +182,12 @@ class ControllerGuard:
             self.error = str(error)
             log.warning("the controller faulted: %s; the loop goes to its safe state", error)
         elif self.error is None:
-            self.error = "".join(traceback.format_exception(error)).rstrip()
+            self.error = law_traceback(error)
             log.error("the controller raised; the loop goes to its safe state:\n%s", self.error)
 
     def summary(self) -> dict:
+        """update()'s time per tick, its budget and overruns, the errors and the first one's traceback
+        (`error`), the allocation report when probed."""
         self.time.max = self._exact_max()
         out = {"update_us": self.time.percentiles(), "budget_us": self.budget_ns / 1e3,
                "overruns": self.overruns, "errors": self.errors}

@@ -164,7 +164,11 @@ def test_a_law_that_raises_is_a_fault_with_its_traceback_logged_once(caplog):
     assert "KeyError: 'gain table has no entry" in summary["faults"][0]["reason"]
     error = summary["controller_timing"]["error"]
     assert error.startswith("Traceback") and "in update" in error and "raise KeyError" in error
-    assert sum("the controller raised" in r.message for r in caplog.records) == 1
+    logged = [r.getMessage() for r in caplog.records if "the controller raised" in r.getMessage()]
+    assert len(logged) == 1 and logged[0].endswith(error)
+    # the law's frames only: the first is its update(), none is the loop's or the guard's
+    frames = [line for line in error.splitlines() if line.startswith("  File ")]
+    assert frames[0].endswith("in update") and len(frames) == 1, error
     assert summary["status"]["exit_command_sent"]
 
 
