@@ -197,7 +197,8 @@ class Command:
         """The arrays are the loop's, sent after update(): rebinding one is a RebindError naming the fix
         (raised in a law's update(), a CONTROLLER fault on that tick)."""
         _refuse_rebind(f"command.{name}", getattr(self, name), value, "the loop sends the array it made, not a new one",
-                       f"write into it: command.{name}[:] = ..., or out=command.{name} of a numpy function")
+                       f"write into it: out=command.{name} of a numpy function, np.copyto(command.{name}, x) "
+                       f"or command.{name}[:] = x")
 
 
 class Controller(Lifecycle):

@@ -87,11 +87,19 @@ def test_a_law_named_by_import_path_runs_from_the_users_directory_and_allocates_
     assert timing["update_us"]["p50"] > 0 and timing["errors"] == 0
 
 
-def test_an_allocating_law_is_reported_with_exit_1(lab):
-    run = hil_cli("run", write_config(lab, '{type: "mylaws:Allocating"}'), "--check-alloc", "--duration", "1",
-                  cwd=lab)
+def test_an_allocating_law_is_reported_with_exit_1_and_its_line(lab):
+    config = write_config(lab, '{type: "mylaws:Allocating"}')
+    run = hil_cli("run", config, "--check-alloc", "--duration", "1", cwd=lab)
     assert run.returncode == 1, run.stderr
     assert "update() allocated on" in run.stdout and "per tick" in run.stdout
+    line = LAWS.splitlines().index("        command.tau += 0.0 * state.v          # a temporary array every tick") + 1
+    where = f"mylaws.py:{line} (update): "
+    assert f"  allocates at {where}" in run.stdout and "B: command.tau += 0.0 * state.v" in run.stdout, run.stdout
+    assert run.stdout.count("allocates at") == 1, run.stdout        # that line alone: the others allocate nothing
+    report = hil.check_allocations(config, duration=0.5)
+    sites = report["allocating_lines"]             # (this process may have imported an earlier test's mylaws.py)
+    assert len(sites) == 1 and where in sites[0] and sites[0].endswith("B: command.tau += 0.0 * state.v          # a "
+                                                                       "temporary array every tick"), sites
 
 
 @pytest.mark.parametrize("controller, message", [
