@@ -43,7 +43,11 @@ def run(config, controller=None, *, duration: float | None = None, mode: Mode | 
     the robot's time (None: loop.duration) and returns the run's summary (a dict, as `hil run --json`).
     mode "lockstep": against the simulated robot of the config's sim section, in this process (a
     config with a serial or servo_bus section: behind that chain, hil.chain); "realtime": paced to the
-    wall clock against the driver on the config's lcm.url."""
+    wall clock against the driver on the config's lcm.url. `on_tick(loop)`: called after every tick
+    from the first status on with the hil.loop.ControlLoop (loop.state, loop.cmd, loop.tau_cmd the
+    torque sent, loop.safety.state, loop.tick_index; arrays refreshed in place: copy what you keep;
+    docs/controllers.md records a trajectory with it). `check_alloc`: trace what update() allocates
+    (the summary's controller_timing.allocations)."""
     cfg = load(config, overrides)
     from .chain import link_of
     if Mode(mode) is Mode.LOCKSTEP and link_of(cfg) is not None:     # behind its serial or servo chain

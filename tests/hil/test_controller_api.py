@@ -377,3 +377,16 @@ def test_make_law_builds_the_configs_law_as_the_loop_does_and_takes_states_you_m
         arm.new_state(q=np.zeros(6))
     with pytest.raises(TypeError, match="unknown arrays"):
         arm.new_state(qd=np.zeros(7))
+
+
+def test_every_keyword_of_the_python_entry_points_is_documented():
+    """hil.run's, hil.check_allocations' and hil.make_law's keywords (on_tick among them) are named in
+    docs/controllers.md, whose example of on_tick (recording a trajectory) tests/test_docs_examples.py runs."""
+    import inspect
+    from pathlib import Path
+    page = (Path(__file__).resolve().parents[2] / "docs" / "controllers.md").read_text()
+    for entry in (hil.run, hil.check_allocations, hil.make_law):
+        for name, p in inspect.signature(entry).parameters.items():
+            if p.kind is p.KEYWORD_ONLY:
+                assert f"{name}=" in page, f"docs/controllers.md does not name {entry.__name__}'s {name}="
+    assert "on_tick=record" in page
