@@ -111,7 +111,7 @@ class AllocationProbe:
         if used > 0:
             self.allocating += 1
             self.max_bytes = max(self.max_bytes, used)
-            self._locate_next = self.located < LOCATE_TICKS or (not self._lines() and self.located < 20)
+            self._locate_next = self.located < LOCATE_TICKS or (not self.lines and self.located < 20)
         self.kept_bytes += kept
 
     def report(self) -> dict:
