@@ -69,10 +69,11 @@ class AllocationProbe:
             after = tracemalloc.take_snapshot().filter_traces(inside)
             for stat in after.compare_to(self._before.filter_traces(inside), "traceback")[:3]:
                 if stat.size_diff > 0:
-                    frame = next((f for f in reversed(stat.traceback) if f.filename != __file__),
+                    frame = next((f for f in reversed(stat.traceback) if _laws_file(f.filename)),   # the law's
                                  stat.traceback[0])
-                    self.sites.append(f"{frame.filename}:{frame.lineno}: +{stat.size_diff} B in "
-                                      f"{stat.count_diff} blocks")
+                    code = linecache.getline(frame.filename, frame.lineno).strip()
+                    self.sites.append(f"{_shown(frame.filename)}:{frame.lineno}: +{stat.size_diff} B in "
+                                      f"{stat.count_diff} blocks: {code}")
         self._before = None
         if self._started_here:
             tracemalloc.stop()
@@ -235,8 +236,11 @@ _FILES: dict[str, bool] = {}
 
 
 def _laws_code(code) -> bool:
-    """Whether code is a law's (the user's, a built-in's), not numpy's, Python's or the stack's."""
-    filename = code.co_filename
+    return _laws_file(code.co_filename)
+
+
+def _laws_file(filename: str) -> bool:
+    """Whether a file holds a law's code (the user's, a built-in's), not numpy's, Python's or the stack's."""
     traced = _FILES.get(filename)
     if traced is None:
         path = os.path.realpath(filename)

@@ -48,6 +48,15 @@ class Allocating(Hold):
     def update(self, state, command):
         super().update(state, command)
         command.tau += 0.0 * state.v          # a temporary array every tick
+
+class Keeping(Hold):
+    def on_configure(self):
+        super().on_configure()
+        self.history = []
+
+    def update(self, state, command):
+        super().update(state, command)
+        self.history.append(state.q.copy())   # kept: grows every tick
 '''
 
 
@@ -100,6 +109,14 @@ def test_an_allocating_law_is_reported_with_exit_1_and_its_line(lab):
     sites = report["allocating_lines"]             # (this process may have imported an earlier test's mylaws.py)
     assert len(sites) == 1 and where in sites[0] and sites[0].endswith("B: command.tau += 0.0 * state.v          # a "
                                                                        "temporary array every tick"), sites
+
+
+def test_the_kept_bytes_are_named_by_the_laws_line(lab):
+    run = hil_cli("run", write_config(lab, '{type: "mylaws:Keeping"}'), "--check-alloc", "--duration", "1", cwd=lab)
+    assert run.returncode == 1, run.stderr
+    line = LAWS.splitlines().index("        self.history.append(state.q.copy())   # kept: grows every tick") + 1
+    assert f"  allocates at mylaws.py:{line} (update): " in run.stdout, run.stdout
+    assert f"  kept: mylaws.py:{line}: +" in run.stdout and "blocks: self.history.append" in run.stdout, run.stdout
 
 
 @pytest.mark.parametrize("controller, message", [
