@@ -8,7 +8,7 @@ logs, replay, report and MCAP export (runlog, replay, report, legged_log, mcap_e
 it (DESIGN.md, tests/test_architecture.py).
 
 Its public API (docs/controllers.md): `Controller`, `State`, `Command`, `ContactState`, `FunctionController`,
-`ControllerFault`
+`ControllerFault`, `RebindError`
 (hil.controller_api), `run`, `check_allocations` and `make_law` (hil.running), the pytest fixtures, and
 `HilstackError`, the root of every exception the stack raises (dynamics_cy.errors)."""
 
@@ -16,15 +16,15 @@ from importlib import metadata as _metadata
 
 from dynamics_cy.errors import HilstackError
 
-from .controller_api import Command, ContactState, Controller, ControllerFault, FunctionController, State
+from .controller_api import Command, ContactState, Controller, ControllerFault, FunctionController, RebindError, State
 
 try:
     __version__ = _metadata.version("hilstack")
 except _metadata.PackageNotFoundError:       # a checkout that was never installed
     __version__ = "0+unknown"
 
-__all__ = ["Command", "ContactState", "Controller", "ControllerFault", "FunctionController", "HilstackError", "State",
-           "__version__", "check_allocations", "make_law", "run"]
+__all__ = ["Command", "ContactState", "Controller", "ControllerFault", "FunctionController", "HilstackError",
+           "RebindError", "State", "__version__", "check_allocations", "make_law", "run"]
 
 
 def __getattr__(name: str):

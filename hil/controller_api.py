@@ -44,6 +44,24 @@ class ControllerFault(HilstackError, RuntimeError):
     the safe command and logs one line, without the traceback an error in a law gets."""
 
 
+class RebindError(HilstackError, AttributeError):
+    """A law assigned a new array to one of State's or Command's (`command.tau = -tau_g`): the loop
+    keeps the arrays it made and sends command.tau's, so a new one would be silently ignored."""
+
+
+def _refuse_rebind(what: str, current, value, why: str, fix: str) -> None:
+    if value is current:            # `command.tau += x`: numpy's in-place add, the same array back
+        return
+    raise RebindError(f"{what} cannot be rebound: {why} (got {_described(value)}, it is "
+                      f"{current.dtype}{current.shape}); {fix}")
+
+
+def _described(value) -> str:
+    """'ndarray float32 of shape (3,)', 'list of shape (7,)': what a law handed over."""
+    dtype = getattr(value, "dtype", None)
+    return f"{type(value).__name__}{'' if dtype is None else f' {dtype}'} of shape {np.shape(value)}"
+
+
 def _readonly(array: np.ndarray) -> np.ndarray:
     view = array.view()
     view.flags.writeable = False
@@ -51,7 +69,8 @@ def _readonly(array: np.ndarray) -> np.ndarray:
 
 
 class State:
-    """What the law sees at a tick (read-only views, refreshed in place by the loop; copy what you keep).
+    """What the law sees at a tick (read-only views, refreshed in place by the loop, that cannot be rebound:
+    RebindError; copy what you keep).
 
     q, v                  the measured generalized positions and velocities, MultibodyPlant's: an arm's
                           joints (rad, rad/s); a legged robot's base first (q: quaternion wxyz and
@@ -80,20 +99,32 @@ class State:
     __slots__ = ("q", "v", "tau_measured", "tau_commanded", "tau_external", "has_tau_external", "clock", "period",
                  "tick", "q_d", "v_d", "a_d", "wrench", "has_wrench", "_ft", "contact", "gripper", "has_gripper",
                  "_grip")
+    ARRAYS = frozenset(("q", "v", "tau_measured", "tau_commanded", "tau_external", "q_d", "v_d", "a_d", "wrench",
+                        "gripper"))
 
     def __init__(self, q, v, tau_measured, tau_commanded, tau_external, q_d, v_d, a_d, period: float,
                  has_tau_external: bool = True, ft=None, clock=None, contact=None, gripper=None):
-        self.q, self.v = _readonly(q), _readonly(v)
-        self.tau_measured, self.tau_commanded = _readonly(tau_measured), _readonly(tau_commanded)
-        self.tau_external, self.has_tau_external = _readonly(tau_external), has_tau_external
-        self.q_d, self.v_d, self.a_d = _readonly(q_d), _readonly(v_d), _readonly(a_d)
+        arrays = dict(q=q, v=v, tau_measured=tau_measured, tau_commanded=tau_commanded, tau_external=tau_external,
+                      q_d=q_d, v_d=v_d, a_d=a_d, wrench=np.full(6, np.nan) if ft is None else ft.wrench,
+                      gripper=np.full(3, np.nan) if gripper is None else gripper.status)
+        for name, array in arrays.items():
+            object.__setattr__(self, name, _readonly(array))
+        self.has_tau_external = has_tau_external
         self.clock = RobotTime() if clock is None else clock     # anything with robot_ns (ns)
         self.period, self.tick = float(period), 0
         self._ft, self.has_wrench = ft, ft is not None     # ft: hil.ft_sensor.WrenchSensor (wrench, age_s)
-        self.wrench = _readonly(np.full(6, np.nan) if ft is None else ft.wrench)
         self.contact = contact
         self._grip, self.has_gripper = gripper, gripper is not None   # hil.gripper.GripperLink (status, age_s)
-        self.gripper = _readonly(np.full(3, np.nan) if gripper is None else gripper.status)
+
+    def __setattr__(self, name, value):
+        """The arrays are the loop's, refreshed in place: rebinding one is a RebindError (the loop's own
+        per-tick write, state.tick, goes through the slot, not here)."""
+        if name in State.ARRAYS:
+            _refuse_rebind(f"state.{name}", getattr(self, name), value,
+                           "the loop refreshes its own array in place each tick",
+                           f"it is read-only: copy what you keep into an array of your own "
+                           f"(np.copyto(self.mine, state.{name}))")
+        object.__setattr__(self, name, value)
 
     @classmethod
     def of(cls, n: int, period: float = 1e-3, t: float = 0.0, **arrays) -> "State":
@@ -152,13 +183,22 @@ class Command:
     and v_d + gain (q_d − q) before calling the law (overwrite them to command other setpoints).
     `gripper` [w m, f N]: the gripper's target width and grip-force limit, kept between ticks (NaN: none
     yet); the loop sends it to the gripper's driver when it changes (hil.gripper), and the trajectory's
-    gripper track writes it as a segment that names one begins."""
+    gripper track writes it as a segment that names one begins. Write into the arrays (`command.tau[:] = ...`,
+    `out=command.tau`): rebinding one raises RebindError, since the loop sends its own."""
 
     __slots__ = ("tau", "q", "v", "gripper")
 
     def __init__(self, n: int):
-        self.tau, self.q, self.v = np.zeros(n), np.zeros(n), np.zeros(n)
-        self.gripper = np.full(2, np.nan)
+        for name, array in (("tau", np.zeros(n)), ("q", np.zeros(n)), ("v", np.zeros(n)),
+                            ("gripper", np.full(2, np.nan))):
+            object.__setattr__(self, name, array)
+
+    def __setattr__(self, name, value):
+        """The arrays are the loop's, sent after update(): rebinding one is a RebindError naming the fix
+        (raised in a law's update(), a CONTROLLER fault on that tick)."""
+        _refuse_rebind(f"command.{name}", getattr(self, name), value, "the loop sends the array it made, not a new one",
+                       f"write into it: out=command.{name} of a numpy function, np.copyto(command.{name}, x) "
+                       f"or command.{name}[:] = x")
 
 
 class Controller(Lifecycle):
@@ -286,7 +326,11 @@ class FunctionController(Controller):
     def update(self, state: State, command: Command) -> None:
         tau = self.law(state, command)
         if tau is not None:
-            np.copyto(command.tau, tau)
+            try:
+                np.copyto(command.tau, tau)
+            except (TypeError, ValueError) as e:       # a wrong shape or a dtype that does not cast
+                raise ValueError(f"{self.name} returned {_described(tau)}; command.tau takes {self.n} torques "
+                                 f"(float64): {e}") from None
 
 
 def _load_model(model, data, key: str):

@@ -50,6 +50,7 @@ from .sketch import HeadTail
 from .telemetry import TelemetryPublisher, TickRecorder
 
 log = logging.getLogger(__name__)
+_set_tick = State.tick.__set__
 
 
 @dataclass
@@ -370,7 +371,7 @@ class ControlLoop(Lifecycle):
                 raise RuntimeError(f"trajectory: {self.trajectory.error}")
             if self.gripper is not None:
                 self.gripper.track(self.trajectory, cmd)
-            state.tick = self.tick_index
+            _set_tick(state, self.tick_index)        # (the slot itself: State.__setattr__ guards its arrays)
             if self.sends_setpoints:
                 np.copyto(cmd.q, self.q_d)
                 _control.add(self.q_d, self.qj, -1.0, cmd.v)

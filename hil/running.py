@@ -43,7 +43,11 @@ def run(config, controller=None, *, duration: float | None = None, mode: Mode | 
     the robot's time (None: loop.duration) and returns the run's summary (a dict, as `hil run --json`).
     mode "lockstep": against the simulated robot of the config's sim section, in this process (a
     config with a serial or servo_bus section: behind that chain, hil.chain); "realtime": paced to the
-    wall clock against the driver on the config's lcm.url."""
+    wall clock against the driver on the config's lcm.url. `on_tick(loop)`: called after every tick
+    from the first status on with the hil.loop.ControlLoop (loop.state, loop.cmd, loop.tau_cmd the
+    torque sent, loop.safety.state, loop.tick_index; arrays refreshed in place: copy what you keep;
+    docs/controllers.md records a trajectory with it). `check_alloc`: trace what update() allocates
+    (the summary's controller_timing.allocations)."""
     cfg = load(config, overrides)
     from .chain import link_of
     if Mode(mode) is Mode.LOCKSTEP and link_of(cfg) is not None:     # behind its serial or servo chain
@@ -88,8 +92,10 @@ def make_law(config, controller=None, *, overrides: dict | None = None):
 def check_allocations(config, controller=None, *, duration: float = 2.0, overrides: dict | None = None) -> dict:
     """What the law's update() allocates per tick, measured with tracemalloc over a lockstep run of
     `duration` s against the simulated robot: {"allocates", "ticks", "allocating_ticks", "median_bytes",
-    "max_bytes", "kept_bytes", "kept_sites"} (hil.controller_guard.AllocationProbe), and the run's
-    "final_state" and "faults" (a law that faulted was measured on fewer ticks, or none)."""
+    "max_bytes", "allocating_lines", "kept_bytes", "kept_sites"} (hil.controller_guard.AllocationProbe;
+    allocating_lines: the law's lines that allocated on the ticks traced line by line, as
+    'file:line (function): bytes B: code'), and the run's "final_state" and "faults" (a law that
+    faulted was measured on fewer ticks, or none)."""
     summary = run(config, controller, duration=duration, overrides=overrides, check_alloc=True)
     return {**summary["controller_timing"]["allocations"], "final_state": summary["final_state"],
             "faults": summary["faults"]}
@@ -108,6 +114,7 @@ def format_allocations(report: dict, name: str) -> str:
     lines = [f"{name}: update() allocated on {report['allocating_ticks']} of {report['ticks']} ticks: "
              f"median {report['median_bytes']:.0f} B, max {report['max_bytes']} B per tick "
              f"({report['kept_bytes']} B kept over the run)"]
+    lines += [f"  allocates at {site}" for site in report.get("allocating_lines", ())]
     lines += [f"  kept: {site}" for site in report["kept_sites"]]
     lines.append("  preallocate in on_configure() and write into arrays with out= (docs/controllers.md)")
     if faulted:

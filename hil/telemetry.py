@@ -180,8 +180,8 @@ def format_summary(s: dict) -> str:
         ran = f"update µs  {_figures(u, ('p50', 'p99', 'max'))}" if u else "the law never ran (update() not called)"
         lines.insert(2, f"controller {s['controller']}: {ran} (budget {law['budget_us']:g}, "
                         f"overruns {law['overruns']})")
-        if law.get("error"):
-            lines.append(f"controller error (the first):\n{law['error']}")
+        if "\n" in law.get("error", ""):    # (its message is the CONTROLLER fault's reason, above)
+            lines.append("the law's traceback: logged as it happened (--json: controller_timing.error)")
     if s.get("controller_metrics"):
         lines.append(f"controller metrics: {json.dumps(s['controller_metrics'])}")
     if s.get("base_drift_m") is not None:             # a floating base (hil.floating_base)

@@ -6,10 +6,10 @@ import subprocess
 import sys
 
 
-def spawn(*args):
-    """`python -m hil ARGS` with its output captured as text."""
+def spawn(*args, cwd=None):
+    """`python -m hil ARGS` (in `cwd`) with its output captured as text."""
     return subprocess.Popen([sys.executable, "-m", "hil", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+                            text=True, cwd=cwd)
 
 
 def finish(run, sim, timeout: float = 60, stop_sim: bool = False) -> tuple:

@@ -48,6 +48,15 @@ class Allocating(Hold):
     def update(self, state, command):
         super().update(state, command)
         command.tau += 0.0 * state.v          # a temporary array every tick
+
+class Keeping(Hold):
+    def on_configure(self):
+        super().on_configure()
+        self.history = []
+
+    def update(self, state, command):
+        super().update(state, command)
+        self.history.append(state.q.copy())   # kept: grows every tick
 '''
 
 
@@ -87,11 +96,27 @@ def test_a_law_named_by_import_path_runs_from_the_users_directory_and_allocates_
     assert timing["update_us"]["p50"] > 0 and timing["errors"] == 0
 
 
-def test_an_allocating_law_is_reported_with_exit_1(lab):
-    run = hil_cli("run", write_config(lab, '{type: "mylaws:Allocating"}'), "--check-alloc", "--duration", "1",
-                  cwd=lab)
+def test_an_allocating_law_is_reported_with_exit_1_and_its_line(lab):
+    config = write_config(lab, '{type: "mylaws:Allocating"}')
+    run = hil_cli("run", config, "--check-alloc", "--duration", "1", cwd=lab)
     assert run.returncode == 1, run.stderr
     assert "update() allocated on" in run.stdout and "per tick" in run.stdout
+    line = LAWS.splitlines().index("        command.tau += 0.0 * state.v          # a temporary array every tick") + 1
+    where = f"mylaws.py:{line} (update): "
+    assert f"  allocates at {where}" in run.stdout and "B: command.tau += 0.0 * state.v" in run.stdout, run.stdout
+    assert run.stdout.count("allocates at") == 1, run.stdout        # that line alone: the others allocate nothing
+    report = hil.check_allocations(config, duration=0.5)
+    sites = report["allocating_lines"]             # (this process may have imported an earlier test's mylaws.py)
+    assert len(sites) == 1 and where in sites[0] and sites[0].endswith("B: command.tau += 0.0 * state.v          # a "
+                                                                       "temporary array every tick"), sites
+
+
+def test_the_kept_bytes_are_named_by_the_laws_line(lab):
+    run = hil_cli("run", write_config(lab, '{type: "mylaws:Keeping"}'), "--check-alloc", "--duration", "1", cwd=lab)
+    assert run.returncode == 1, run.stderr
+    line = LAWS.splitlines().index("        self.history.append(state.q.copy())   # kept: grows every tick") + 1
+    assert f"  allocates at mylaws.py:{line} (update): " in run.stdout, run.stdout
+    assert f"  kept: mylaws.py:{line}: +" in run.stdout and "blocks: self.history.append" in run.stdout, run.stdout
 
 
 @pytest.mark.parametrize("controller, message", [
@@ -164,7 +189,11 @@ def test_a_law_that_raises_is_a_fault_with_its_traceback_logged_once(caplog):
     assert "KeyError: 'gain table has no entry" in summary["faults"][0]["reason"]
     error = summary["controller_timing"]["error"]
     assert error.startswith("Traceback") and "in update" in error and "raise KeyError" in error
-    assert sum("the controller raised" in r.message for r in caplog.records) == 1
+    logged = [r.getMessage() for r in caplog.records if "the controller raised" in r.getMessage()]
+    assert len(logged) == 1 and logged[0].endswith(error)
+    # the law's frames only: the first is its update(), none is the loop's or the guard's
+    frames = [line for line in error.splitlines() if line.startswith("  File ")]
+    assert frames[0].endswith("in update") and len(frames) == 1, error
     assert summary["status"]["exit_command_sent"]
 
 
@@ -365,3 +394,16 @@ def test_make_law_builds_the_configs_law_as_the_loop_does_and_takes_states_you_m
         arm.new_state(q=np.zeros(6))
     with pytest.raises(TypeError, match="unknown arrays"):
         arm.new_state(qd=np.zeros(7))
+
+
+def test_every_keyword_of_the_python_entry_points_is_documented():
+    """hil.run's, hil.check_allocations' and hil.make_law's keywords (on_tick among them) are named in
+    docs/controllers.md, whose example of on_tick (recording a trajectory) tests/test_docs_examples.py runs."""
+    import inspect
+    from pathlib import Path
+    page = (Path(__file__).resolve().parents[2] / "docs" / "controllers.md").read_text()
+    for entry in (hil.run, hil.check_allocations, hil.make_law):
+        for name, p in inspect.signature(entry).parameters.items():
+            if p.kind is p.KEYWORD_ONLY:
+                assert f"{name}=" in page, f"docs/controllers.md does not name {entry.__name__}'s {name}="
+    assert "on_tick=record" in page
