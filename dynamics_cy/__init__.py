@@ -73,8 +73,8 @@ from .parsing.model_directives import (
     ModelDirective,
     ModelDirectives,
     ModelInstanceInfo,
-    ProcessModelDirectives,
 )
+from .parsing.process import ProcessModelDirectives
 from .parsing.scoped_names import GetScopedFrameByName, GetScopedFrameByNameMaybe
 from .plant import MultibodyPlant
 from .plant_algorithms import JacobianWrtVariable

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .spatial_math import matrix3, skew
+from .spatial_math import RigidTransform, RotationMatrix, SpatialForce, SpatialMomentum, matrix3, skew
 
 
 def _as_sym3(args, what: str) -> np.ndarray:
@@ -147,7 +147,6 @@ class RotationalInertia:
     def CalcPrincipalMomentsAndAxesOfInertia(self):
         """(moments ascending, R_EA): R_EA's columns are the principal axes, expressed in E (a proper
         rotation; each axis is determined up to sign)."""
-        from .spatial_math import RotationMatrix
         moments, axes = np.linalg.eigh(self._I)
         if np.linalg.det(axes) < 0:
             axes[:, 2] = -axes[:, 2]
@@ -497,7 +496,6 @@ class SpatialInertia:
     def CalcPrincipalSemiDiametersAndPoseForSolidEllipsoid(self):
         """(a ≥ b ≥ c, X_PA): the solid ellipsoid of this mass and central inertia, its semi-diameters
         along the axes of A, A at the centre of mass with its axes the principal axes (Drake's)."""
-        from .spatial_math import RigidTransform
         if not self._m > 0:
             raise ValueError("CalcPrincipalSemiDiametersAndPoseForSolidEllipsoid(): the mass must be positive")
         I_cm = RotationalInertia(self._m * self._G - _point_mass_matrix(self._m, self._p))
@@ -535,7 +533,6 @@ class SpatialInertia:
 
     def __mul__(self, other):
         """M * A (a SpatialAcceleration) is a SpatialForce; M * V (a SpatialVelocity) a SpatialMomentum."""
-        from .spatial_math import SpatialForce, SpatialMomentum
         kind = type(other).__name__                                  # ours or pydrake's
         if kind in ("SpatialAcceleration", "SpatialVelocity") and callable(getattr(other, "get_coeffs", None)):
             out = self.CopyToFullMatrix6() @ np.asarray(other.get_coeffs(), float)

@@ -8,6 +8,7 @@ messages.validation).
 """
 
 from dynamics_cy.errors import HilstackError
+from messages.registry import type_for_fingerprint
 
 
 class MessageError(HilstackError, ValueError):
@@ -49,8 +50,6 @@ class FingerprintError(MessageError):
     counter = "fingerprint"
 
     def _describe(self):
-        from messages.registry import type_for_fingerprint  # registry imports every type
-
         other = type_for_fingerprint(self.actual)
         what = other.__name__ if other else "a type unknown to messages"
         return (f"fingerprint {self.actual:#018x} is not {self.type_name}'s "

@@ -13,11 +13,11 @@ from .model_directives import (
     ModelDirective,
     ModelDirectives,
     ModelInstanceInfo,
-    ProcessModelDirectives,
     Transform,
 )
 from .package_map import PackageMap
 from .parser import Parser
+from .process import ProcessModelDirectives
 from .scoped_names import GetScopedFrameByName, GetScopedFrameByNameMaybe
 
 __all__ = ["AddCollisionFilterGroup", "AddDirectives", "AddFrame", "AddModel", "AddModelInstance", "AddWeld",

@@ -1,7 +1,9 @@
-"""What the URDF and SDFormat parsers share: options, diagnostics and inertia checks."""
+"""What the parsers share: the format a file's name says, and the URDF and SDFormat parsers' options,
+diagnostics and inertia checks."""
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 import numpy as np
 
@@ -11,6 +13,16 @@ from .xml_source import XmlSource
 
 log = logging.getLogger("dynamics_cy.parsing")
 WATER_DENSITY = 1000.0  # kg/m³
+_DIRECTIVES = ("dmd.yaml", "dmd.yml")
+
+
+def _file_type(file_name: str) -> str:
+    """The format a file's name says: "dmd.yaml" for model directives, else its extension."""
+    lower = file_name.lower()
+    for kind in _DIRECTIVES:
+        if lower.endswith("." + kind):
+            return "dmd.yaml"
+    return Path(file_name).suffix
 
 
 def central_inertia(mass: float, X_BBi: RigidTransform, I_BBcm_Bi: np.ndarray) -> SpatialInertia:

@@ -15,6 +15,9 @@ base_frame, translation and a rotation ``!Rpy {deg: [r, p, y]}``, ``!AngleAxis {
 ``!Identity {}``), and so are the names: ``instance::frame`` scoped names, a namespace prefixed to
 everything an included file (``add_directives`` with ``model_namespace``) names, except ``world``.
 Only deterministic poses are accepted (Drake's directives refuse distributions too).
+
+The functions here add through the parser they are handed and never import the Parser:
+ProcessModelDirectives, which builds one when given none, is in process.py.
 """
 from __future__ import annotations
 
@@ -26,7 +29,11 @@ import numpy as np
 import yaml
 
 from ..errors import ParseError
+from ..joints_more import QuaternionFloatingJoint
+from ..spatial_math import RigidTransform
+from ..tree import FixedOffsetFrame
 from .collision_filter_groups import GroupResolver
+from .common import _file_type
 from .directive_types import (
     AddCollisionFilterGroup,
     AddDirectives,
@@ -43,7 +50,7 @@ from .scoped_names import GetScopedFrameByName, join_scoped_name, split_scoped_n
 
 __all__ = ["AddCollisionFilterGroup", "AddDirectives", "AddFrame", "AddModel", "AddModelInstance", "AddWeld",
            "FlattenModelDirectives", "LoadModelDirectives", "LoadModelDirectivesFromString", "ModelDirective",
-           "ModelDirectives", "ModelInstanceInfo", "ProcessModelDirectives", "Transform"]
+           "ModelDirectives", "ModelInstanceInfo", "Transform"]
 
 _KINDS = ("add_model", "add_model_instance", "add_frame", "add_weld", "add_collision_filter_group", "add_directives")
 
@@ -77,7 +84,6 @@ class ModelInstanceInfo:
 
     def __init__(self, model_name="", model_path="", parent_frame_name="", child_frame_name="", X_PC=None,
                  model_instance=None):
-        from ..spatial_math import RigidTransform
         self.model_name, self.model_path = model_name, model_path
         self.parent_frame_name, self.child_frame_name = parent_frame_name, child_frame_name
         self.X_PC = RigidTransform() if X_PC is None else X_PC
@@ -298,7 +304,6 @@ def _has_body(plant, instance_name: str, body: str) -> bool:
 def _default_free_body_pose(plant, instance, parent, child_name: str, X_PC) -> None:
     """Drake's ApplyAddModelDefaultFreeBodyPose: the body's default pose in the world when the parent is
     the world and the child is its body frame, else a quaternion floating joint from the parent."""
-    from ..joints_more import QuaternionFloatingJoint
     if child_name:
         child = plant.GetFrameByName(child_name, instance)
     else:
@@ -346,7 +351,6 @@ def _process(parser, directives: ModelDirectives, namespace: str, added: list, r
             finally:
                 parser._namespace = saved
         elif d.add_frame is not None:
-            from ..tree import FixedOffsetFrame
             f = d.add_frame
             scope, element = split_scoped_name(f.name)
             instance = plant.GetModelInstanceByName(join_scoped_name(namespace, scope)) if scope else None
@@ -390,7 +394,6 @@ def _process(parser, directives: ModelDirectives, namespace: str, added: list, r
 
 def _add_one_model(parser, path: str, name: str, namespace: str):
     """The one model instance of a model file, named `namespace::name` (Drake's AddModel with a name)."""
-    from .parser import _file_type
     saved = parser._namespace
     parser._namespace, parser._name_override = namespace, name
     try:
@@ -405,26 +408,6 @@ def _add_one_model(parser, path: str, name: str, namespace: str):
     if len(instances) != 1:
         raise ParseError(f"add_model '{name}': the file has {len(instances)} models; add_model takes one", path)
     return instances[0]
-
-
-def ProcessModelDirectives(directives: ModelDirectives, plant=None, parser=None) -> list[ModelInstanceInfo]:
-    """Adds what the directives say to the parser's plant (pydrake's two forms: (directives, parser) and
-    (directives, plant, parser)); the models added, in order, with the welds that placed them."""
-    from .parser import Parser
-    if parser is None:
-        if plant is None:
-            raise TypeError("ProcessModelDirectives() needs a parser (or a plant)")
-        parser = Parser(plant)
-    elif plant is not None and plant is not parser.plant():
-        raise ValueError("ProcessModelDirectives(): the plant is not the parser's plant")
-    added: list[ModelInstanceInfo] = []
-    resolver = GroupResolver()
-    try:
-        _process(parser, directives, "", added, resolver)
-        resolver.resolve(parser._collision_groups)
-    except ValueError as e:
-        raise ParseError(str(e)) from None
-    return added
 
 
 def _add_directives_models(parser, text: str, source: str | None) -> list:

@@ -1,27 +1,19 @@
 """Parser: adds the models of URDF, SDFormat and model-directives files, strings or URLs to a
-MultibodyPlant, as in Drake."""
+MultibodyPlant, as in Drake. ProcessModelDirectives, which builds a Parser when given none, is in
+process.py (parser selection apart from the parsers, as Drake's detail_select_parser.h)."""
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from ..errors import ParseError
 from .collision_filter_groups import CollisionFilterGroups, GroupResolver
+from .common import _DIRECTIVES, _file_type
+from .model_directives import _add_directives_models
 from .package_map import PackageMap
 from .sdf import parse_sdf
 from .urdf import parse_urdf
 
 _FORMATS = {"urdf": parse_urdf, "sdf": parse_sdf}
-_DIRECTIVES = ("dmd.yaml", "dmd.yml")
-
-
-def _file_type(file_name: str) -> str:
-    """The format a file's name says: "dmd.yaml" for model directives, else its extension."""
-    lower = file_name.lower()
-    for kind in _DIRECTIVES:
-        if lower.endswith("." + kind):
-            return "dmd.yaml"
-    return Path(file_name).suffix
 
 
 class Parser:
@@ -100,7 +92,6 @@ class Parser:
     def _parse(self, text: str, file_type: str, source: str | None) -> list:
         kind = file_type.lower().lstrip(".")
         if kind in _DIRECTIVES:
-            from .model_directives import _add_directives_models
             return _add_directives_models(self, text, source)
         if kind not in _FORMATS:
             raise ParseError(f"unknown model format '{file_type}' (urdf, sdf or dmd.yaml)", source)

@@ -56,7 +56,8 @@ from .program import (
                         RotatedLorentzConeConstraint,
                         Variable,
 )
-from .solve import MathematicalProgramResult, SolutionResult, Solve, SolverId
+from .program_result import MathematicalProgramResult, SolutionResult, SolverId
+from .solve import Solve
 from .static_equilibrium import (
                         ContactWrench,
                         StaticEquilibriumConstraint,

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from dynamics_cy import CoulombFriction, MultibodyPlant, Parser, RigidTransform, Sphere
 from dynamics_cy.errors import HilstackError
 from dynamics_cy.parsing import PackageMap
 from dynamics_cy.parsing.urdf import add_simple_transmissions
@@ -100,7 +101,6 @@ def load_legged(name: str, root: Path | None = None, simulation: bool = False, f
 
     q_standing is the same either way: the base raised so that the feet rest on z = 0 (a point foot's
     sphere of FOOT_RADIUS, the real foot's size, on the ground; a sole's corners on it)."""
-    from dynamics_cy import CoulombFriction, MultibodyPlant, Parser, RigidTransform, Sphere
     if name not in LEGGED:
         raise ValueError(f"unknown legged model '{name}' (known: {', '.join(LEGGED)})")
     root = root or example_robot_data_root()

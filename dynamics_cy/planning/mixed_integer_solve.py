@@ -44,7 +44,7 @@ from .program import (
     RotatedLorentzConeConstraint,
     Variable,
 )
-from .solve import MathematicalProgramResult, SolutionResult
+from .program_result import MathematicalProgramResult, SolutionResult
 
 _DEFAULTS = {"solver": "auto", "time_limit": None, "mip_rel_gap": 1e-6, "feasibility_tolerance": 1e-6,
              "verbose": False}
