@@ -3,7 +3,7 @@
 A station file is a run config whose `station:` section lists the arms. Every other top-level section
 is what the arms share: `loop`, `telemetry` and `viz` are the station's alone; `robot`, `lcm`,
 `channels`, `controller`, `trajectory`, `safety`, `sensors` and `sim` are each arm's defaults, which an
-arm's own sections override key by key (nested mappings merged, as hil.testing.merged does for
+arm's own sections override key by key (drivers.core.schema.merge: nested mappings merged, lists replaced, as for
 overrides). Each arm is then validated as a whole run config (drivers.run_config), its errors named
 `station.arms[i].<key>`:
 
@@ -23,7 +23,6 @@ simulated time step and one driver for all.
 """
 from __future__ import annotations
 
-import copy
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +31,7 @@ from typing import Annotated, Any, Literal, Optional
 from annotated_types import Len
 
 from drivers.core.config import RunConfig, channels_for, gripper_channels
-from drivers.core.schema import ConfigError, Help, load, read_yaml
+from drivers.core.schema import ConfigError, Help, load, merge, read_yaml
 from messages.channels import FT_SENSOR
 
 from .run_config import OWN_CHANNELS, device_channels, parse_config
@@ -104,22 +103,11 @@ def is_station(path: str | Path) -> bool:
         return False
 
 
-def _merge(base: dict, over: dict) -> dict:
-    """`over` on `base`, nested mappings merged key by key (lists and values replaced)."""
-    out = copy.deepcopy(base)
-    for key, value in over.items():
-        out[key] = _merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) \
-            else copy.deepcopy(value)
-    return out
-
-
 def parse_station(data: dict, base: Path, source: str, overrides: dict | None = None) -> Station:
     """The validated Station of a station file's mapping (relative paths from `base`); `overrides`
     (section → keys, as load_config's) apply to the shared sections. A scenario's `scenario:`
     section is not the station's (hil.station_scenario reads it)."""
-    data = {k: v for k, v in data.items() if k != "scenario"}
-    for section, values in (overrides or {}).items():
-        data[section] = _merge(data.get(section) or {}, values) if isinstance(values, dict) else values
+    data = merge({k: v for k, v in data.items() if k != "scenario"}, overrides)
     section = data.pop("station")
     if isinstance(section, dict) and section.get("arms") == []:
         raise ConfigError("station.arms", "needs at least one arm", source)
@@ -137,7 +125,7 @@ def parse_station(data: dict, base: Path, source: str, overrides: dict | None = 
             raise ConfigError(f"{key}.name", f"{arm.name!r} names two arms", source)
         own = {s: getattr(arm, s) for s in ARM_SECTIONS if s != "channels"}
         own["channels"] = arm.channels if arm.channels is not None else {"prefix": f"{arm.name.upper()}_"}
-        merged = _merge(data, own)
+        merged = merge(data, own)
         _prefix_devices(merged, merged.get("channels", {}).get("prefix", ""))
         try:
             arms[arm.name] = parse_config(merged, base, source)

@@ -51,9 +51,9 @@ def hil_sim(request):
     serial) section runs behind its chain instead: the simulated servos on a pty and the servo-bus
     driver as processes of their own, in lockstep (hil.chain; hil_config("dxl_arm")).
     pushes: external wrenches, sim.pushes ({body, force, torque, start, duration, point}); payload:
-    sim.payload (a mapping, or a mass in kg); faults: sim.faults (docs/sim.md); overrides: sections'
-    keys. check_alloc: trace update()'s allocations and fail the test if it allocates (None: the
-    --hil-check-alloc option).
+    sim.payload (a mapping, or a mass in kg); faults: sim.faults (docs/sim.md); overrides: merged into
+    the config (nested mappings key by key, lists replaced). check_alloc: trace update()'s
+    allocations and fail the test if it allocates (None: the --hil-check-alloc option).
 
     Returns a hil.testing.SimRun: per-tick arrays t, elapsed, q, v, q_d, tau (sent), tau_external,
     safety, gripper; faults, transitions, error (the law's traceback), final_state, summary, allocations,

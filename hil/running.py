@@ -19,7 +19,8 @@ from .lifecycle import Mode
 
 def load(config, overrides: dict | None = None) -> RunConfig:
     """A RunConfig from a path (YAML), a mapping (relative paths from the current directory) or a
-    RunConfig; `overrides` replace sections' keys. Errors are drivers.core.schema.ConfigError."""
+    RunConfig; `overrides` merged in (drivers.core.schema.merge: nested mappings at every depth, lists
+    replaced whole). Errors are drivers.core.schema.ConfigError."""
     from drivers.run_config import load_config, parse_config
     if isinstance(config, RunConfig):
         return config if not overrides else parse_config(_as_dict(config), Path.cwd(), config.source or "config",

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from drivers.core.paths import CONFIGS
+from drivers.core.schema import merge
 from messages.enums import SafetyState
 
 # The shipped robot configs by name: (file under configs/, the distribution its model needs or None).
@@ -71,12 +72,11 @@ def driver_overrides(cfg, driver: str) -> dict:
 
 
 def merged(*layers: dict | None) -> dict:
-    """Config overrides, later layers winning key by key within a section."""
+    """Config overrides, later layers merged on earlier ones (drivers.core.schema.merge: nested
+    mappings key by key, lists and values replaced)."""
     out: dict = {}
     for layer in layers:
-        for section, values in (layer or {}).items():
-            both = isinstance(values, dict) and isinstance(out.get(section), dict)
-            out[section] = {**out[section], **values} if both else values
+        out = merge(out, layer)
     return out
 
 

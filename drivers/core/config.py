@@ -6,7 +6,6 @@ serial, servo_bus. Paths are relative to the config file's folder.
 """
 from __future__ import annotations
 
-import copy
 import dataclasses
 import difflib
 from dataclasses import dataclass, field
@@ -19,7 +18,7 @@ from annotated_types import Ge, Gt, Le, Len, Lt
 from messages.channels import DEFAULT_LCM_URL, GRIPPER_CHANNELS
 
 from .paths import CONFIGS, package_map
-from .schema import ConfigError, Fraction, Help, NonNegative, Positive, Rate, Timeout, load, read_yaml
+from .schema import ConfigError, Fraction, Help, NonNegative, Positive, Rate, Timeout, load, merge, read_yaml
 
 
 @dataclass
@@ -435,7 +434,7 @@ def check_timeout(cfg: RunConfig, key: str, value: float) -> None:
 
 
 def load_config(path: str | Path, overrides: dict | None = None, *, sections: Callable[[RunConfig], None]) -> RunConfig:
-    """The validated RunConfig of a YAML file; `overrides` replace top-level sections' keys; `sections`
+    """The validated RunConfig of a YAML file with `overrides` merged in (drivers.core.schema.merge); `sections`
     as parse_config's."""
     return parse_config(read_yaml(path), Path(path).resolve().parent, str(path), overrides, sections=sections)
 
@@ -448,12 +447,7 @@ def parse_config(data: dict, base: Path, source: str, overrides: dict | None = N
     `sections(cfg)` validates the sections the packages above core own (viz, sim, serial, servo_bus, a
     legged robot's preset and weights) into their dataclasses on cfg and raises ConfigError:
     drivers.run_config passes its own."""
-    data = copy.deepcopy(data)
-    for section, values in (overrides or {}).items():
-        if isinstance(values, dict) and isinstance(data.get(section), dict):
-            data[section].update(values)
-        else:
-            data[section] = values
+    data = merge(data, overrides)
     try:
         cfg = load(RunConfig, {k: v for k, v in data.items() if k not in ("source", "scenario")})
         try:

@@ -189,6 +189,18 @@ def read_yaml(path: str | Path) -> dict:
     return parse_yaml(raw, str(p))
 
 
+def merge(base: dict, over: dict | None) -> dict:
+    """A copy of `base` with `over` on it: a mapping in both is merged key by key, at every depth;
+    anything else in `over` (a list, a scalar, None) replaces what `base` has. The one rule for every
+    layer of config: a station's shared sections and its arms', overrides (hil.run, the CLI options,
+    the fixtures) on a config."""
+    out = copy.deepcopy(base)
+    for key, value in (over or {}).items():
+        out[key] = merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) \
+            else copy.deepcopy(value)
+    return out
+
+
 def _join(path: str, key) -> str:
     return f"{path}[{key}]" if isinstance(key, int) else (f"{path}.{key}" if path else str(key))
 
