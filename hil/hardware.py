@@ -51,6 +51,10 @@ class Driver:
     stamp_wall: bool = False        # utime on its wall clock: the status's + the time since it arrived
 
 
+READ_LIMIT = 64
+"""Messages one tick handles at most (Hardware.read): a longer backlog (the statuses queued before the
+first tick, after a stall) is read over several ticks; hil.replay delivers a tick no more."""
+
 DRIVERS = {d.name: d for d in (Driver("drake_sim"), Driver("kuka_driver", start_guard=True),
                                Driver("franka_driver", stamp_wall=True))}
 
@@ -152,7 +156,7 @@ class Hardware:
         if self._valid_command(data):       # a garbled message commands nothing: the driver drops it
             self.foreign.seen += 1
 
-    def read(self, tick: int, limit: int = 64) -> None:
+    def read(self, tick: int, limit: int = READ_LIMIT) -> None:
         """Handles the LCM messages already waiting (at most `limit`), without blocking: a status is
         decoded into q, v and the torques, timed and stamped with `tick`; a command not ours is
         counted. The other subscribers on the same LCM (e-stop, a streamed plan) handle theirs

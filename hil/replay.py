@@ -35,6 +35,7 @@ from messages.enums import FaultCode, SafetyState
 from messages.logs import read_events
 from messages.validation import decode_message
 
+from .hardware import READ_LIMIT
 from .lifecycle import Mode
 from .loop import ControlLoop
 from .runlog import read_run_info
@@ -154,7 +155,10 @@ def replay(path: str | Path, cfg: RunConfig | None = None, tolerance: float = 1e
 def _deliver(lc, pending: list, status_channel: str, decoder: StatusDecoder, utime: int,
              current: int | None) -> tuple[list, bool]:
     """Publishes the pending inputs the recorded loop had when it sent the command echoing `utime`;
-    returns those it did not have yet, and whether the status the command answered is in the log."""
+    returns those it did not have yet, and whether the status the command answered is in the log.
+    A tick reads at most READ_LIMIT messages, and the recorded one read up to the status it answered:
+    the statuses the recorder logged beyond that (before the loop's first tick, during a stall: the
+    loop's LCM queue had not kept them) are left out, the oldest first."""
     statuses = [i for i, e in enumerate(pending) if e.channel == status_channel]
     found = True
     if utime == current:                  # the recorded tick reused the status it already had
@@ -162,8 +166,11 @@ def _deliver(lc, pending: list, status_channel: str, decoder: StatusDecoder, uti
     else:
         match = [i for i in statuses if decoder.decode(pending[i].data) and decoder.utime == utime]
         cut, found = (match[-1] + 1, True) if match else (len(pending), False)
-    for e in pending[:cut]:
-        lc.publish(e.channel, e.data)
+    older = [i for i in statuses if i < cut - 1]            # before the one answered
+    unread = set(older[:max(cut - READ_LIMIT, 0)]) if found else set()
+    for i, e in enumerate(pending[:cut]):
+        if i not in unread:
+            lc.publish(e.channel, e.data)
     return pending[cut:], found
 
 
@@ -176,7 +183,8 @@ def comparison_lines(r: dict, kind: str) -> list[str]:
     f = r["first_mismatch"]
     if f is not None:
         lines.append(f"  first: command {f['command']} (status utime {f['utime']}), joint {f['joint']}: replayed "
-                     f"{f['replayed_nm']:.6g} N·m, recorded {f['recorded_nm']:.6g} N·m")
+                     f"{f['replayed_nm']!r} N·m, recorded {f['recorded_nm']!r} N·m "
+                     f"(Δ {f['replayed_nm'] - f['recorded_nm']:.3g})")
     return lines
 
 

@@ -19,6 +19,7 @@ from hil.report import format_report, read_log
 from hil.runlog import read_run_info
 from messages.channels import private_lcm_url
 from messages.logs import LogRecorder, read_events
+from tests.hil.processes import spawn
 
 DEMO = CONFIGS / "demo.yaml"
 
@@ -74,6 +75,22 @@ def test_replay_catches_a_changed_controller(lockstep_log, tmp_path):
     f = r["first_mismatch"]
     assert f["replayed_nm"] != f["recorded_nm"]
     assert f"first: command {f['command']} (status utime {f['utime']})" in format_replay(r)
+
+
+def test_a_mismatch_below_the_printed_digits_shows_its_difference(lockstep_log, tmp_path):
+    """The FAIL line prints each torque to the last digit it has and the difference: a gain changed by
+    1e-9 of itself shows (with 6 significant digits both read the same)."""
+    path, cfg, _ = lockstep_log
+    data = yaml.safe_load(DEMO.read_text())
+    data["controller"]["kd"] = [40 * (1 + 1e-9)] * 7
+    changed = tmp_path / "nudged.yaml"
+    changed.write_text(yaml.safe_dump(data))
+    r = replay(path, load_config(changed, {"viz": False}), tolerance=1e-12)
+    f = r["first_mismatch"]
+    assert f is not None and f"{f['replayed_nm']:.6g}" == f"{f['recorded_nm']:.6g}"
+    line = next(x for x in format_replay(r).splitlines() if x.startswith("  first:"))
+    assert f"replayed {f['replayed_nm']!r} N·m, recorded {f['recorded_nm']!r} N·m" in line
+    assert f"(Δ {f['replayed_nm'] - f['recorded_nm']:.3g})" in line
 
 
 def test_report_from_a_lockstep_log(lockstep_log, tmp_path):
@@ -149,3 +166,46 @@ def test_log_commands_reject_missing_and_unreadable_files(tmp_path):
     assert p.returncode == 2 and "no robot status in the log" in p.stderr
     p = hil("replay", other)
     assert p.returncode == 2 and "no run-info" in p.stderr
+
+
+MOVING = """
+robot: {model: robots/iiwa14.urdf, protocol: iiwa, end_effector: iiwa_link_ee}
+controller: {type: joint_pd, kp: [300, 300, 200, 200, 50, 30, 10], kd: [20, 20, 10, 10, 3, 2, 0.5]}
+trajectory: {type: hold}
+safety: {status_timeout_periods: 50}
+telemetry: {rate_hz: 100}
+viz: false
+sim:
+  brakes: false
+  gravity_compensation: none
+  initial_positions: [0.0, 0.6, 0.0, -1.2, 0.0, 0.8, 0.0]
+  initial_velocities: [0.3, -0.3, 0.3, 0.3, 0.3, 0.3, 0.3]
+"""
+
+
+def test_a_realtime_log_of_an_arm_moving_at_the_start_replays_exactly(tmp_path):
+    """`hil sim` and `hil run --log` as two processes over UDP, the arm moving as the loop starts
+    (no brakes, no gravity compensation in the sim, an initial velocity): lcm-logger records the
+    statuses from before the loop's first tick, more than one tick reads; the replay delivers the
+    first tick what the loop had (up to the status its first command answers), so the hold's start
+    q and every command come out the same (it failed from command 0, answering another status)."""
+    config, log = tmp_path / "moving.yaml", tmp_path / "moving.lcmlog"
+    config.write_text(MOVING)
+    url = private_lcm_url()
+    sim = spawn("sim", config, "--lcm-url", url, "--duration", "30")
+    try:
+        run = hil("run", config, "--lcm-url", url, "--duration", 1.5, "--quiet", "--json", "--log", log)
+    finally:
+        sim.terminate()
+        sim.communicate(timeout=60)
+    assert run.returncode in (0, 3), run.stdout + run.stderr     # 3: the machine stalled the sim
+    p = hil("replay", log, "--json")
+    r = json.loads(p.stdout)
+    loss = r["log_losses"]
+    first = r["first_mismatch"]
+    if loss["commands_in_log"] == loss["commands_sent"] and not loss["statuses_missing"]:
+        assert p.returncode == 0 and r["passed"] and r["max_diff_nm"] == [0.0] * 7, r
+        assert r["utime_mismatches"] == 0
+    else:   # a stall of this shared machine cost lcm-logger messages: exact up to the first loss
+        after = loss["first_command_after_a_loss"]
+        assert first is None or (after is not None and first["command"] >= after), r
