@@ -54,13 +54,13 @@ def _station(path: str) -> bool:
 
 
 def _finish(loop, summary: dict, args) -> int:
-    from .telemetry import format_summary, plot
+    from .telemetry import exit_status, format_summary, plot
     if args.plot:
         plot(loop.recorder, args.plot, title=f"{args.config}: {summary['controller']}, final state "
                                              f"{summary['final_state']}")
         summary["plot"] = args.plot
     print(json.dumps(summary) if args.json else format_summary(summary))
-    return 0 if summary["final_state"] in ("RUNNING", "INIT") or not summary["faults"] else 3
+    return exit_status(summary)
 
 
 class _Processes:
@@ -82,7 +82,8 @@ def cmd_run(args, live: StatusLine | None = None, robot_processes=()) -> int:
     """Run the control loop against whatever robot driver publishes on the config's channels.
 
     Reads the robot's status on LCM and commands torques at loop.rate_hz until --duration or Ctrl-C,
-    then prints the summary (exit 0, 3 when the run ended in a fault, 2 for a config error or no
+    then prints the summary (exit 0, 3 when the run faulted: it ended in a fault, or recovered from
+    faults, which the summary lists; 2 for a config error, gains unstable at the loop's rate, or no
     status at start). robot.protocol floating_base: a legged robot (whole_body control, docs/wbc.md);
     a station file (a `station:` section) runs one loop for all its arms (docs/station.md).
     controller.type names a built-in law or yours by import path (docs/controllers.md); with

@@ -22,6 +22,24 @@ feedback computed from a status held for a status period T: it destabilizes a jo
 drove joint 7 into VELOCITY_LIMIT within 0.2 s even with Kp = Kd = 0. cap_damping() (called by the
 loop once it has measured T) limits the compensated d to m/T.
 
+Gains and the loop period. The loop samples q, v every T and holds the torque over T. For one joint
+of inertia m (m_i = 1 / (M(q)⁻¹)_ii, the inertia it sees with every other joint free, as the loop's
+cap uses; q the model's default positions) under τ = −kp q − kd v, with a = kp T²/m and b = kd T/m:
+
+- exactly, as a real joint integrates a held torque (zero-order hold), the state maps by
+  A = [[1 − a/2, T (1 − b/2)], [−a/T, 1 − b]]: trace 2 − a/2 − b, det 1 − b + a/2; by Jury's test
+  it is stable iff 0 < a < 2b and b < 2, i.e. kd < 2m/T and kp < 2 kd/T;
+- as the simulator steps it (semi-implicit Euler, h = T): A = [[1 − a, T (1 − b)], [−a/T, 1 − b]],
+  det 1 − b, stable iff 0 < b < 2 and a + 2b < 4, i.e. kp T² + 2 kd T < 4m.
+
+Both are unstable, whatever the other gain, once kd ≥ 2m/T (a pole at or beyond −1: each sample's
+velocity feedback overshoots) or kp ≥ 4m/T² (ωT ≥ 2). joint_pd and joint_impedance (gains in N·m/rad,
+N·m·s/rad) and computed_torque (in 1/s², 1/s: m = 1, M cancels) refuse such gains at configure
+(check_stable: a ConfigError naming the key, the joint, the value and the bound). A joint's viscous
+friction d (continuous) raises the kd bound to d·coth(dT/2m) ≈ 2m/T + d²T/6m (3 % on the iiwa's
+link 7), which the check leaves out. The bound holds at the inertia of the default positions; a
+distal joint's (the dangerous ones) hardly changes with q.
+
 Each is an ordinary user of the public API (hil.controller_api): a `Controller` whose Params are
 read from the controller section's own keys (kp, kd, cartesian_*), on_configure() checks the gains
 and allocates, update(state, command) writes command.tau and allocates nothing. A user's law is
@@ -121,6 +139,31 @@ class JointLaw(FrictionCompensated):
         self.configure_friction()
 
 
+def check_stable(law, kp, kd, inertia=None, units=("N·m/rad", "N·m·s/rad")) -> None:
+    """A ConfigError naming controller.kd (or .kp), the joint, its value and the bound when a joint's
+    gains are unstable at the law's period whatever the other gain (the module docstring): kd ≥ 2m/T or
+    kp ≥ 4m/T². `inertia`: m per joint (default: 1 / (M⁻¹)_ii at the model's default positions)."""
+    from drivers.sim.physics import joint_inertias
+    T = law.period
+    if inertia is None:
+        q = law.q0 if law.q0 is not None else law.plant.GetDefaultPositions()
+        inertia = joint_inertias(law.plant, q)[law.nv - law.n:]
+    m = np.asarray(inertia, dtype=float)
+    names = law.joint_names or [f"joint {i}" for i in range(law.n)]
+    for key, gain, bound, rule, unit in (("controller.kd", kd, 2 * m / T, "2m/T", units[1]),
+                                         ("controller.kp", kp, 4 * m / T ** 2, "4m/T²", units[0])):
+        bad = [int(i) for i in np.flatnonzero(gain >= bound)]
+        if not bad:
+            continue
+        worst = max(bad, key=lambda i: gain[i] / bound[i])
+        others = [f"{names[i]} ({gain[i]:g} ≥ {bound[i]:.4g})" for i in bad if i != worst]
+        mass = "" if units[1] == "1/s" else f", m = {m[worst]:.4g} kg·m² its inertia"
+        raise ConfigError(key, f"{gain[worst]:g} {unit} on {names[worst]} is unstable at the loop period T = "
+                               f"{T * 1e3:g} ms: it must be below {rule} = {bound[worst]:.4g} {unit}{mass}"
+                               + (f"; also {', '.join(others)}" if others else "")
+                               + " (docs/controllers.md, Gains and the loop period)")
+
+
 class GravityCompensation(JointLaw):
     name = "gravity_compensation"
 
@@ -133,6 +176,10 @@ class GravityCompensation(JointLaw):
 class JointPD(JointLaw):
     name = "joint_pd"
 
+    def on_configure(self) -> None:
+        super().on_configure()
+        check_stable(self, self.kp, self.kd)
+
     def update(self, state, command) -> None:
         self.kernels.gravity(state.q, self.tau_g)
         _control.pd(state.q, state.v, state.q_d, state.v_d, self.kp, self.kd, self.tau_g, -1.0, command.tau)
@@ -142,6 +189,10 @@ class JointPD(JointLaw):
 class ComputedTorque(JointLaw):
     name = "computed_torque"
     adds_bias = True
+
+    def on_configure(self) -> None:
+        super().on_configure()
+        check_stable(self, self.kp, self.kd, np.ones(self.n), ("1/s²", "1/s"))
 
     def update(self, state, command) -> None:
         q, v = state.q, state.v
@@ -154,6 +205,10 @@ class ComputedTorque(JointLaw):
 class JointImpedance(JointLaw):
     name = "joint_impedance"
     adds_bias = True
+
+    def on_configure(self) -> None:
+        super().on_configure()
+        check_stable(self, self.kp, self.kd)
 
     def update(self, state, command) -> None:
         q, v = state.q, state.v

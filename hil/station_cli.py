@@ -69,6 +69,7 @@ def cmd_run(args, ended=None) -> int:
 
     from .lifecycle import Mode
     from .station import StationLoop, format_station_summary
+    from .telemetry import exit_status
     if getattr(args, "check_alloc", False):
         raise ConfigError("--check-alloc", "measures one arm's law: run it on that arm's own config", args.config)
     if getattr(args, "identify", False):
@@ -99,4 +100,4 @@ def cmd_run(args, ended=None) -> int:
             plot(arm.recorder, out, title=f"{args.config}, arm {name}: {arm.controller.name}, final state "
                                           f"{summary['arms'][name]['final_state']}")
     print(json.dumps(summary) if args.json else format_station_summary(summary))
-    return 0 if summary["final_state"] in ("RUNNING", "INIT") or not summary["faults"] else 3   # (hil.cli's rule)
+    return exit_status(summary)

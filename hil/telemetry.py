@@ -142,6 +142,20 @@ def fault_count(summary: dict) -> int:
     return sum(summary["fault_counts"].values()) if "fault_counts" in summary else len(summary["faults"])
 
 
+def exit_status(summary: dict) -> int:
+    """`hil run`'s exit status for a run that ended: 0 without a fault, 3 when it faulted, whether it
+    ended in the fault or recovered from it (the summary says which)."""
+    return 3 if fault_count(summary) else 0
+
+
+def final_line(s: dict) -> str:
+    """'final state X; faults: ...', or 'final state RUNNING, recovered from N faults: ...'."""
+    n, faults = fault_count(s), _faults(s["faults"], s.get("fault_counts"))
+    if n and s["final_state"] in ("RUNNING", "INIT"):
+        return f"final state {s['final_state']}, recovered from {n} fault{'s' if n > 1 else ''}: {faults}"
+    return f"final state {s['final_state']}; faults: {faults}"
+
+
 def _faults(faults: list[dict], counts: dict[str, int] | None = None) -> str:
     """Faults grouped by kind: count, first tick and reason (a recovering run can trip many times);
     `counts` (the summary's fault_counts) counts those the bounded list left out too."""
@@ -173,7 +187,7 @@ def format_summary(s: dict) -> str:
              f"{s['overruns']}, torque-saturated ticks {s['torque_saturated_ticks']}",
              f"tracking error rad  rms {[round(x, 5) for x in e['rms']]}",
              f"                    max {[round(x, 5) for x in e['max']]}",
-             f"final state {s['final_state']}; faults: {_faults(s['faults'], s.get('fault_counts'))}"]
+             final_line(s)]
     law = s.get("controller_timing")
     if law:
         u = law["update_us"]
