@@ -35,9 +35,14 @@ def transient_peaks(fn, n: int) -> list[int]:
     return peaks
 
 
+JOINT_GAINS = {"kp": [300, 300, 200, 200, 50, 30, 10], "kd": [20, 20, 10, 10, 3, 2, 0.5]}   # N·m/rad, N·m·s/rad
+"""The joint-space laws' gains (demo.yaml's are computed_torque's, in 1/s², 1/s: unstable as N·m·s/rad)."""
+
+
 def make_loop(controller, **safety):
+    gains = JOINT_GAINS if controller in ("joint_pd", "joint_impedance") else {}
     cfg = load_config("configs/demo.yaml", {
-        "viz": False, "controller": {"type": controller}, "safety": safety,
+        "viz": False, "controller": {"type": controller, **gains}, "safety": safety,
         "trajectory": {"type": "quintic", "goal": [0.2, 0.3, 0.1, -1.0, 0.1, 0.5, 0.2], "duration": 10.0}})
     lc = lcm.LCM("memq://")
     loop = ControlLoop(cfg, load_robot(cfg.robot), lc, mode="lockstep", trace_every=1).configure()
@@ -156,7 +161,7 @@ def test_a_tick_with_a_gripper_allocates_only_scalars():
     a message per change: the phase below), no growth."""
     waypoints = [{"q": [0.1, 0.5, 0.0, -1.0, 0.0, 0.6, 0.0], "duration": 100.0, "gripper": {"width": 0.05}}]
     cfg = load_config("configs/demo.yaml", {
-        "viz": False, "controller": {"type": "joint_pd"}, "safety": {"status_timeout_periods": 10**6},
+        "viz": False, "controller": {"type": "joint_pd", **JOINT_GAINS}, "safety": {"status_timeout_periods": 10**6},
         "gripper": {"type": "wsg50", "timeout": 10.0}, "trajectory": {"type": "waypoints", "waypoints": waypoints}})
     lc = lcm.LCM("memq://")
     loop = ControlLoop(cfg, load_robot(cfg.robot), lc, mode="lockstep", trace_every=1).configure()

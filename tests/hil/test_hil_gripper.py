@@ -104,7 +104,8 @@ def test_without_a_gripper_the_state_says_so():
 
 def test_the_waypoints_gripper_track_commands_the_wsg_as_each_segment_begins():
     q0 = [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
-    cfg = config(controller={"type": "joint_pd", "kp": [200], "kd": [20], "robot_compensates_gravity": True},
+    cfg = config(controller={"type": "joint_pd", "kp": [200], "kd": [20, 20, 20, 20, 10, 10, 1],
+                                                 "robot_compensates_gravity": True},
                  trajectory={"type": "waypoints", "waypoints": [
                      {"q": q0, "duration": 0.4, "gripper": {"width": 0.09}},
                      {"q": q0, "duration": 0.4},

@@ -50,8 +50,9 @@ def law(controller: dict):
 @pytest.mark.parametrize("kind", ["gravity_compensation", "joint_pd", "computed_torque", "joint_impedance",
                                   "cartesian_impedance"])
 def test_friction_compensation_adds_the_identified_friction_to_each_built_in_law(kind):
-    with_fc = law({"type": kind, "kp": [100.0], "kd": [10.0], "friction_compensation": FRICTION})
-    without = law({"type": kind, "kp": [100.0], "kd": [10.0]})
+    gains = {"kp": [100.0], "kd": [10.0] * 4 + [5.0, 5.0, 1.0]}       # (the wrist's kd below 2m/T)
+    with_fc = law({"type": kind, **gains, "friction_compensation": FRICTION})
+    without = law({"type": kind, **gains})
     for laws in (with_fc, without):
         laws.activate()
     bv, bc = np.array(FRICTION["viscous"]), np.array(FRICTION["coulomb"])
