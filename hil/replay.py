@@ -108,6 +108,8 @@ def replay(path: str | Path, cfg: RunConfig | None = None, tolerance: float = 1e
         if not recorded.decode(event.data):
             bad_recorded += 1
             continue
+        while lc.handle_timeout(0) > 0:  # the replay's own messages (its command looped back, its safety
+            pass                         # events) before the inputs: the tick's READ_LIMIT is theirs
         pending, found = _deliver(lc, pending, ch.status, status, recorded.utime,
                                   loop.hardware.status.utime if loop.hardware.timing.received else None)
         if not found:
