@@ -35,7 +35,7 @@ import numpy as np
 from annotated_types import Ge, Len
 
 from drivers.core.config import resolve
-from drivers.core.schema import ConfigError, Help, NonNegative, Positive, load, read_yaml
+from drivers.core.schema import ConfigError, Help, NonNegative, Positive, load, merge, read_yaml
 
 from .scenario import Scenario, ScenarioSpec, load_scenario
 
@@ -196,7 +196,8 @@ def _set(data: dict, parts: list, value, key: str) -> None:
             raise ConfigError(f"campaign.vary.{key}", f"the base scenario has no item [{last}] there")
     elif not isinstance(node, dict):
         raise ConfigError(f"campaign.vary.{key}", f"'{last}' is inside a value that is not a mapping")
-    node[last] = value
+    both = isinstance(value, dict) and isinstance(node, dict) and isinstance(node.get(last), dict)
+    node[last] = merge(node[last], value) if both else value       # (drivers.core.schema.merge's rule)
 
 
 def _draw(d: Distribution, base, rng: np.random.Generator):

@@ -52,3 +52,16 @@ def test_the_collision_guard_still_stops_the_hand_above_the_table_with_policy_no
     assert summary["final_state"] == "FAULT"
     assert [f["fault"] for f in summary["faults"]] == ["COLLISION_IMMINENT"]
     assert summary["faults"][0]["reason"].startswith("gripper / table")
+
+
+def test_a_campaign_set_of_a_mapping_merges_into_the_base_scenario(tmp_path):
+    import yaml
+
+    from hil.campaign import load_campaign
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump({"campaign": {"base": str(TABLE), "runs": 1,
+                                                 "set": {"safety.collision": {"policy": "none"},
+                                                         "controller.params": {"kp": [10] * 7}}}}))
+    cfg = load_campaign(path).scenario(1).cfg
+    assert cfg.safety.collision.policy == "none" and [b.name for b in cfg.safety.collision.boxes] == ["table"]
+    assert cfg.controller.params["kp"] == [10] * 7 and cfg.controller.params["kd"] == [60, 60, 20, 40, 3, 6, 0.5]
