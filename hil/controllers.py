@@ -35,7 +35,8 @@ cap uses; q the model's default positions) under τ = −kp q − kd v, with a =
 Both are unstable, whatever the other gain, once kd ≥ 2m/T (a pole at or beyond −1: each sample's
 velocity feedback overshoots) or kp ≥ 4m/T² (ωT ≥ 2). joint_pd and joint_impedance (gains in N·m/rad,
 N·m·s/rad) and computed_torque (in 1/s², 1/s: m = 1, M cancels) refuse such gains at configure
-(check_stable: a ConfigError naming the key, the joint, the value and the bound). A joint's viscous
+(StableJointLaw: a ConfigError naming the key, the joint, the value and the bound; the loop's
+start-up line warns when they are unstable at the measured status period). A joint's viscous
 friction d (continuous) raises the kd bound to d·coth(dT/2m) ≈ 2m/T + d²T/6m (3 % on the iiwa's
 link 7), which the check leaves out. The bound holds at the inertia of the default positions; a
 distal joint's (the dangerous ones) hardly changes with q.
@@ -139,16 +140,10 @@ class JointLaw(FrictionCompensated):
         self.configure_friction()
 
 
-def check_stable(law, kp, kd, inertia=None, units=("N·m/rad", "N·m·s/rad")) -> None:
-    """A ConfigError naming controller.kd (or .kp), the joint, its value and the bound when a joint's
-    gains are unstable at the law's period whatever the other gain (the module docstring): kd ≥ 2m/T or
-    kp ≥ 4m/T². `inertia`: m per joint (default: 1 / (M⁻¹)_ii at the model's default positions)."""
-    from drivers.sim.physics import joint_inertias
-    T = law.period
-    if inertia is None:
-        q = law.q0 if law.q0 is not None else law.plant.GetDefaultPositions()
-        inertia = joint_inertias(law.plant, q)[law.nv - law.n:]
-    m = np.asarray(inertia, dtype=float)
+def unstable_gains(law, kp, kd, inertia, period: float, units, what: str = "loop period") -> tuple[str, str] | None:
+    """(key, text) of the gain that is unstable at `period` for joints of `inertia` whatever the other
+    gain (the module docstring: kd ≥ 2m/T or kp ≥ 4m/T²), the worst joint named first; None if none."""
+    m, T = np.asarray(inertia, dtype=float), period
     names = law.joint_names or [f"joint {i}" for i in range(law.n)]
     for key, gain, bound, rule, unit in (("controller.kd", kd, 2 * m / T, "2m/T", units[1]),
                                          ("controller.kp", kp, 4 * m / T ** 2, "4m/T²", units[0])):
@@ -158,10 +153,39 @@ def check_stable(law, kp, kd, inertia=None, units=("N·m/rad", "N·m·s/rad")) -
         worst = max(bad, key=lambda i: gain[i] / bound[i])
         others = [f"{names[i]} ({gain[i]:g} ≥ {bound[i]:.4g})" for i in bad if i != worst]
         mass = "" if units[1] == "1/s" else f", m = {m[worst]:.4g} kg·m² its inertia"
-        raise ConfigError(key, f"{gain[worst]:g} {unit} on {names[worst]} is unstable at the loop period T = "
-                               f"{T * 1e3:g} ms: it must be below {rule} = {bound[worst]:.4g} {unit}{mass}"
-                               + (f"; also {', '.join(others)}" if others else "")
-                               + " (docs/controllers.md, Gains and the loop period)")
+        return key, (f"{gain[worst]:g} {unit} on {names[worst]} is unstable at the {what} T = {T * 1e3:g} ms: it "
+                     f"must be below {rule} = {bound[worst]:.4g} {unit}{mass}"
+                     + (f"; also {', '.join(others)}" if others else "")
+                     + " (docs/controllers.md, Gains and the loop period)")
+    return None
+
+
+class StableJointLaw(JointLaw):
+    """A joint law whose gains are checked against the loop period at configure, and
+    against the status period once the loop has measured it (gains_warning). `unit_inertia`: the
+    gains are accelerations (computed_torque's 1/s², 1/s), so m = 1."""
+
+    unit_inertia = False
+
+    def _inertia(self, q):
+        from drivers.sim.physics import joint_inertias
+        return np.ones(self.n) if self.unit_inertia else joint_inertias(self.plant, q)[self.nv - self.n:]
+
+    def _units(self):
+        return ("1/s²", "1/s") if self.unit_inertia else ("N·m/rad", "N·m·s/rad")
+
+    def on_configure(self) -> None:
+        super().on_configure()
+        q = self.q0 if self.q0 is not None else self.plant.GetDefaultPositions()
+        found = unstable_gains(self, self.kp, self.kd, self._inertia(q), self.period, self._units())
+        if found is not None:
+            raise ConfigError(*found)
+
+    def gains_warning(self, q, period_ns: int) -> str | None:
+        """The gains checked again at the measured q and status period (the loop's start-up line)."""
+        found = unstable_gains(self, self.kp, self.kd, self._inertia(q), period_ns * 1e-9, self._units(),
+                               "status period")
+        return None if found is None else f"{found[0]}: {found[1]}"
 
 
 class GravityCompensation(JointLaw):
@@ -173,12 +197,8 @@ class GravityCompensation(JointLaw):
         self.add_friction(state.v, command.tau)
 
 
-class JointPD(JointLaw):
+class JointPD(StableJointLaw):
     name = "joint_pd"
-
-    def on_configure(self) -> None:
-        super().on_configure()
-        check_stable(self, self.kp, self.kd)
 
     def update(self, state, command) -> None:
         self.kernels.gravity(state.q, self.tau_g)
@@ -186,13 +206,10 @@ class JointPD(JointLaw):
         self.add_friction(state.v, command.tau)
 
 
-class ComputedTorque(JointLaw):
+class ComputedTorque(StableJointLaw):
     name = "computed_torque"
     adds_bias = True
-
-    def on_configure(self) -> None:
-        super().on_configure()
-        check_stable(self, self.kp, self.kd, np.ones(self.n), ("1/s²", "1/s"))
+    unit_inertia = True
 
     def update(self, state, command) -> None:
         q, v = state.q, state.v
@@ -202,13 +219,9 @@ class ComputedTorque(JointLaw):
         self.add_friction(v, command.tau)
 
 
-class JointImpedance(JointLaw):
+class JointImpedance(StableJointLaw):
     name = "joint_impedance"
     adds_bias = True
-
-    def on_configure(self) -> None:
-        super().on_configure()
-        check_stable(self, self.kp, self.kd)
 
     def update(self, state, command) -> None:
         q, v = state.q, state.v

@@ -39,7 +39,7 @@ from messages.enums import SafetyState
 from .collision_guard import make_guard
 from .controller_api import Command, ControllerFault, State
 from .controller_guard import ControllerGuard
-from .controllers import config_folders, make_controller
+from .controllers import StableJointLaw, config_folders, make_controller
 from .ft_sensor import WrenchSensor
 from .gripper import GripperLink
 from .hardware import hardware_for
@@ -340,6 +340,11 @@ class ControlLoop(Lifecycle):
                 text += (f"; the controller's joint-damping compensation capped at m/T for "
                          f"{joint_labels(self.robot.joint_names, capped)}: "
                          f"{[round(float(-self.controller.neg_damping[i]), 3) for i in capped]} N·m·s/rad")
+            unstable = self.controller.gains_warning(self.q, hold) if isinstance(self.controller, StableJointLaw) \
+                else None
+            if unstable:
+                log.warning("the controller's gains at the status period: %s", unstable)
+                text += f"; UNSTABLE gains at the status period: {unstable}"
         if hw.guard_ns:
             text += f"; waiting {hw.guard_ns * 1e-9:g} s (robot.kuka_driver.start_guard) before the first command"
         log.info("%s", text)

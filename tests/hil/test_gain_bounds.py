@@ -1,4 +1,4 @@
-"""Gains unstable at the loop's period are refused at start (hil.controllers.check_stable), the bound
+"""Gains unstable at the loop's period are refused at start (hil.controllers.StableJointLaw), the bound
 verified in lockstep just below and above it, and a run that recovered from faults says so in its
 summary and exit status (3, as a run that ended in a fault)."""
 import json
@@ -132,3 +132,15 @@ def test_the_json_summary_and_the_exit_status_agree(tmp_path):
     assert exit_status(s) == 3 and final_line(s).startswith("final state RUNNING, recovered from 2 faults: ")
     assert exit_status({"final_state": "RUNNING", "faults": [], "fault_counts": {}}) == 0
     assert json.dumps(s)
+
+
+def test_gains_stable_at_the_loop_period_but_not_at_a_slower_status_period_are_warned_of():
+    """Behind a 200 Hz driver the torque is held 5 ms: the wrist's kd 1 (below 2m/T at 1 ms) is above
+    it at 5 ms, and the start-up line says so once the loop has measured the status period."""
+    overrides = {"controller": {"type": "joint_pd", "kp": [300, 300, 200, 200, 50, 30, 10],
+                                "kd": [20, 20, 10, 10, 3, 2, 1]}, "trajectory": {"type": "hold"}, "viz": False}
+    quiet = hil.run("configs/demo.yaml", duration=0.1, overrides=overrides)
+    assert "UNSTABLE" not in quiet["startup"]
+    slow = hil.run("configs/demo.yaml", duration=0.1, overrides={**overrides, "sim": {"status_period": 0.005}})
+    assert ("UNSTABLE gains at the status period: controller.kd: 1 N·m·s/rad on iiwa_joint_7 is unstable at "
+            "the status period T = 5 ms: it must be below 2m/T = 0.36") in slow["startup"], slow["startup"]
