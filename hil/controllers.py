@@ -33,13 +33,15 @@ cap uses; q the model's default positions) under τ = −kp q − kd v, with a =
   det 1 − b, stable iff 0 < b < 2 and a + 2b < 4, i.e. kp T² + 2 kd T < 4m.
 
 Both are unstable, whatever the other gain, once kd ≥ 2m/T (a pole at or beyond −1: each sample's
-velocity feedback overshoots) or kp ≥ 4m/T² (ωT ≥ 2). joint_pd and joint_impedance (gains in N·m/rad,
-N·m·s/rad) and computed_torque (in 1/s², 1/s: m = 1, M cancels) refuse such gains at configure
-(StableJointLaw: a ConfigError naming the key, the joint, the value and the bound; the loop's
-start-up line warns when they are unstable at the measured status period). A joint's viscous
-friction d (continuous) raises the kd bound to d·coth(dT/2m) ≈ 2m/T + d²T/6m (3 % on the iiwa's
-link 7), which the check leaves out. The bound holds at the inertia of the default positions; a
-distal joint's (the dangerous ones) hardly changes with q.
+velocity feedback overshoots) or kp ≥ 4m/T² (ωT ≥ 2). The joint's viscous friction d (continuous,
+what the law leaves of the model's: + d∘v compensation and friction_compensation taken off) moves
+the exact bounds to kd < d·coth(dT/2m) and kp < 4d / (T (1 − e^(−dT/m))) (the same Jury test on the
+held torque's exact map with α = e^(−dT/m); 2m/T and 4m/T² as d → 0: gain_bounds). joint_pd and
+joint_impedance (gains in N·m/rad, N·m·s/rad) and computed_torque (in 1/s², 1/s: m = 1, d = 0, the
+law cancels M and d) refuse gains beyond them at configure (StableJointLaw: a ConfigError naming the
+key, the joint, the value and the bound; the loop's start-up line warns of gains beyond them at the
+measured status period). The bound holds at the inertia of the default positions; a distal joint's
+(the dangerous ones) hardly changes with q.
 
 Each is an ordinary user of the public API (hil.controller_api): a `Controller` whose Params are
 read from the controller section's own keys (kp, kd, cartesian_*), on_configure() checks the gains
@@ -140,51 +142,68 @@ class JointLaw(FrictionCompensated):
         self.configure_friction()
 
 
-def unstable_gains(law, kp, kd, inertia, period: float, units, what: str = "loop period") -> tuple[str, str] | None:
-    """(key, text) of the gain that is unstable at `period` for joints of `inertia` whatever the other
-    gain (the module docstring: kd ≥ 2m/T or kp ≥ 4m/T²), the worst joint named first; None if none."""
-    m, T = np.asarray(inertia, dtype=float), period
+def gain_bounds(m, d, T: float) -> tuple[np.ndarray, np.ndarray]:
+    """(kp_max, kd_max) per joint: beyond either a joint of inertia m and viscous friction d ≥ 0 under
+    a torque held over T is unstable whatever the other gain (the module docstring):
+    kp_max = 4d / (T (1 − e^(−dT/m))), kd_max = d coth(dT/2m); 4m/T², 2m/T without friction."""
+    m, d = np.asarray(m, dtype=float), np.maximum(np.asarray(d, dtype=float), 0.0)
+    x = d * T / m
+    small = x < 1e-9
+    x = np.where(small, 1.0, x)
+    return (np.where(small, 4 * m / T ** 2, 4 * d / (T * -np.expm1(-x))),
+            np.where(small, 2 * m / T, d / np.tanh(x / 2)))
+
+
+def unstable_gains(law, kp, kd, inertia, friction, period: float, units,
+                   what: str = "loop period") -> tuple[str, str] | None:
+    """(key, text) of the gain beyond gain_bounds at `period`, the worst joint named first; None if none."""
+    m, d, T = np.asarray(inertia, dtype=float), np.maximum(friction, 0.0), period
     names = law.joint_names or [f"joint {i}" for i in range(law.n)]
-    for key, gain, bound, rule, unit in (("controller.kd", kd, 2 * m / T, "2m/T", units[1]),
-                                         ("controller.kp", kp, 4 * m / T ** 2, "4m/T²", units[0])):
+    kp_max, kd_max = gain_bounds(m, d, T)
+    for key, gain, bound, rule, unit in (("controller.kd", kd, kd_max, ("2m/T", "d·coth(dT/2m)"), units[1]),
+                                         ("controller.kp", kp, kp_max, ("4m/T²", "4d/(T(1 − e^(−dT/m)))"),
+                                          units[0])):
         bad = [int(i) for i in np.flatnonzero(gain >= bound)]
         if not bad:
             continue
-        worst = max(bad, key=lambda i: gain[i] / bound[i])
-        others = [f"{names[i]} ({gain[i]:g} ≥ {bound[i]:.4g})" for i in bad if i != worst]
-        mass = "" if units[1] == "1/s" else f", m = {m[worst]:.4g} kg·m² its inertia"
-        return key, (f"{gain[worst]:g} {unit} on {names[worst]} is unstable at the {what} T = {T * 1e3:g} ms: it "
-                     f"must be below {rule} = {bound[worst]:.4g} {unit}{mass}"
+        w = max(bad, key=lambda i: gain[i] / bound[i])
+        others = [f"{names[i]} ({gain[i]:g} ≥ {bound[i]:.4g})" for i in bad if i != w]
+        where = "" if units[1] == "1/s" else f", m = {m[w]:.4g} kg·m² its inertia" + (
+            f", d = {d[w]:g} N·m·s/rad its viscous friction" if d[w] > 0 else "")
+        return key, (f"{gain[w]:g} {unit} on {names[w]} is unstable at the {what} T = {T * 1e3:g} ms: it must be "
+                     f"below {rule[bool(d[w] > 0)]} = {bound[w]:.4g} {unit}{where}"
                      + (f"; also {', '.join(others)}" if others else "")
                      + " (docs/controllers.md, Gains and the loop period)")
     return None
 
 
 class StableJointLaw(JointLaw):
-    """A joint law whose gains are checked against the loop period at configure, and
-    against the status period once the loop has measured it (gains_warning). `unit_inertia`: the
-    gains are accelerations (computed_torque's 1/s², 1/s), so m = 1."""
+    """A joint law whose gains are checked against the loop period at configure, and against the
+    status period once the loop has measured it (gains_warning). `unit_inertia`: the gains are
+    accelerations (computed_torque's 1/s², 1/s), so m = 1 and d = 0 (the law cancels M and d)."""
 
     unit_inertia = False
 
-    def _inertia(self, q):
+    def _unstable(self, q, period: float, what: str = "loop period"):
         from drivers.sim.physics import joint_inertias
-        return np.ones(self.n) if self.unit_inertia else joint_inertias(self.plant, q)[self.nv - self.n:]
-
-    def _units(self):
-        return ("1/s²", "1/s") if self.unit_inertia else ("N·m/rad", "N·m·s/rad")
+        if self.unit_inertia:
+            return unstable_gains(self, self.kp, self.kd, np.ones(self.n), np.zeros(self.n), period,
+                                  ("1/s²", "1/s"), what)
+        d = self.plant.GetDampingVector()[self.nv - self.n:] + (self.neg_damping if self.adds_bias else 0.0)
+        if self.friction is not None:
+            d = d - self.friction_viscous       # compensated: what is left of the joint's friction
+        return unstable_gains(self, self.kp, self.kd, joint_inertias(self.plant, q)[self.nv - self.n:], d, period,
+                              ("N·m/rad", "N·m·s/rad"), what)
 
     def on_configure(self) -> None:
         super().on_configure()
-        q = self.q0 if self.q0 is not None else self.plant.GetDefaultPositions()
-        found = unstable_gains(self, self.kp, self.kd, self._inertia(q), self.period, self._units())
+        found = self._unstable(self.q0 if self.q0 is not None else self.plant.GetDefaultPositions(), self.period)
         if found is not None:
             raise ConfigError(*found)
 
     def gains_warning(self, q, period_ns: int) -> str | None:
         """The gains checked again at the measured q and status period (the loop's start-up line)."""
-        found = unstable_gains(self, self.kp, self.kd, self._inertia(q), period_ns * 1e-9, self._units(),
-                               "status period")
+        found = self._unstable(q, period_ns * 1e-9, "status period")
         return None if found is None else f"{found[0]}: {found[1]}"
 
 

@@ -35,8 +35,9 @@ def test_one_kd_for_every_joint_that_is_unstable_on_the_wrist_is_refused_naming_
     assert p.returncode == 2 and p.stdout == "", p.stdout + p.stderr
     line, = p.stderr.strip().splitlines()
     assert line.startswith("hil: config error: robot.yaml: controller.kd: 20 N·m·s/rad on iiwa_joint_7 is "
-                           "unstable at the loop period T = 1 ms: it must be below 2m/T = 1.82 N·m·s/rad"), line
-    assert "also iiwa_joint_5 (20 ≥ 15.47)" in line and "Traceback" not in p.stderr
+                           "unstable at the loop period T = 1 ms: it must be below d·coth(dT/2m) = 1.866 N·m·s/rad, "
+                           "m = 0.0009101 kg·m² its inertia, d = 0.5 N·m·s/rad its viscous friction"), line
+    assert "also iiwa_joint_5 (20 ≥ 15.48)" in line and "Traceback" not in p.stderr
 
 
 def test_the_other_built_ins_are_checked_in_their_own_units(tmp_path):
@@ -143,4 +144,4 @@ def test_gains_stable_at_the_loop_period_but_not_at_a_slower_status_period_are_w
     assert "UNSTABLE" not in quiet["startup"]
     slow = hil.run("configs/demo.yaml", duration=0.1, overrides={**overrides, "sim": {"status_period": 0.005}})
     assert ("UNSTABLE gains at the status period: controller.kd: 1 N·m·s/rad on iiwa_joint_7 is unstable at "
-            "the status period T = 5 ms: it must be below 2m/T = 0.36") in slow["startup"], slow["startup"]
+            "the status period T = 5 ms: it must be below d·coth(dT/2m) = 0.5685") in slow["startup"], slow["startup"]
