@@ -145,3 +145,25 @@ def test_gains_stable_at_the_loop_period_but_not_at_a_slower_status_period_are_w
     slow = hil.run("configs/demo.yaml", duration=0.1, overrides={**overrides, "sim": {"status_period": 0.005}})
     assert ("UNSTABLE gains at the status period: controller.kd: 1 N·m·s/rad on iiwa_joint_7 is unstable at "
             "the status period T = 5 ms: it must be below d·coth(dT/2m) = 0.5685") in slow["startup"], slow["startup"]
+
+
+def _held_torque_radius(m, d, T, kp, kd):
+    """The spectral radius of a joint (inertia m, viscous friction d) under τ = −kp q − kd v held over T:
+    its exact map x⁺ = (Φ − Γ [kp kd]) x from the matrix exponential of [[A T, B T], [0, 0]]."""
+    from scipy.linalg import expm
+    big = np.zeros((3, 3))
+    big[0, 1], big[1, 1], big[1, 2] = T, -d / m * T, T / m
+    E = expm(big)
+    return max(abs(np.linalg.eigvals(E[:2, :2] - E[:2, 2:] @ np.array([[kp, kd]]))))
+
+
+@pytest.mark.parametrize("m, d, T", [(0.00091, 0.0, 1e-3), (0.00091, 0.5, 1e-3), (0.00091, 0.5, 5e-3),
+                                     (0.35, 0.5, 1e-3)])
+def test_the_bounds_are_where_the_held_torque_map_turns_unstable_whatever_the_other_gain(m, d, T):
+    from hil.controllers import gain_bounds
+    kp_max, kd_max = (float(x) for x in gain_bounds(m, d, T))
+    kps, kds = np.linspace(0.0, 3 * kp_max, 301), np.linspace(0.0, 3 * kd_max, 301)
+    assert min(_held_torque_radius(m, d, T, kp, 1.001 * kd_max) for kp in kps) > 1        # unstable for every kp
+    assert min(_held_torque_radius(m, d, T, kp, 0.99 * kd_max) for kp in kps) < 1         # some kp is stable
+    assert min(_held_torque_radius(m, d, T, 1.001 * kp_max, kd) for kd in kds) > 1        # unstable for every kd
+    assert min(_held_torque_radius(m, d, T, 0.99 * kp_max, kd) for kd in kds) < 1
