@@ -62,6 +62,7 @@ import numpy as np
 from drivers.core import _control
 from drivers.core.config import ControllerConfig, FrictionCompensationConfig
 from drivers.core.schema import ConfigError, NonNegative
+from drivers.sim.physics import joint_inertias
 
 from .controller_api import Controller, FunctionController
 from .legged import WholeBody
@@ -185,7 +186,6 @@ class StableJointLaw(JointLaw):
     unit_inertia = False
 
     def _unstable(self, q, period: float, what: str = "loop period"):
-        from drivers.sim.physics import joint_inertias
         if self.unit_inertia:
             return unstable_gains(self, self.kp, self.kd, np.ones(self.n), np.zeros(self.n), period,
                                   ("1/s²", "1/s"), what)
