@@ -80,11 +80,15 @@ def gains(values: list[float], n: int, key: str) -> np.ndarray:
     return a
 
 
+DEFAULT_KP, DEFAULT_KD = [100.0], [20.0]     # JointGains' unset gains, before the per-joint caps
+
+
 @dataclass
 class JointGains:
-    """controller.kp, controller.kd: one value for every joint or one per joint; friction_compensation."""
-    kp: list[float] = field(default_factory=lambda: [100.0])
-    kd: list[float] = field(default_factory=lambda: [20.0])
+    """controller.kp, controller.kd (drivers.core.config.ControllerConfig's; None: DEFAULT_KP, DEFAULT_KD
+    capped per joint at half the stability bound); friction_compensation."""
+    kp: list[float] | None = None
+    kd: list[float] | None = None
     friction_compensation: FrictionCompensationConfig | None = None
 
 
@@ -137,8 +141,8 @@ class JointLaw(FrictionCompensated):
 
     def on_configure(self) -> None:
         n = self.n
-        self.kp = gains(self.params.kp, n, "controller.kp")
-        self.kd = gains(self.params.kd, n, "controller.kd")
+        self.kp = gains(DEFAULT_KP if self.params.kp is None else self.params.kp, n, "controller.kp")
+        self.kd = gains(DEFAULT_KD if self.params.kd is None else self.params.kd, n, "controller.kd")
         self.tau_g, self.acc, self.zero = np.zeros(n), np.zeros(n), np.zeros(n)
         self.configure_friction()
 
@@ -186,18 +190,28 @@ class StableJointLaw(JointLaw):
     unit_inertia = False
 
     def _unstable(self, q, period: float, what: str = "loop period"):
+        units = ("1/s²", "1/s") if self.unit_inertia else ("N·m/rad", "N·m·s/rad")
+        return unstable_gains(self, self.kp, self.kd, *self._inertia_friction(q), period, units, what)
+
+    def _inertia_friction(self, q):
+        """(m, d) per joint: the inertia the gains act on and the viscous friction the law leaves."""
         if self.unit_inertia:
-            return unstable_gains(self, self.kp, self.kd, np.ones(self.n), np.zeros(self.n), period,
-                                  ("1/s²", "1/s"), what)
+            return np.ones(self.n), np.zeros(self.n)
         d = self.plant.GetDampingVector()[self.nv - self.n:] + (self.neg_damping if self.adds_bias else 0.0)
         if self.friction is not None:
             d = d - self.friction_viscous       # compensated: what is left of the joint's friction
-        return unstable_gains(self, self.kp, self.kd, joint_inertias(self.plant, q)[self.nv - self.n:], d, period,
-                              ("N·m/rad", "N·m·s/rad"), what)
+        return joint_inertias(self.plant, q)[self.nv - self.n:], d
 
     def on_configure(self) -> None:
         super().on_configure()
-        found = self._unstable(self.q0 if self.q0 is not None else self.plant.GetDefaultPositions(), self.period)
+        q = self.q0 if self.q0 is not None else self.plant.GetDefaultPositions()
+        if self.params.kp is None or self.params.kd is None:      # the defaults, within half the bounds
+            kp_max, kd_max = gain_bounds(*self._inertia_friction(q), self.period)
+            if self.params.kd is None:
+                np.minimum(self.kd, 0.5 * kd_max, out=self.kd)
+            if self.params.kp is None:       # (and half the exact map's kp < 2 kd / T)
+                np.minimum(self.kp, np.minimum(0.5 * kp_max, self.kd / self.period), out=self.kp)
+        found = self._unstable(q, self.period)
         if found is not None:
             raise ConfigError(*found)
 

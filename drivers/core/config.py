@@ -150,8 +150,12 @@ class ControllerConfig:
     type: str = "computed_torque"
     # a user law's Params (validated by hil); the built-ins take theirs in this section (kp, kd, cartesian_*)
     params: dict[str, Any] = field(default_factory=dict)
-    kp: Gains = field(default_factory=lambda: [100.0])     # 1/s² (computed torque) or N·m/rad
-    kd: Gains = field(default_factory=lambda: [20.0])      # 1/s or N·m·s/rad
+    # 1/s² (computed torque) or N·m/rad, one value for all joints or one per joint; unset: 100, capped per
+    # joint at half its stability bound at the loop period (docs/controllers.md, Gains and the loop period)
+    kp: Gains | None = None
+    # 1/s or N·m·s/rad, likewise; unset: 20, capped per joint at half its stability bound (the iiwa's
+    # light wrist gets less: 20 on every joint is refused there)
+    kd: Gains | None = None
     # [rotational N·m/rad; translational N/m]
     cartesian_stiffness: Annotated[list[float], Len(6, 6)] = field(
         default_factory=lambda: [30.0, 30.0, 30.0, 500.0, 500.0, 500.0])

@@ -167,3 +167,22 @@ def test_the_bounds_are_where_the_held_torque_map_turns_unstable_whatever_the_ot
     assert min(_held_torque_radius(m, d, T, kp, 0.99 * kd_max) for kp in kps) < 1         # some kp is stable
     assert min(_held_torque_radius(m, d, T, 1.001 * kp_max, kd) for kd in kds) > 1        # unstable for every kd
     assert min(_held_torque_radius(m, d, T, 0.99 * kp_max, kd) for kd in kds) < 1
+
+
+@pytest.mark.parametrize("law", ["joint_pd", "joint_impedance"])
+def test_the_default_gains_are_stable_on_every_joint_and_hold_the_arm(law, tmp_path):
+    """A law named with no gains: 100 and 20 where the joint allows, half the bound on the light wrist
+    (20 everywhere is refused there: the test above), and the arm held without a fault."""
+    (tmp_path / "robot.yaml").write_text(ROBOT + f"controller: {{type: {law}}}\ntrajectory: {{type: hold}}\n"
+                                         "viz: false\n")
+    cfg = load_config(tmp_path / "robot.yaml")
+    pd = make_law(cfg)
+    assert pd.kd[0] == 20 and pd.kp[0] == 100
+    m = joint_inertias(pd.plant, pd.plant.GetDefaultPositions())
+    d = pd.plant.GetDampingVector() + (pd.neg_damping if pd.adds_bias else 0)
+    from hil.controllers import gain_bounds
+    kp_max, kd_max = gain_bounds(m, d, pd.period)
+    assert np.all(pd.kd <= 0.5 * kd_max + 1e-12) and np.all(pd.kp <= 0.5 * kp_max + 1e-12)
+    assert pd.kd[6] < 1.0                               # iiwa_joint_7: half of 1.866
+    summary = hil.run(cfg, duration=2.0)
+    assert summary["final_state"] == "RUNNING" and not summary["faults"], summary["faults"]
