@@ -20,6 +20,7 @@ import threading
 from drivers.core.config import channels_for
 from drivers.core.robot import build_plant
 
+from .commanders import CommanderWatch
 from .pacing import run_paced
 from .robot import SimulatedRobot
 
@@ -131,6 +132,8 @@ class SimulatedStation:
     def tick(self) -> None:
         """One time step of every arm (with one kuka_driver for all: then its status)."""
         for robot in self.robots.values():
+            if robot.commanders is not None:
+                robot.commanders.poll()          # its socket drained each step (SimulatedRobot.run_realtime's)
             robot.tick()
         if self.bus is not None:
             self.bus.flush()
@@ -195,6 +198,9 @@ def run_station_sim(station, duration: float | None = None, stop_event=None, out
     sim = SimulatedStation.from_station(station, {url: open_lcm(url) for url in station.buses})
     for i, (name, robot) in enumerate(sim.robots.items()):
         cfg = station.arms[name]
+        if sim.bus is None:                     # each arm commanded by one loop (drivers.sim.commanders)
+            robot.commanders = CommanderWatch.open(cfg.lcm.url, robot.channels.command,
+                                                   round(cfg.sim.command_timeout * 1e9))
         where = f"joints {7 * i}..{7 * i + 6} of the driver's" if sim.bus is not None else \
             f"status {robot.channels.status}, command {robot.channels.command}" + \
             (f" on {cfg.lcm.url}" if len(station.buses) > 1 else "")

@@ -156,3 +156,26 @@ def test_the_demo_runs_on_a_private_port_and_tells_meldis(tutorial):
     assert url and url[2] != "7667", line
     assert f"LCM_DEFAULT_URL='{url[1]}' python -m pydrake.visualization.meldis" in line
     assert f"LCM {url[1]}" in out                  # `hil sim` on it too
+
+
+def test_the_station_sim_refuses_a_second_commander_per_arm(tmp_path, multicast_url):
+    """`hil sim STATION` watches each arm's command channel as `hil sim` does one arm's: a second
+    `hil run STATION` is refused on both arms while the first commands."""
+    station = REPO / "configs" / "station" / "two_iiwas.yaml"
+    sim = hil(tmp_path, "sim", str(station), "--lcm-url", multicast_url, "--no-viz")
+    try:
+        lc = lcm.LCM(multicast_url)
+        commanded = []
+        lc.subscribe("LEFT_IIWA_COMMAND", lambda channel, data: commanded.append(channel))
+        first = hil(tmp_path, "run", str(station), "--lcm-url", multicast_url, "--duration", "8", "--quiet")
+        deadline = time.monotonic() + 60
+        while not commanded and time.monotonic() < deadline:
+            lc.handle_timeout(100)
+        assert commanded, "the first loop never commanded"
+        finish(hil(tmp_path, "run", str(station), "--lcm-url", multicast_url, "--duration", "1", "--quiet"))
+        finish(first)
+    finally:
+        out, err = stop(sim)
+    for arm in ("LEFT", "RIGHT"):
+        assert re.search(rf"second commander: commands on {arm}_IIWA_COMMAND from [\d.]+:\d+ while [\d.]+:\d+ "
+                         r"commands: refused", err), err
