@@ -15,10 +15,11 @@ from pathlib import Path
 
 import numpy as np
 
+from drivers.core.config import gripper_channels
 from drivers.core.schema import LogError, parse_yaml
 from messages import lcmt_hil_telemetry
 from messages.channels import Channels
-from messages.codec import CommandDecoder, ForceTorqueDecoder, StatusDecoder
+from messages.codec import CommandDecoder, ForceTorqueDecoder, StatusDecoder, WsgCommandDecoder, WsgStatusDecoder
 from messages.logs import read_events
 from messages.validation import decode_message
 
@@ -57,6 +58,15 @@ def _robot_key(path, start, key: str) -> str | None:
         return None
     data = parse_yaml(start.config_yaml, f"{path} (its run-info)")
     return (data.get("robot") or {}).get(key) if isinstance(data, dict) else None
+
+
+def _gripper_channels(path, start) -> tuple[str, str] | None:
+    """The gripper's (status, command) channels when the run had one (its run-info's gripper), else None."""
+    if start is None:
+        return None
+    data = parse_yaml(start.config_yaml, f"{path} (its run-info)")
+    g = (data.get("gripper") or {}) if isinstance(data, dict) else {}
+    return gripper_channels(g["type"], g.get("status_channel"), g.get("command_channel")) if g.get("type") else None
 
 
 def _ft_channel(path, start) -> str | None:
@@ -101,9 +111,12 @@ def read_log(path: str | Path, skip_corrupt: bool = False) -> tuple[dict, dict]:
     status, command = StatusDecoder(protocol, n), CommandDecoder(protocol, n)
     sign = PROTOCOLS[protocol].torque_signs[0]
     ft_channel, ft = _ft_channel(path, start), ForceTorqueDecoder()
+    grip = _gripper_channels(path, start)
+    g_status, g_command = (WsgStatusDecoder(grip[0]), WsgCommandDecoder(grip[1])) if grip else (None, None)
     s_t, s_arrive, s_q, s_tau, c_t, c_tau, w_t, w = [], [], [], [], [], [], [], []
+    g_t, g, g_sent, sent = [], [], [], [np.nan, np.nan]      # the gripper's status [w, ẇ, f], the command in force
     tel, transitions, health = [], [], 0
-    rejected = {"status": 0, "command": 0, "telemetry": 0, "wrench": 0}
+    rejected = {"status": 0, "command": 0, "telemetry": 0, "wrench": 0, "gripper": 0}
     t0 = None
     for e in read_events(path, corrupt=corrupt):
         t0 = e.timestamp if t0 is None else t0
@@ -136,7 +149,17 @@ def read_log(path: str | Path, skip_corrupt: bool = False) -> tuple[dict, dict]:
                 w.append(np.r_[ft.values[3:], ft.values[:3]])
             else:
                 rejected["wrench"] += 1
-    s_t, s_arrive, c_t, w_t = (np.array(x, dtype=np.int64) for x in (s_t, s_arrive, c_t, w_t))
+        elif grip and e.channel == grip[0]:
+            if g_status.decode(e.data):                  # [position mm, force N, speed mm/s]
+                g_t.append(e.timestamp)
+                g.append((g_status.actual_position_mm * 1e-3, g_status.actual_speed_mm_per_s * 1e-3,
+                          abs(g_status.actual_force)))
+                g_sent.append(tuple(sent))
+            else:
+                rejected["gripper"] += 1
+        elif grip and e.channel == grip[1] and g_command.decode(e.data):
+            sent = [g_command.target_position_mm * 1e-3, g_command.force]
+    s_t, s_arrive, c_t, w_t, g_t = (np.array(x, dtype=np.int64) for x in (s_t, s_arrive, c_t, w_t, g_t))
     W = np.array(w).reshape(-1, 6)
     S_q, S_tau, C_tau = (np.array(x).reshape(-1, n) for x in (s_q, s_tau, c_tau))
     running = [(t, m) for t, m in tel if m.safety_state == 1]          # SAFETY_RUNNING
@@ -168,6 +191,8 @@ def read_log(path: str | Path, skip_corrupt: bool = False) -> tuple[dict, dict]:
             "channel": ft_channel, "count": int(w_t.size), **_rate(w_t), "rejected": rejected["wrench"],
             "torque_max_nm": round(float(np.linalg.norm(W[:, :3], axis=1).max()), 5) if W.size else None,
             "force_max_n": round(float(np.linalg.norm(W[:, 3:], axis=1).max()), 5) if W.size else None},
+        "gripper": None if grip is None else {
+            "channel": grip[0], "count": int(g_t.size), **_rate(g_t), "rejected": rejected["gripper"]},
         "recorded_summary": json.loads(end.summary_json) if end is not None and end.summary_json else None,
     }
     T = np.array([t for t, _ in tel], dtype=np.int64)
@@ -175,6 +200,7 @@ def read_log(path: str | Path, skip_corrupt: bool = False) -> tuple[dict, dict]:
     traces = {"t0": t0 or 0, "status": (s_arrive, S_q), "command": (c_t, C_tau), "telemetry": (T, tel),
               "n": n, "wrench": (w_t, W) if ft_channel is not None else None, "joints": summary.get("joints"),
               "status_torque": S_tau,
+              "gripper": (g_t, np.array(g).reshape(-1, 3), np.array(g_sent).reshape(-1, 2)) if grip else None,
               # a position or velocity command carries no τ: the plots show the measured one
               "measured_torque": (s_arrive, S_tau) if _robot_key(path, start, "command") in ("position", "velocity")
               else None}
@@ -201,6 +227,10 @@ def format_report(r: dict) -> str:
     if w is not None:
         lines.append(f"wrench   {w['count']} on {w['channel']} (rejected {w['rejected']}); {w['rate_hz']} Hz, longest "
                      f"gap {w['max_gap_ms']} ms; max |f| {w['force_max_n']} N, max |τ| {w['torque_max_nm']} N·m")
+    g = r.get("gripper")
+    if g is not None:
+        lines.append(f"gripper  {g['count']} statuses on {g['channel']} (rejected {g['rejected']}); {g['rate_hz']} Hz, "
+                     f"longest gap {g['max_gap_ms']} ms")
     if r["corrupt"]:
         first = r["corrupt"][0]
         lines.append(f"corrupt: {len(r['corrupt'])} stretch(es) skipped (--skip-corrupt); the first at byte "
@@ -228,11 +258,11 @@ def plot_log(traces: dict, path: str, budget_us: float, title: str | None = None
     sec = lambda t: (t - t0) * 1e-6
     Q = np.array([m.q for _, m in tel]).reshape(-1, n)
     Qd = np.array([m.q_desired for _, m in tel]).reshape(-1, n)
-    wrench, measured = traces.get("wrench"), traces.get("measured_torque")
+    wrench, measured, gripper = traces.get("wrench"), traces.get("measured_torque"), traces.get("gripper")
     kind, tau = ("measured", (sec(measured[0]), measured[1])) if measured is not None else \
         torque_panel("commanded", (sec(c_t), C_tau), (sec(s_t), traces["status_torque"]))
     plot_traces(path, (sec(s_t), S_q), (sec(T), Qd), (sec(T), Qd - Q), tau,
                 (sec(T), np.array([m.compute_ns for _, m in tel]) / 1e3,
                  np.array([m.lateness_ns for _, m in tel]) / 1e3, "t [s] (telemetry samples)"), budget_us,
                 wrench=None if wrench is None else (sec(wrench[0]), wrench[1]), names=traces.get("joints"),
-                torque=kind, title=title)
+                torque=kind, title=title, gripper=None if gripper is None else (sec(gripper[0]), *gripper[1:]))

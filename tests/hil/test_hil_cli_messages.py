@@ -1,5 +1,6 @@
 """What the `hil` command prints for a user to read: warnings in one line, joints by name, the files it
 writes, the summary's figures (real processes)."""
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -213,3 +214,17 @@ def test_a_run_stopped_before_its_first_tick_prints_no_none():
     assert summary["ticks"] == 0 and summary["rate_hz"]["achieved"] is None
     text = format_summary(summary)
     assert "None" not in text and "rate — Hz" in text and "the law never ran" in text, text
+
+
+def test_hil_report_of_a_gripper_run_plots_the_gripper_panel(tmp_path):
+    """`hil report --plot` of a run log with a gripper: the gripper's panel from its logged statuses and
+    commands (and the F/T sensor's), beside the joints', and the status count in the report."""
+    import hil
+    log, png = tmp_path / "cell.lcmlog", tmp_path / "cell.png"
+    hil.run(CONFIGS / "station/iiwa_wsg.yaml", duration=1.0, overrides={"viz": False, "telemetry": {"log": str(log)}})
+    p = subprocess.run([sys.executable, "-m", "hil", "report", str(log), "--plot", str(png), "--json"],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    gripper = json.loads(p.stdout)["gripper"]
+    assert gripper["channel"] == "SCHUNK_WSG_STATUS" and gripper["count"] >= 15, gripper   # 20 Hz for 1 s
+    assert _png_height(png) == 6 * 3 * 90          # q, error, τ, timing + F/T, gripper
