@@ -24,6 +24,7 @@ from drivers.core import _control
 from drivers.core.config import RunConfig, channels_for
 from drivers.core.robot import Robot
 from drivers.legged_contacts import legged_feet
+from drivers.sim.commanders import CommanderWatch
 from drivers.sim.legged import SimulatedLeggedRobot
 from dynamics_cy.planning.legged_models import load_legged
 from messages import lcmt_hil_floating_base_status, lcmt_hil_joint_command
@@ -189,6 +190,7 @@ def run_legged_sim(cfg: RunConfig, duration: float | None = None, stop=None, viz
     ch = channels_for(cfg)
     robot = make_legged_sim(cfg, legged_robot(cfg), open_lcm(cfg.lcm.url),
                             viz=viz_cfg if viz_cfg.enabled else None)
+    robot.commanders = CommanderWatch.open(cfg.lcm.url, ch.command, round(cfg.sim.command_timeout * 1e9))
     print(f"hil sim: {cfg.robot.model} ({robot.na} joints, {len(robot.feet)} feet), protocol floating_base, "
           f"status {ch.status}, command {ch.command}, contact {ch.contact_results}, LCM {cfg.lcm.url}, "
           f"step {robot.config.time_step * 1e3:g} ms {robot.config.stepper()}", file=out, flush=True)
@@ -196,5 +198,6 @@ def run_legged_sim(cfg: RunConfig, duration: float | None = None, stop=None, viz
     print(f"hil sim: {summary['steps']} steps, {summary['sim_time_s']:g} s simulated in {summary['wall_time_s']:g} s; "
           f"late steps {summary['late_steps']}, resyncs {summary['resyncs']}; commands received "
           f"{summary['commands_received']}, rejected {summary['commands_rejected']}"
+          + (f" ({summary['second_commander']} from a second commander)" if summary["second_commander"] else "")
           + (f"; {summary['diverged']}" if summary["diverged"] else ""), file=out, flush=True)
     return summary

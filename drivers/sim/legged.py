@@ -26,6 +26,7 @@ a ViewerBridge draws the robot and the ground.
 """
 from __future__ import annotations
 
+import sys
 import time
 
 import numpy as np
@@ -88,6 +89,9 @@ class SimulatedLeggedRobot:
             self.viewer = ViewerBridge(plant, lc, Channels(), viz,
                                        anchored=[ground_visual(config.contact.ground.height)])
         self.subscription = lc.subscribe(command_channel, self._on_command)
+        self.command_channel = command_channel
+        self.commanders = None
+        """A drivers.sim.commanders.CommanderWatch (hil sim sets it on udpm://): a second commander refused."""
 
     # ------------------------------------------------------------------------------------------
     def push(self, force_W, duration: float) -> None:
@@ -100,6 +104,12 @@ class SimulatedLeggedRobot:
         if msg is None or msg.num_joints != self.na or msg.num_pd not in (0, self.na) or (
                 msg.num_pd and (min(msg.kp) < 0 or min(msg.kd) < 0)):
             self.rejected += 1
+            return
+        if self.commanders is not None and not self.commanders.accept(data, self.physics.time_ns):
+            self.rejected += 1
+            text = self.commanders.refusal(self.command_channel)
+            if text:
+                print(text, file=sys.stderr, flush=True)
             return
         self.commands += 1
         self.tau_ff[:] = msg.tau
@@ -133,6 +143,9 @@ class SimulatedLeggedRobot:
             self.subscription = None
         if self.viewer is not None:
             self.viewer.close()
+        if self.commanders is not None:
+            self.commanders.close()
+            self.commanders = None
 
     def summary(self) -> dict:
         """Steps taken, the simulated time, the commands received and rejected."""
@@ -149,6 +162,8 @@ class SimulatedLeggedRobot:
         diverged = None
         self.publish_status()
         while (steps is None or n < steps) and not (stop is not None and stop()):
+            if self.commanders is not None:
+                self.commanders.poll()               # its socket drained each step: it never overflows
             while self.lc.handle_timeout(0) > 0:
                 pass
             if not self.released:                    # before the first command that drives it, the robot hangs still,
@@ -170,7 +185,8 @@ class SimulatedLeggedRobot:
                 late += 1
         return {"steps": n, "sim_time_s": round(n * h, 6), "wall_time_s": round(time.monotonic() - start, 3),
                 "late_steps": late, "resyncs": resyncs, "commands_received": self.commands,
-                "commands_rejected": self.rejected, "diverged": diverged}
+                "commands_rejected": self.rejected, "diverged": diverged,
+                "second_commander": 0 if self.commanders is None else self.commanders.refused}
 
     def step(self) -> None:
         """One physics step under the drives' torque (or the safe command without a fresh command)."""

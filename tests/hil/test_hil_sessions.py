@@ -15,6 +15,7 @@ import lcm
 import numpy as np
 import pytest
 
+from dynamics_cy.planning.legged_models import example_robot_data_root
 from messages.codec import StatusDecoder
 
 REPO = Path(__file__).resolve().parents[2]
@@ -179,3 +180,28 @@ def test_the_station_sim_refuses_a_second_commander_per_arm(tmp_path, multicast_
     for arm in ("LEFT", "RIGHT"):
         assert re.search(rf"second commander: commands on {arm}_IIWA_COMMAND from [\d.]+:\d+ while [\d.]+:\d+ "
                          r"commands: refused", err), err
+
+
+def test_the_legged_sim_refuses_a_second_commander(tmp_path, multicast_url):
+    """`hil sim` of a legged robot watches its JOINT_COMMAND as the arm's sim does: a second `hil run`
+    is refused while the first commands."""
+    if example_robot_data_root() is None:
+        pytest.skip("example-robot-data is not installed")
+    config = REPO / "configs" / "legged" / "go2.yaml"
+    sim = hil(tmp_path, "sim", str(config), "--lcm-url", multicast_url, "--no-viz")
+    try:
+        lc = lcm.LCM(multicast_url)
+        commanded = []
+        lc.subscribe("JOINT_COMMAND", lambda channel, data: commanded.append(channel))
+        first = hil(tmp_path, "run", str(config), "--lcm-url", multicast_url, "--duration", "8", "--quiet")
+        deadline = time.monotonic() + 60
+        while not commanded and time.monotonic() < deadline:
+            lc.handle_timeout(100)
+        assert commanded, "the first loop never commanded"
+        finish(hil(tmp_path, "run", str(config), "--lcm-url", multicast_url, "--duration", "1", "--quiet"))
+        finish(first)
+    finally:
+        out, err = stop(sim)
+    assert re.search(r"second commander: commands on JOINT_COMMAND from [\d.]+:\d+ while [\d.]+:\d+ commands: refused",
+                     err), err
+    assert re.search(r"from a second commander", out), out
