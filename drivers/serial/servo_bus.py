@@ -4,6 +4,7 @@ answer the host's instructions as the real ones do (docs/servo_bus.md).
     bus = SimulatedServoBus("dynamixel", [SimulatedServo(XM430_W350, 1), ...], "/tmp/hil-servo/arm")
     bus.path                     # the pty the host (the SDK, our driver) opens
     bus.start(); ...; bus.stop() # served from a thread, the motors stepped on the wall clock
+                                 # from the first torque on (at rest until then)
 
 Answers follow each servo's status_return_level (Dynamixel 0: PING only, 1: + READ, 2: all;
 Feetech 0: PING and READ, 1: all) and wait its return_delay_time (2 µs units) first. SYNC READ and
@@ -73,6 +74,7 @@ class SimulatedServoBus:
         self._thread = None
         self._running = False
         self._time = 0.0
+        self._live = False                 # the wall clock runs (serve), from the first torque on
         self._by_id = {}
 
     @property
@@ -125,15 +127,22 @@ class SimulatedServoBus:
                 s.power_on()
 
     def serve(self, duration: float | None = None) -> None:
-        """Answers the host and steps the motors on the wall clock until stop() or `duration`."""
+        """Answers the host and steps the motors on the wall clock until stop() or `duration`, from the
+        first torque on: until then the servos (and a plant) rest where they are, as a real arm is powered
+        on where it was left, at rest, however late (or however many PINGs later) its driver sets it up."""
         self._running = True
         t0 = last = time.monotonic()
         while self._running and (duration is None or last - t0 < duration):
             self.poll(self.step_s)
             now = time.monotonic()
-            if self.lockstep_period is None:
+            if self.lockstep_period is None and (self._live or self._torqued()):
                 self.advance(min(now - last, 0.05))
             last = now
+
+    def _torqued(self) -> bool:
+        """Whether a servo's torque is on (once it was, the clock runs on: _live)."""
+        self._live = any(s.get("torque_enable") for s in self.servos)
+        return self._live
 
     def start(self) -> SimulatedServoBus:
         self._thread = threading.Thread(target=self.serve, name="servo-bus", daemon=True)

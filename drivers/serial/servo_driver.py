@@ -12,12 +12,15 @@ SYNC WRITE per goal register of the newest LCM command (servo_goals): torque -> 
 the servos in current mode (τ_servo = τ_joint / (d g), i = τ_servo / k_t), goal position for those
 in position mode, that the servo's own P gain turns into that torque (goal = present + τ_servo / K,
 K the servo's stiffness from its P gain, see servo_sim); each servo's mode is its joint's
-(servo_config.ServoBusConfig.joint_control). Torque is disabled (one SYNC WRITE of torque_enable 0)
-when no command came for command_timeout, when a servo reports a hardware error (Dynamixel
-ALERT bit, Feetech error bits: latched until restart), when no full SYNC READ came for
-link_timeout (then the port is reopened with backoff and the servos set up again), and on every
-exit; a cycle whose SYNC READ is incomplete writes nothing (the servos keep their last goal). Bad
-bytes are counted in `stats` (bus_stream.BusStats), never raised.
+(servo_config.ServoBusConfig.joint_control). Until the first command the driver holds the arm: on
+connecting it sets every servo up in position mode with goal = present position and turns the torque
+on, as real servo drivers do (LeRobot's arms enable torque on connect), so an arm that no loop commands
+yet stays where it is; the first command hands the current-mode servos to their mode. Torque is
+disabled (one SYNC WRITE of torque_enable 0) when no command came for command_timeout after one did,
+when a servo reports a hardware error (Dynamixel ALERT bit, Feetech error bits: latched until
+restart), when no full SYNC READ came for link_timeout (then the port is reopened with backoff and
+the servos set up again), and on every exit; a cycle whose SYNC READ is incomplete writes nothing
+(the servos keep their last goal). Bad bytes are counted in `stats` (bus_stream.BusStats), never raised.
 """
 from __future__ import annotations
 
@@ -79,6 +82,18 @@ class ServoDriver:
         self.goals = ServoGoals(joints, self.controls, self.ids, self.kp, self.dynamixel)
         self.torque_packet = (dxl.SyncWritePacket(64, "u1", self.ids) if self.dynamixel
                               else ft.SyncWritePacket(40, "u1", self.ids))
+        # The first command's hand-over: the current-mode servos (Dynamixel), held in position mode until
+        # then, go torque off, to current mode and torque on again, with their goals in between.
+        cur = [k for k, c in enumerate(self.controls) if c == "current"]
+        self._hand_over = None
+        if cur:
+            ids = [self.ids[k] for k in cur]
+            off, mode, on = (dxl.SyncWritePacket(models[k].reg(r).address, "u1", ids)
+                             for k, r in zip(cur[:1] * 3, ("torque_enable", "operating_mode", "torque_enable")))
+            off.values[:], on.values[:] = 0, 1
+            mode.values[:] = [models[k].modes["current"] for k in cur]
+            self._hand_over = (off.seal(), mode.seal()), on.seal()
+        self.holding = False                   # connected, the arm held in position mode until a command
         # Dynamixel Bus Watchdog [s] (wall-clock runs; lockstep buses count simulated time) and its SYNC WRITE
         self._watchdog_s = 0.0 if config.lockstep else config.bus_watchdog_units * BUS_WATCHDOG_UNIT
         self._watchdog = (dxl.SyncWritePacket(models[0].reg("bus_watchdog").address, "i1", self.ids)
@@ -114,9 +129,9 @@ class ServoDriver:
         return self.fd >= 0
 
     def connect(self) -> bool:
-        """Opens the port and sets the servos up: torque off, ping (model check), operating mode,
-        gains, Bus Watchdog (Dynamixel), goal = present. Returns False (and schedules a retry) when
-        the bus does not answer."""
+        """Opens the port and sets the servos up: torque off, ping (model check), position mode,
+        gains, Bus Watchdog (Dynamixel), goal = present position, torque on: the arm is held where it
+        is until the first command. Returns False (and schedules a retry) when the bus does not answer."""
         try:
             self.port = serial.Serial(self.cfg.port, self.cfg.baudrate, timeout=0, write_timeout=0.1)
             self.fd = self.port.fileno()
@@ -126,6 +141,7 @@ class ServoDriver:
         self.parser.reset()
         try:
             self._write(self._torque(0))
+            levels = []
             for k, (i, m) in enumerate(zip(self.ids, self.models)):
                 answer = self._transact(self.writer.ping(i), i, 3 if self.dynamixel else 0)   # model, firmware
                 if answer is None:
@@ -139,8 +155,9 @@ class ServoDriver:
                     return self._retry(f"servo ID {i} is model number {number}, config says {m.name} "
                                        f"({m.model_number})")
                 level = self._status_level(i, m)
-                mode = m.modes[self.controls[k]]
-                writes = [("operating_mode", mode), ("position_p_gain", self.kp[k]), ("position_d_gain", self.kd[k])]
+                levels.append(level)
+                writes = [("operating_mode", m.modes["position"]), ("position_p_gain", self.kp[k]),
+                          ("position_d_gain", self.kd[k])]
                 watchdog = self.cfg.bus_watchdog_units
                 if self.dynamixel and answer[3] >= BUS_WATCHDOG_FIRMWARE:    # 0 clears a trip (-1), then arm
                     writes += [("bus_watchdog", 0)] + [("bus_watchdog", watchdog)] * (watchdog > 0)
@@ -151,6 +168,17 @@ class ServoDriver:
                     problem = self._setup_write(i, m, name, value, level)
                     if problem:
                         return self._retry(f"servo ID {i}: writing {name} = {value} failed{problem}")
+            for i, m, level in zip(self.ids, self.models, levels):   # hold: goal = present, then torque on
+                reg = m.reg("present_position")
+                data = self._transact(self.writer.read(i, reg.address, reg.size), i, reg.size)
+                if data is None or len(data) != reg.size + 1:
+                    return self._retry(f"servo ID {i} does not answer a READ of present_position")
+                goal = int.from_bytes(data[1:], "little")      # the same encoding and size as goal_position
+                problem = self._setup_write(i, m, "goal_position", goal, level)
+                if problem:
+                    return self._retry(f"servo ID {i}: writing goal_position = present {goal} failed{problem}")
+            self._write(self._torque(1))
+            self.holding = True
         except OSError as e:
             return self._retry(f"bus lost during setup: {e}")
         self._last_full_ns = self.clock()
@@ -201,7 +229,7 @@ class ServoDriver:
                 self.port.close()
             except (serial.SerialException, OSError):
                 pass
-        self.port, self.fd, self.torque_on, self._read_sent = None, -1, False, 0.0
+        self.port, self.fd, self.torque_on, self.holding, self._read_sent = None, -1, False, False, 0.0
 
     def _write(self, *packets) -> None:
         """Writes `packets` in order, all in one write(2) (writev) when the port takes them at once;
@@ -288,6 +316,7 @@ class ServoDriver:
         """The SYNC WRITE of torque_enable for every servo; torque_offs counts on -> off changes."""
         if self.torque_on and not on:
             self.torque_offs += 1
+        self.holding = self.holding and bool(on)
         self.torque_packet.values[:] = on
         self.torque_on = bool(on)
         return self.torque_packet.seal()
@@ -305,8 +334,7 @@ class ServoDriver:
             return False
         self.cycles += 1
         try:
-            if self._watchdog_s and self.torque_on and time.monotonic() - self._last_tx > self._watchdog_s:
-                self._rearm_watchdog()
+            self._keep_watchdog()
             full = self._read_state()
         except OSError as e:
             self._lost(f"bus I/O error: {e}")
@@ -333,9 +361,12 @@ class ServoDriver:
             self._publish(self.full_reads * self._period_ns if self.cfg.lockstep else now)
         return True
 
-    def _rearm_watchdog(self) -> None:
-        """The bus heard nothing for longer than the Bus Watchdog (this process stalled): the servos
-        may have stopped (watchdog -1, goal writes refused). 0 clears that, then it is armed again."""
+    def _keep_watchdog(self) -> None:
+        """Before a SYNC READ: when the bus heard nothing for longer than the Bus Watchdog with the
+        torque on (this process stalled, or waited for a quiet line), the servos may have stopped
+        (watchdog -1, goal writes refused): 0 clears that, then it is armed again."""
+        if not self._watchdog_s or not self.torque_on or time.monotonic() - self._last_tx <= self._watchdog_s:
+            return
         self.watchdog_rearms += 1
         log.warning("servo bus: no instruction for %.0f ms, beyond bus_watchdog %.0f ms: the servos may have "
                     "stopped; clearing and re-arming their Bus Watchdog", 1e3 * (time.monotonic() - self._last_tx),
@@ -352,6 +383,7 @@ class ServoDriver:
     def _read_state(self) -> bool:
         if not self._read_sent:
             self._drop_late()
+            self._keep_watchdog()          # a wait for a quiet line may have outlasted the watchdog
             self._send_read()
         self.state.received.fill(False)
         self._expect = self.n
@@ -428,6 +460,15 @@ class ServoDriver:
         fresh = now - self._cmd_ns <= self._cmd_timeout_ns or (self.cfg.lockstep and self.commands_received > 0)
         if not full and not self.fault:      # no fresh state: keep the last goals (link_timeout ends it)
             return ()
+        if self.holding and not self.fault:
+            if not fresh:
+                return ()                                # no command yet: the servos hold the arm
+            self.holding = False                         # the first: each servo to its joint's mode
+            self.goals.track(self.state.pos)
+            if self._hand_over is None:
+                return self.goals.packets()
+            release, engage = self._hand_over
+            return (*release, *self.goals.packets(), engage)
         if not fresh or self.fault:
             if self.torque_on or not fresh and self.cycles % 50 == 0:
                 self._write(self._torque(0))             # and repeated now and then while idle

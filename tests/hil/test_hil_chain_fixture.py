@@ -1,5 +1,7 @@
 """The fixtures' runs behind a driver chain in processes of its own (hil.chain): a user's law on the
 Dynamixel arm behind `hil servo-bus` and simulated XM430s on a pty, from pytest as a user runs it."""
+import time
+
 import numpy as np
 import pytest
 
@@ -31,6 +33,24 @@ def test_a_users_law_holds_the_dynamixel_arm_behind_the_servo_bus():
     assert len(run.t) >= 400 and np.all(np.diff(run.t) > 0)             # its own clock: one status per tick
     assert np.abs(run.q - run.q[0]).max() < 0.05                        # held: within 3 degrees
     assert np.array_equal(run.plant_q, run.q[-1])                       # (the plant is the device's: measured)
+
+
+def test_a_driver_that_starts_late_finds_the_arm_where_it_was_left(monkeypatch):
+    """`hil servo-bus` starting 4 s after the simulated servos (a loaded machine: the unpowered arm falls
+    to the shoulder's 2.0 rad limit in 3 s): the arm rests until the driver's first instruction, the
+    driver holds it from its connect, and the run starts where the config says, with no fault."""
+    from hil import chain
+    spawn = chain._spawn
+
+    def late(command, config, duration):
+        if command == "servo-bus":
+            time.sleep(4.0)
+        return spawn(command, config, duration)
+
+    monkeypatch.setattr(chain, "_spawn", late)
+    run = simulate(config_path("dxl_arm"), GravityPD, duration=0.5, overrides=HOLD)
+    assert run.final_state == "RUNNING" and run.faults == [], run.transitions
+    assert np.abs(run.q[0] - [0.0, 0.4, 0.8]).max() < 0.3                 # near sim.initial_positions
 
 
 def test_a_driver_stand_in_is_refused_for_a_chain():

@@ -40,10 +40,13 @@ class Chain:
         self.kernels = self.robot.plant.kernels()
         self.tau, self.g = np.zeros(n), np.zeros(n)
         self.gravity_comp, self.q_target, self.kp, self.kd = True, None, 1.0, 0.03
+        self.commanding = True                   # False: no loop yet, the statuses go unanswered
         self.lc.subscribe(self.channels.status, self._on_status)
 
     def _on_status(self, channel, data):
         assert self.status.decode(data)
+        if not self.commanding:
+            return
         q, v = self.status.position_measured, self.status.velocity_estimated
         self.kernels.gravity(q, self.g)
         self.tau[:] = -self.g if self.gravity_comp else 0.0
@@ -55,10 +58,11 @@ class Chain:
         self.commands.publish(self.lc)
 
     def spin_until_torque(self, limit: float = 10.0) -> None:
+        """Until the driver runs the commands (it holds the arm from its connect to the first)."""
         end = time.monotonic() + limit
-        while not self.driver.torque_on and time.monotonic() < end:
+        while not (self.driver.torque_on and self.driver.commands_received) and time.monotonic() < end:
             self.driver.spin(0.05)
-        assert self.driver.torque_on, self.driver.summary()
+        assert self.driver.torque_on and not self.driver.holding, self.driver.summary()
 
     def close(self):
         assert self.driver.torque_offs == 0, "the torque went off during the run (a timeout)"
@@ -77,7 +81,7 @@ def chain(tmp_path, request):
 
 
 def test_gravity_compensation_holds_and_impedance_moves(chain):
-    chain.spin_until_torque()                    # the arm sags while setup runs with the torque off
+    chain.spin_until_torque()
     chain.driver.spin(0.1)
     q_hold = chain.status.position_measured.copy()
     chain.driver.spin(1.0)
@@ -88,6 +92,31 @@ def test_gravity_compensation_holds_and_impedance_moves(chain):
     chain.q_target = target
     chain.driver.spin(2.5)
     assert chain.status.position_measured == pytest.approx(target, abs=0.06)
+
+
+@pytest.mark.parametrize("chain", [CONFIG, KOCH], indirect=True)
+def test_the_driver_holds_the_arm_until_a_loop_commands_it(chain):
+    """No loop yet (its statuses unanswered for 2 s, as while `hil run` starts on a loaded machine): the
+    driver holds the arm where it found it, torque on in position mode (unpowered it falls > 1 rad in 2 s);
+    the loop's first command then hands each servo to its joint's mode."""
+    chain.commanding = False
+    end = time.monotonic() + 10.0
+    while not chain.driver.connected and time.monotonic() < end:
+        chain.driver.cycle()
+        time.sleep(0.001)
+    q_connect = chain.bus.plant.physics.q.copy()
+    chain.driver.spin(1.0)
+    q_1 = chain.status.position_measured.copy()
+    chain.driver.spin(1.0)
+    assert chain.driver.statuses_published > 100 and chain.driver.holding
+    assert chain.status.position_measured == pytest.approx(q_1, abs=0.02)           # at rest: held
+    # within the servos' own position loops' sag τ_g / K (0.3 rad at the Koch's XL330 elbow, P 400)
+    assert chain.status.position_measured == pytest.approx(q_connect, abs=0.35)
+    chain.commanding = True
+    chain.driver.spin(0.5)
+    assert not chain.driver.holding and chain.driver.commands_received > 50
+    modes = [s.model.modes[c] for s, c in zip(chain.bus.servos, chain.driver.controls)]
+    assert [s.get("operating_mode") for s in chain.bus.servos] == modes        # each in its joint's mode
 
 
 def test_without_compensation_the_arm_falls(chain):

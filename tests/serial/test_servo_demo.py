@@ -4,6 +4,7 @@ and the unpowered simulated arm, which must sag as geared servos let it, not swi
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -55,3 +56,30 @@ def test_unpowered_so101_sags_and_does_not_swing(tmp_path):
         assert np.max(np.abs(physics.q - q0)) > 0.05               # but gravity does move it
     finally:
         bus.link.unplug()
+
+
+def test_the_simulated_arm_rests_until_its_torque_first_comes_on(tmp_path):
+    """`hil servo-bus-device` up, no driver yet (it starts late on a loaded machine) or one still
+    PINGing: the arm rests where it was left, however long; the first torque on starts its clock."""
+    import serial
+
+    from drivers.serial.dynamixel import PacketWriter
+    cfg = load_config(CONFIGS / "dxl_arm.yaml", {"servo_bus": {"port": str(tmp_path / "bus")}})
+    bus = build_bus(cfg).start()
+    try:
+        physics = bus.plant.physics
+        q0 = physics.q.copy()
+        time.sleep(1.5)                                            # unpowered and served, it fell 0.7 rad
+        assert np.array_equal(physics.q, q0)
+        with serial.Serial(bus.path, timeout=0.1) as port:
+            writer = PacketWriter()
+            port.write(bytes(writer.ping(1)))
+            time.sleep(1.0)
+            assert np.array_equal(physics.q, q0)                   # a PING powers nothing
+            port.write(bytes(writer.write(1, 64, b"\x01")))       # the pan servo's torque on
+            end = time.monotonic() + 10.0
+            while np.max(np.abs(physics.q - q0)) < 0.05 and time.monotonic() < end:
+                time.sleep(0.05)
+        assert np.max(np.abs(physics.q - q0)) >= 0.05                      # then it sags
+    finally:
+        bus.stop()

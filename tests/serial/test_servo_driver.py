@@ -84,10 +84,12 @@ def test_current_mode_status_and_torque(rig):
     r.spin(0.3)
     assert r.statuses > 10 and r.driver.full_reads >= r.driver.cycles - 2       # (almost) no read missed
     assert r.status.position_measured == pytest.approx([0.0, 0.1, 0.2], abs=2e-3)   # center ticks -> offsets
-    assert all(s.get("operating_mode") == 0 for s in r.servos) and not any(s.get("torque_enable") for s in r.servos)
+    # No command yet: the driver holds the arm, every servo in position mode at its present position
+    assert all(s.get("operating_mode") == 3 and s.get("torque_enable") for s in r.servos)
+    assert all(abs(s.get("goal_position") - s.get("present_position")) <= 2 for s in r.servos)
     r.tau = [0.2, 0.2, 0.05]
     r.spin(0.4)
-    assert all(s.get("torque_enable") for s in r.servos)
+    assert all(s.get("torque_enable") and s.get("operating_mode") == 0 for s in r.servos)   # handed over
     currents = [s.get("goal_current") for s in r.servos]
     assert currents[0] == round(0.2 / (4.1 / 2.3) / 2.69e-3)
     assert currents[1] == -currents[0]                                           # direction -1
@@ -120,7 +122,7 @@ def test_mixed_bus_runs_each_servo_in_its_own_mode(rig):
     d, s = r.driver, r.servos
     assert d.controls == ["position", "position", "current", "position"]
     r.spin(0.3)
-    assert [x.get("operating_mode") for x in s] == [3, 3, 0, 3]                # as setup wrote them
+    assert [x.get("operating_mode") for x in s] == [3, 3, 3, 3]                # held until a command
     tau, dg = np.array([0.2, 0.2, 0.05, 0.05]), np.array([1.0, -1.0, 2.0, 1.0])   # direction · gear ratio
     for x, t in zip(s, tau / dg):
         x.external_torque = -t                                                   # a load holding each joint
@@ -128,6 +130,7 @@ def test_mixed_bus_runs_each_servo_in_its_own_mode(rig):
     r.spin(0.6)
     time.sleep(0.05)                                                              # the last SYNC WRITEs land
     assert all(x.get("torque_enable") for x in s)
+    assert [x.get("operating_mode") for x in s] == [3, 3, 0, 3]                # each in its joint's mode
     assert s[2].get("goal_current") == round(0.05 / 2.0 / (0.52 / 1.47) / 1e-3)  # i = τ / (d g k_t)
     for k, (stall, kp) in {0: (1.5, 640), 1: (1.5, 640), 3: (0.52, 400)}.items():
         stiffness = stall * kp / 128 / 885                                        # N·m per tick of error

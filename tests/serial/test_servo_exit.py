@@ -149,10 +149,10 @@ def test_a_signal_stops_the_driver_with_torque_off_and_exit_0(arm, name, signals
     assert summary.startswith("hil servo-bus: cycles ") and "torque_offs 1," in summary, a.text()
 
 
-def test_a_bus_back_after_a_drop_stays_off_when_the_loop_is_gone(arm):
+def test_a_bus_back_after_a_drop_holds_the_arm_when_the_loop_is_gone(arm):
     """The adapter is pulled while the servos hold torque (they keep it: nothing reaches them), the
-    loop stops commanding; when the bus comes back the driver sets the servos up again and leaves
-    their torque off, as no fresh command asks for it."""
+    loop stops commanding; when the bus comes back the driver sets the servos up again and holds
+    them where they are (position mode, goal = present), as no fresh command asks for more."""
     a = arm(command_timeout=0.2, reconnect={"initial": 0.05, "max": 0.2})
     a.wait_torque(1)
     a.stop_commands()
@@ -163,9 +163,11 @@ def test_a_bus_back_after_a_drop_stays_off_when_the_loop_is_gone(arm):
     a.bus.start()
     answered = a.bus.answers
     assert wait_until(lambda: a.bus.answers > answered + 50, 20.0), a.text()      # reconnected and cycling
-    a.wait_torque(0, timeout=2.0)
     time.sleep(0.3)
-    assert a.torque() == [0, 0, 0] and a.process.poll() is None
+    assert a.torque() == [1, 1, 1] and a.process.poll() is None
+    for s in a.servos:
+        assert s.get("operating_mode") == s.model.modes["position"], a.text()
+        assert abs(s.get("goal_position") - s.get("present_position")) <= 2
     assert a.stop(signal.SIGTERM) == 0, a.text()
 
 
