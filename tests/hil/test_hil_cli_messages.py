@@ -228,3 +228,18 @@ def test_hil_report_of_a_gripper_run_plots_the_gripper_panel(tmp_path):
     gripper = json.loads(p.stdout)["gripper"]
     assert gripper["channel"] == "SCHUNK_WSG_STATUS" and gripper["count"] >= 15, gripper   # 20 Hz for 1 s
     assert _png_height(png) == 6 * 3 * 90          # q, error, τ, timing + F/T, gripper
+
+
+def test_a_regress_plot_is_titled_with_its_scenario_and_outcome(tmp_path):
+    """Text stands well above the first panel's frame: the title (the plots had none; the frame's top
+    row was the first ink but for its own tick label, which straddles it)."""
+    from PIL import Image
+
+    from hil.regress import run_scenario
+    r = run_scenario(SCENARIOS / "computed_torque_waypoints.yaml", plots=str(tmp_path))
+    assert r["passed"] and Path(r["plot"]).name == "computed_torque_waypoints.png", r
+    gray = np.asarray(Image.open(r["plot"]).convert("L"))
+    ink = gray < 100
+    first_ink = np.flatnonzero(ink.any(axis=1))[0]
+    frame = np.flatnonzero(ink.mean(axis=1) > 0.5)[0]  # the first panel's top edge spans the width
+    assert frame - first_ink > 15, f"nothing above the first panel (ink from row {first_ink}, frame {frame})"
