@@ -136,6 +136,7 @@ def test_a_run_whose_law_never_ran_says_so_without_none():
     assert summary["faults"][0]["fault"] == "JOINT_LIMIT" and "iiwa_joint_2" in summary["faults"][0]["reason"]
     text = format_summary(summary)
     assert "the law never ran" in text and "None" not in text, text
+    assert "tracking error rad  — (no RUNNING tick)" in text and "rms [0.0" not in text, text   # not zeros
 
 
 def test_the_last_telemetry_message_says_the_loop_ended():
