@@ -297,7 +297,7 @@ def replay_legged(path, cfg, start, end, tolerance: float, corrupt, skip, viz_ur
     fault_match = replayed == recorded_fault or (timeout and replayed is None)
     return {
         "log": str(path), "protocol": "floating_base", "config": cfg.source, "commands": len(diffs),
-        "tolerance_nm": tolerance, "max_diff_nm": [float(x) for x in D.max(axis=0)],
+        "tolerance_nm": tolerance, "joints": list(robot.joint_names), "max_diff_nm": [float(x) for x in D.max(axis=0)],
         "mismatched_commands": int((worst > tolerance).sum()),
         "first_mismatch": None if first is None else dict(zip(("command", "utime", "joint", "replayed_nm",
                                                                 "recorded_nm"), first)),

@@ -26,7 +26,7 @@ import numpy as np
 
 from drivers.core.config import RunConfig, channels_for
 from drivers.core.paths import CONFIGS
-from drivers.core.robot import load_robot
+from drivers.core.robot import joint_label, load_robot
 from drivers.core.schema import ConfigError, LogError, parse_yaml
 from drivers.run_config import parse_config
 from messages import lcmt_hil_safety_event
@@ -141,6 +141,7 @@ def replay(path: str | Path, cfg: RunConfig | None = None, tolerance: float = 1e
     worst = D.max(axis=1) if len(D) else np.zeros(0)
     return {
         "log": str(path), "config": cfg.source, "commands": len(diffs), "tolerance_nm": tolerance,
+        "joints": list(robot.joint_names),
         "max_diff_nm": [float(x) for x in (D.max(axis=0) if len(D) else np.zeros(n))],
         "mismatched_commands": int((worst > tolerance).sum()),
         "first_mismatch": None if first is None else dict(zip(("command", "utime", "joint", "replayed_nm",
@@ -184,7 +185,8 @@ def comparison_lines(r: dict, kind: str) -> list[str]:
              f"commands beyond tolerance: {r['mismatched_commands']}"]
     f = r["first_mismatch"]
     if f is not None:
-        lines.append(f"  first: command {f['command']} (status utime {f['utime']}), joint {f['joint']}: replayed "
+        joint = joint_label(r.get("joints"), f["joint"])
+        lines.append(f"  first: command {f['command']} (status utime {f['utime']}), {joint}: replayed "
                      f"{f['replayed_nm']!r} N·m, recorded {f['recorded_nm']!r} N·m "
                      f"(Δ {f['replayed_nm'] - f['recorded_nm']:.3g})")
     return lines

@@ -185,8 +185,9 @@ def format_summary(s: dict) -> str:
              f"lateness µs  {_figures(l)}",
              f"deadline misses {s['deadline_misses']} (> {s['deadline_budget_us']:g} µs late), overruns "
              f"{s['overruns']}, torque-saturated ticks {s['torque_saturated_ticks']}",
-             f"tracking error rad  rms {[round(x, 5) for x in e['rms']]}",
-             f"                    max {[round(x, 5) for x in e['max']]}",
+             *(["tracking error rad  — (no RUNNING tick)"] if e.get("ticks") == 0 else
+               [f"tracking error rad  rms {[round(x, 5) for x in e['rms']]}",
+                f"                    max {[round(x, 5) for x in e['max']]}"]),
              final_line(s)]
     law = s.get("controller_timing")
     if law:

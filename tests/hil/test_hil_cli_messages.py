@@ -136,6 +136,7 @@ def test_a_run_whose_law_never_ran_says_so_without_none():
     assert summary["faults"][0]["fault"] == "JOINT_LIMIT" and "iiwa_joint_2" in summary["faults"][0]["reason"]
     text = format_summary(summary)
     assert "the law never ran" in text and "None" not in text, text
+    assert "tracking error rad  — (no RUNNING tick)" in text and "rms [0.0" not in text, text   # not zeros
 
 
 def test_the_last_telemetry_message_says_the_loop_ended():
@@ -228,3 +229,18 @@ def test_hil_report_of_a_gripper_run_plots_the_gripper_panel(tmp_path):
     gripper = json.loads(p.stdout)["gripper"]
     assert gripper["channel"] == "SCHUNK_WSG_STATUS" and gripper["count"] >= 15, gripper   # 20 Hz for 1 s
     assert _png_height(png) == 6 * 3 * 90          # q, error, τ, timing + F/T, gripper
+
+
+def test_a_regress_plot_is_titled_with_its_scenario_and_outcome(tmp_path):
+    """Text stands well above the first panel's frame: the title (the plots had none; the frame's top
+    row was the first ink but for its own tick label, which straddles it)."""
+    from PIL import Image
+
+    from hil.regress import run_scenario
+    r = run_scenario(SCENARIOS / "computed_torque_waypoints.yaml", plots=str(tmp_path))
+    assert r["passed"] and Path(r["plot"]).name == "computed_torque_waypoints.png", r
+    gray = np.asarray(Image.open(r["plot"]).convert("L"))
+    ink = gray < 100
+    first_ink = np.flatnonzero(ink.any(axis=1))[0]
+    frame = np.flatnonzero(ink.mean(axis=1) > 0.5)[0]  # the first panel's top edge spans the width
+    assert frame - first_ink > 15, f"nothing above the first panel (ink from row {first_ink}, frame {frame})"

@@ -91,6 +91,8 @@ def test_a_mismatch_below_the_printed_digits_shows_its_difference(lockstep_log, 
     line = next(x for x in format_replay(r).splitlines() if x.startswith("  first:"))
     assert f"replayed {f['replayed_nm']!r} N·m, recorded {f['recorded_nm']!r} N·m" in line
     assert f"(Δ {f['replayed_nm'] - f['recorded_nm']:.3g})" in line
+    assert r["joints"][0] == "iiwa_joint_1"                            # the joint named, not numbered from 0
+    assert f"), {r['joints'][f['joint']]}: replayed" in line, line
 
 
 def test_report_from_a_lockstep_log(lockstep_log, tmp_path):
