@@ -32,8 +32,8 @@ def private_lcm_url() -> str:
                 probe.bind(("", port))
             except OSError:
                 continue                    # in use: another session's LCM, or any other socket
-        break
-    return f"udpm://239.255.76.67:{port}?ttl=0"
+        return f"udpm://239.255.76.67:{port}?ttl=0"
+    raise OSError(f"no free UDP port for a private LCM URL: 50 random ports of 10000..{low - 1} are all in use")
 
 # Drake's drivers and simulated drivers.
 IIWA_STATUS = "IIWA_STATUS"
