@@ -80,7 +80,7 @@ def test_bad_keys_are_refused_naming_them():
     with pytest.raises(ConfigError, match=r"controller\.friction_compensation\.viscous.*1 or 7"):
         law({"type": "joint_pd", "friction_compensation": {"viscous": [1.0, 2.0]}})
     with pytest.raises(ConfigError, match=r"controller\.friction_compensation.*built-in"):
-        law({"type": "tests.hil.test_identify_parts:states", "kp": [100.0], "kd": [20.0],
+        law({"type": "tests.hil.test_identify_parts:states", "kp": None, "kd": None,
              "friction_compensation": FRICTION})
     with pytest.raises(ConfigError, match=r"robot\.payload\.frame.*no_such"):
         load_robot(load_config(CONFIG, {"robot": {"payload": {**PAYLOAD, "frame": "no_such"}}}).robot)
