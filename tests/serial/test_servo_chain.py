@@ -2,6 +2,7 @@
 pty, the servo-bus driver, and a stand-in loop on memq:// LCM that commands gravity compensation and
 a joint impedance: the arm holds against gravity and moves to a target, and falls without them; the
 same on a Koch-like mixed bus (XL430 in position mode, XL330 in current mode)."""
+import gc
 import sys
 import threading
 import time
@@ -72,12 +73,22 @@ class Chain:
 
 @pytest.fixture
 def chain(tmp_path, request):
+    """The simulated bus, the driver and the law share this process (and pytest's heap): the collector
+    is frozen and off meanwhile, as the real-time loop runs (loop.gc: off), so that a full collection of
+    a long suite's heap does not stall the servos' thread under a held goal current."""
     interval = sys.getswitchinterval()
     sys.setswitchinterval(0.0005)
+    gc.collect()
+    gc.freeze()
+    gc.disable()
     c = Chain(tmp_path, getattr(request, "param", CONFIG))
-    yield c
-    c.close()
-    sys.setswitchinterval(interval)
+    try:
+        yield c
+        c.close()
+    finally:
+        gc.unfreeze()
+        gc.enable()
+        sys.setswitchinterval(interval)
 
 
 def test_gravity_compensation_holds_and_impedance_moves(chain):
