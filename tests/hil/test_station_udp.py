@@ -47,7 +47,9 @@ def test_two_arms_behind_one_kuka_driver_over_udp(multicast_url):
     assert bus["statuses_received"] > 500 and bus["commands_sent"] > 400 and bus["statuses_rejected"] == 0
     assert code in (0, 3), summary["faults"]
     for arm in summary["arms"].values():
-        assert abs(arm["status"]["period_ms"] - 5.0) < 0.01 and arm["status"]["exit_command_sent"]
+        # kuka_driver's 200 Hz, told from 250 Hz or 1 kHz (the learned period moves by some µs on a
+        # loaded machine: 5.011 ms was seen)
+        assert abs(arm["status"]["period_ms"] - 5.0) < 0.25 and arm["status"]["exit_command_sent"]
         if code == 0:
             assert max(arm["tracking_error_rad"]["max"]) < 0.02
 
