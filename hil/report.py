@@ -52,29 +52,26 @@ def _channels(path, start, corrupt) -> tuple[Channels, str, int, float]:
                      f"{', '.join(ch.status for ch, _ in candidates)})")
 
 
-def _robot_key(path, start, key: str) -> str | None:
-    """robot.KEY of the run-info's config (None without run-info or the key)."""
-    if start is None:
-        return None
-    data = parse_yaml(start.config_yaml, f"{path} (its run-info)")
-    return (data.get("robot") or {}).get(key) if isinstance(data, dict) else None
+def _run_config(path, start) -> dict:
+    """The run-info's config as a mapping ({} without run-info)."""
+    data = None if start is None else parse_yaml(start.config_yaml, f"{path} (its run-info)")
+    return data if isinstance(data, dict) else {}
 
 
-def _gripper_channels(path, start) -> tuple[str, str] | None:
-    """The gripper's (status, command) channels when the run had one (its run-info's gripper), else None."""
-    if start is None:
-        return None
-    data = parse_yaml(start.config_yaml, f"{path} (its run-info)")
-    g = (data.get("gripper") or {}) if isinstance(data, dict) else {}
+def _robot_key(config: dict, key: str) -> str | None:
+    """robot.KEY of the run's config (None without it)."""
+    return (config.get("robot") or {}).get(key)
+
+
+def _gripper_channels(config: dict) -> tuple[str, str] | None:
+    """The gripper's (status, command) channels when the run had one (its config's gripper), else None."""
+    g = config.get("gripper") or {}
     return gripper_channels(g["type"], g.get("status_channel"), g.get("command_channel")) if g.get("type") else None
 
 
-def _ft_channel(path, start) -> str | None:
-    """The wrist force/torque sensor's channel when the run read one (its run-info's sensors.ft), else None."""
-    if start is None:
-        return None
-    data = parse_yaml(start.config_yaml, f"{path} (its run-info)")
-    ft = ((data.get("sensors") or {}).get("ft") or {}) if isinstance(data, dict) else {}
+def _ft_channel(config: dict) -> str | None:
+    """The wrist force/torque sensor's channel when the run read one (its config's sensors.ft), else None."""
+    ft = (config.get("sensors") or {}).get("ft") or {}
     return ft.get("channel", "FT_SENSOR") if ft.get("enabled") else None
 
 
@@ -104,14 +101,15 @@ def read_log(path: str | Path, skip_corrupt: bool = False) -> tuple[dict, dict]:
     """(report, traces): the figures, and the arrays the plots need."""
     corrupt = [] if skip_corrupt else None        # (byte offset, what is wrong) of each corrupt stretch
     start, end = read_run_info(path, corrupt=[] if skip_corrupt else None)
-    if _robot_key(path, start, "protocol") == "floating_base":
+    config = _run_config(path, start)
+    if _robot_key(config, "protocol") == "floating_base":
         from .legged_log import read_legged_log
         return read_legged_log(path, start, end, corrupt)
     ch, protocol, n, budget = _channels(path, start, [] if skip_corrupt else None)
     status, command = StatusDecoder(protocol, n), CommandDecoder(protocol, n)
     sign = PROTOCOLS[protocol].torque_signs[0]
-    ft_channel, ft = _ft_channel(path, start), ForceTorqueDecoder()
-    grip = _gripper_channels(path, start)
+    ft_channel, ft = _ft_channel(config), ForceTorqueDecoder()
+    grip = _gripper_channels(config)
     g_status, g_command = (WsgStatusDecoder(grip[0]), WsgCommandDecoder(grip[1])) if grip else (None, None)
     s_t, s_arrive, s_q, s_tau, c_t, c_tau, w_t, w = [], [], [], [], [], [], [], []
     g_t, g, g_sent, sent = [], [], [], [np.nan, np.nan]      # the gripper's status [w, ẇ, f], the command in force
@@ -202,7 +200,7 @@ def read_log(path: str | Path, skip_corrupt: bool = False) -> tuple[dict, dict]:
               "status_torque": S_tau,
               "gripper": (g_t, np.array(g).reshape(-1, 3), np.array(g_sent).reshape(-1, 2)) if grip else None,
               # a position or velocity command carries no τ: the plots show the measured one
-              "measured_torque": (s_arrive, S_tau) if _robot_key(path, start, "command") in ("position", "velocity")
+              "measured_torque": (s_arrive, S_tau) if _robot_key(config, "command") in ("position", "velocity")
               else None}
     return report, traces
 
